@@ -1,0 +1,61 @@
+// Request/response over events (DESIGN.md rule 5): the edge sends `{ ...event, reply }` to an actor
+// addressed by systemId and awaits the answer, bounded by a timeout and the caller's AbortSignal.
+
+import type { EventObject } from 'xstate';
+import { AbortedError, AskTimeoutError } from '../src/errors.js';
+import type { Clock } from './clock.js';
+import type { ActorRegistry } from './registry.js';
+
+import type { Reply } from '../src/reply.js';
+
+export type { Reply };
+
+/** An event as received by the answering actor. */
+export type Asked<E extends EventObject, T> = E & { reply: Reply<T> };
+
+export interface AskOptions {
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export const DEFAULT_ASK_TIMEOUT_MS = 10_000;
+
+export type Ask = <T>(systemId: string, event: EventObject & Record<string, unknown>, options?: AskOptions) => Promise<T>;
+
+export function createAsk(registry: ActorRegistry, clock: Clock): Ask {
+  return function ask<T>(systemId: string, event: EventObject & Record<string, unknown>, options: AskOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
+    const controller = new AbortController();
+    return new Promise<T>((resolve, reject) => {
+      let settled = false;
+      const settle = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clock.clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        fn();
+      };
+      const onAbort = () => {
+        controller.abort(options.signal?.reason);
+        settle(() => reject(new AbortedError()));
+      };
+      const timer = clock.setTimeout(() => {
+        const error = new AskTimeoutError(systemId, timeoutMs);
+        controller.abort(error);
+        settle(() => reject(error));
+      }, timeoutMs);
+      if (options.signal?.aborted) return onAbort();
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      const reply: Reply<T> = {
+        resolve: (value) => settle(() => resolve(value)),
+        reject: (error) => settle(() => reject(error)),
+        signal: controller.signal,
+      };
+      try {
+        registry.require(systemId).send({ ...event, reply });
+      } catch (error) {
+        settle(() => reject(error as Error));
+      }
+    });
+  };
+}

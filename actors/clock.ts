@@ -1,0 +1,34 @@
+// One injectable clock for machines, supervisors and actors (DESIGN.md rule 2).
+// Its timer half is exactly XState's `Clock`, so the same object is passed to `createActor(…, { clock })`;
+// tests use XState's SimulatedClock, which also has `now()`.
+
+export interface Clock {
+  now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, timeoutMs: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    return timer;
+  },
+  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
+};
+
+/** Resolves after `ms` on `clock`, or rejects when `signal` aborts. */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clock.clearTimeout(id);
+      reject(signal!.reason);
+    };
+    const id = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

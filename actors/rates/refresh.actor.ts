@@ -1,0 +1,103 @@
+// `rates.refresh`: the refresh-cycle machine with its I/O supplied (DESIGN.md rule 1): connector
+// discovery with retries, parallel per-source fetches bounded by each connector's timeout, the snapshot
+// write through `rates.history`, and notices through `rates.notifier`.
+
+import { fromPromise } from 'xstate';
+import { refreshCycleMachine, type DiscoveryOutput, type FetchOutput, type StoreOutput } from '../../machines/rates/refresh-cycle.machine.js';
+import type { Notice, SourceOutcome } from '../../src/rates/cycle.js';
+import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
+import { sleep } from '../clock.js';
+import type { Runtime } from '../runtime.js';
+
+export interface RefreshDeps {
+  readonly connectors: readonly SourceConnector[];
+  readonly http: HttpJsonClient;
+  /** notes/rates.md B.1.3, F.22: attempts 0..3, waiting attempt × this between tries (10 s in production). */
+  readonly discoveryRetryDelayMs: number;
+  readonly discoveryAttempts: number;
+  /** Configuration warnings (coverage below minSources, unprovided base coins), told once at startup. */
+  readonly startupNotices: readonly Notice[];
+}
+
+export const DEFAULT_DISCOVERY = { discoveryRetryDelayMs: 10_000, discoveryAttempts: 4 } as const;
+
+export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
+  const logger = runtime.logger.child({ actor: 'rates.refresh' });
+  const publish = (notices: readonly Notice[]) => {
+    for (const notice of notices) {
+      const sent = runtime.registry.send('rates.notifier', { type: 'notify.send', level: notice.level, message: notice.message });
+      if (!sent) logger[notice.level]({ notice: true }, notice.message);
+    }
+  };
+  const contextFor = (signal: AbortSignal): SourceContext => ({
+    http: deps.http,
+    signal,
+    warn: (message) => publish([{ level: 'warn', message }]),
+  });
+
+  return refreshCycleMachine.provide({
+    actors: {
+      discoverSources: fromPromise<DiscoveryOutput>(async ({ signal }) => {
+        const disabled: string[] = [];
+        const notices: Notice[] = [...deps.startupNotices];
+        await Promise.all(
+          deps.connectors.map(async (connector) => {
+            if (!connector.discover) return;
+            for (let attempt = 0; attempt < deps.discoveryAttempts; attempt++) {
+              if (attempt > 0) await sleep(runtime.clock, attempt * deps.discoveryRetryDelayMs, signal);
+              try {
+                await connector.discover(contextFor(signal));
+                return;
+              } catch (error) {
+                if (signal.aborted) throw error;
+                logger.warn({ source: connector.name, attempt, reason: (error as Error).message }, 'source discovery failed');
+                if (attempt === deps.discoveryAttempts - 1) {
+                  // F.22: disable the source for this run instead of exiting the process as the original did.
+                  disabled.push(connector.name);
+                  notices.push({
+                    level: 'error',
+                    message: `Unable to set up ${connector.name} after ${deps.discoveryAttempts} attempts: ${(error as Error).message}. The source is disabled until restart.`,
+                  });
+                }
+              }
+            }
+          }),
+        );
+        return { disabled, notices, finishedAt: runtime.clock.now() };
+      }),
+
+      fetchSources: fromPromise<FetchOutput, { disabled: readonly string[] }>(async ({ input, signal }) => {
+        const startedAt = runtime.clock.now();
+        const active = deps.connectors.filter((connector) => !input.disabled.includes(connector.name));
+        const outcomes = await Promise.all(
+          active.map(async (connector): Promise<SourceOutcome> => {
+            try {
+              const quotes = await connector.fetch(contextFor(signal));
+              return { source: connector.name, ok: true, quotes, receivedAt: runtime.clock.now() };
+            } catch (error) {
+              if (signal.aborted) throw error;
+              const permanent = (error as { permanent?: boolean }).permanent === true;
+              const status = (error as { httpStatus?: number }).httpStatus;
+              // H.49: one log line per failed source per cycle, naming the connector.
+              logger.warn({ source: connector.name, httpStatus: status, reason: (error as Error).message }, 'source failed');
+              return { source: connector.name, ok: false, error: (error as Error).message, permanent };
+            }
+          }),
+        );
+        const available = outcomes.filter((o) => o.ok && o.quotes.length > 0).length;
+        logger.info({ available, attempted: outcomes.length }, 'sources fetched');
+        return { startedAt, finishedAt: runtime.clock.now(), outcomes };
+      }),
+
+      storeSnapshot: fromPromise<StoreOutput, { table: Record<string, number> }>(async ({ input, signal }) => {
+        const date = runtime.clock.now();
+        const stored = await runtime.ask<StoreOutput>('rates.history', { type: 'history.append', date, tickers: input.table }, { signal });
+        logger.info({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
+        return stored;
+      }),
+    },
+    actions: {
+      publishNotices: (_, { notices }) => publish(notices),
+    },
+  });
+}

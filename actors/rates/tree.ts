@@ -1,0 +1,139 @@
+// The rates service's supervision tree (DESIGN.md, "The actor model"):
+//
+//   rates (one_for_one)
+//   ├── rates.history    history-store machine (SQLite, or MongoDB when server.mongodb is set)
+//   ├── rates.notifier   log + Slack/Discord webhooks
+//   ├── rates.refresh    refresh-cycle machine (discovery, fetch, merge, store, notify)
+//   └── …edge            the HTTP listener, supplied by the caller (actors/ never imports http/)
+//
+// one_for_one: a crashed history store or notifier is restarted alone; the refresh actor keeps its
+// retained quotes, and its store attempts fail as notices meanwhile.
+
+import { computeCoverage } from '../../src/rates/merge.js';
+import type { RatesConfig } from '../../src/rates/config.js';
+import type { Notice } from '../../src/rates/cycle.js';
+import { createConnectors } from '../../src/rates/sources/index.js';
+import type { HttpJsonClient, SourceConnector } from '../../src/rates/sources/source.js';
+import type { MergeSettings } from '../../src/rates/types.js';
+import type { HistoryStore } from '../../storage/rates/history.js';
+import { openMongoHistory } from '../../storage/rates/history.mongo.js';
+import { openSqliteHistory } from '../../storage/rates/history.sqlite.js';
+import { actorChild } from '../actor-child.js';
+import { fetchJsonClient } from '../http-json.js';
+import type { ChildSpec } from '../supervisor.js';
+import { supervisorSpec } from '../supervisor.js';
+import { historyLogic } from './history.actor.js';
+import { notifierLogic, type NotifierOptions } from './notifier.actor.js';
+import { DEFAULT_DISCOVERY, refreshLogic } from './refresh.actor.js';
+
+export interface RatesTreeOptions {
+  /** Children appended after the workers, e.g. the HTTP listener. */
+  readonly edge?: readonly ChildSpec[];
+  /** Overrides for tests. */
+  readonly http?: HttpJsonClient;
+  readonly openHistory?: () => Promise<HistoryStore>;
+  readonly post?: NotifierOptions['post'];
+  readonly discoveryRetryDelayMs?: number;
+}
+
+/** What the refresh machine needs, derived once from the configuration and the active connectors. */
+export function mergeSettings(config: RatesConfig, connectors: readonly SourceConnector[]): { settings: MergeSettings; notices: Notice[] } {
+  const { coverage, allCoins, belowMinimum } = computeCoverage(
+    connectors.map((connector) => ({ name: connector.name, coins: connector.advertisedCoins() })),
+    config.mappings,
+    config.minSources,
+  );
+  const notices: Notice[] = [];
+  if (belowMinimum.length > 0) {
+    notices.push({
+      level: 'warn',
+      message: `The following pairs have fewer enabled sources than the configured minimum (minSources=${config.minSources}), but they are going to be saved anyway: ${belowMinimum.map((p) => `${p.pair} (${p.sources})`).join(', ')}`,
+    });
+  }
+  const provided = new Set([...allCoins, 'USD']);
+  const unprovided = config.base_coins.filter((coin) => !provided.has(coin));
+  if (unprovided.length > 0) {
+    notices.push({
+      level: 'warn',
+      message: `No resources provide rates for the following base coins: ${unprovided.join(', ')}. As a result, the rates for these base coins will NOT be saved.`,
+    });
+  }
+  return {
+    settings: {
+      decimals: config.decimals,
+      strategy: config.strategy,
+      rateDifferencePercentThreshold: config.rateDifferencePercentThreshold,
+      groupPercentage: config.groupPercentage,
+      minSources: config.minSources,
+      priorities: config.priorities,
+      weights: Object.fromEntries(connectors.map((connector) => [connector.name, connector.weight])),
+      baseCoins: config.base_coins,
+      allCoins,
+      coverage,
+    },
+    notices,
+  };
+}
+
+export function openConfiguredHistory(config: RatesConfig): () => Promise<HistoryStore> {
+  const mongodb = config.server.mongodb;
+  if (mongodb) return () => openMongoHistory({ host: mongodb.host, port: mongodb.port, db: mongodb.db });
+  return async () => openSqliteHistory(config.server.sqlite.path);
+}
+
+export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): ChildSpec {
+  const openHistory = options.openHistory ?? openConfiguredHistory(config);
+  return supervisorSpec({
+    id: 'rates',
+    strategy: 'one_for_one',
+    intensity: 5,
+    periodMs: 60_000,
+    backoff: { initialMs: 500, maxMs: 10_000 },
+    children: [
+      actorChild({
+        systemId: 'rates.history',
+        logic: (runtime) => historyLogic(openHistory, runtime.logger.child({ actor: 'rates.history' })),
+        shutdownTimeoutMs: 5_000,
+      }),
+      actorChild({
+        systemId: 'rates.notifier',
+        shutdown: 'stop',
+        logic: (runtime) =>
+          notifierLogic({
+            name: config.name,
+            slack: config.notify.slack,
+            discord: config.notify.discord,
+            logger: runtime.logger.child({ actor: 'rates.notifier' }),
+            post: options.post,
+          }),
+      }),
+      actorChild({
+        systemId: 'rates.refresh',
+        logic: (runtime) => {
+          // Connectors hold discovered coin ids: a restarted refresh actor discovers afresh.
+          const connectors = createConnectors(config);
+          const { notices } = mergeSettings(config, connectors);
+          return refreshLogic(runtime, {
+            connectors,
+            http: options.http ?? fetchJsonClient,
+            discoveryRetryDelayMs: options.discoveryRetryDelayMs ?? DEFAULT_DISCOVERY.discoveryRetryDelayMs,
+            discoveryAttempts: DEFAULT_DISCOVERY.discoveryAttempts,
+            startupNotices: notices,
+          });
+        },
+        input: (runtime) => {
+          const { settings } = mergeSettings(config, createConnectors(config));
+          return {
+            merge: settings,
+            mappings: config.mappings,
+            lifetimeMs: config.rateLifetime * 60_000,
+            intervalMs: config.refreshInterval * 60_000,
+            startedAt: runtime.clock.now(),
+          };
+        },
+        shutdownTimeoutMs: 5_000,
+      }),
+      ...(options.edge ?? []),
+    ],
+  });
+}

@@ -1,0 +1,136 @@
+// The operator listener (DESIGN.md, "Operators see the running system"): its own port, bound to loopback
+// unless configured otherwise, every route behind the admin key (`x-api-key`). It serves the supervision
+// tree, one actor's snapshot summary and recent events, and each machine's definition as JSON and Mermaid.
+
+import type { Runtime } from '../../actors/runtime.js';
+import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
+import { checkAdminKey } from '../auth.js';
+import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
+
+export interface AdminListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly apiKey: string | undefined;
+  /** systemIds of the supervision roots to draw (normally one: `root`). */
+  readonly roots: readonly string[];
+}
+
+const json = (status: number, body: unknown): HttpReply => ({
+  status,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' },
+  body: JSON.stringify(body),
+});
+
+interface TreeNode {
+  systemId: string;
+  machineId: string | undefined;
+  state: unknown;
+  status: string;
+  restarts: number;
+  children?: TreeNode[];
+}
+
+export function adminServer(runtime: Runtime, options: AdminListenerOptions): HttpServer {
+  const { inspector } = runtime;
+  const server = new HttpServer({
+    name: 'admin',
+    host: options.host,
+    port: options.port,
+    logger: runtime.logger.child({ actor: 'admin.http' }),
+    mapError: (error) => json(500, { error: error instanceof Error ? error.name : 'Error' }),
+    notFound: (request) => guard(request) ?? json(404, { error: 'Not found' }),
+  });
+
+  /** Refuses the request unless it carries the admin key; undefined means allowed. */
+  const guard = (request: HttpRequest): HttpReply | undefined => {
+    const check = checkAdminKey(request.headers['x-api-key'], options.apiKey);
+    if (check === 'notConfigured') return json(503, { error: 'Service not configured' });
+    if (check === 'wrongKey') return json(401, { error: 'Unauthorized' });
+    return undefined;
+  };
+  const guarded = (handler: (request: HttpRequest) => HttpReply) => (request: HttpRequest) => guard(request) ?? handler(request);
+
+  const node = (systemId: string, depth = 0): TreeNode => {
+    const record = inspector.get(systemId);
+    const result: TreeNode = {
+      systemId,
+      machineId: record?.machineId,
+      state: record?.stateValue,
+      status: record?.status ?? 'unknown',
+      restarts: record?.restarts ?? 0,
+    };
+    // Depth bound: the tree is built from data, so never recurse without limit.
+    if (record?.children && depth < 16) result.children = record.children.map((child) => node(child, depth + 1));
+    return result;
+  };
+
+  server.route('get', '/actors', guarded(() => json(200, { roots: options.roots.map((id) => node(id)) })));
+
+  server.route(
+    'get',
+    '/actors/:systemId',
+    guarded((request) => {
+      const systemId = decodeURIComponent(request.params[0] ?? '');
+      const record = inspector.get(systemId);
+      if (!record) return json(404, { error: 'Unknown actor' });
+      const ref = runtime.registry.lookup(systemId);
+      const snapshot = ref?.getSnapshot() as { status?: string; value?: unknown; context?: unknown } | undefined;
+      return json(200, {
+        systemId,
+        machineId: record.machineId,
+        status: record.status,
+        state: record.stateValue,
+        restarts: record.restarts,
+        lastError: record.lastError,
+        children: record.children,
+        snapshot: snapshot ? { status: snapshot.status, value: snapshot.value, context: summarize(snapshot.context) } : undefined,
+        events: record.events,
+      });
+    }),
+  );
+
+  server.route(
+    'get',
+    '/machines',
+    guarded(() =>
+      json(200, {
+        machines: [...MACHINES.keys()].map((id) => ({
+          id,
+          json: `/machines/${id}.json`,
+          mermaid: `/machines/${id}.mmd`,
+          actors: inspector.all().filter((r) => r.machineId === id).map((r) => r.systemId),
+        })),
+      }),
+    ),
+  );
+
+  server.route(
+    'get',
+    '/machines/:file',
+    guarded((request) => {
+      const file = request.params[0] ?? '';
+      const match = /^(.+)\.(json|mmd)$/.exec(file);
+      const machine = match ? MACHINES.get(match[1]!) : undefined;
+      if (!match || !machine) return json(404, { error: 'Unknown machine' });
+      if (match[2] === 'json') return json(200, toJson(machine));
+      // Highlight the states of the first running actor of this machine.
+      const running = inspector.all().find((r) => r.machineId === machine.id && r.status === 'running');
+      const active = running ? activeStateIds(machine.id, running.stateValue) : [];
+      return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: toMermaid(machine, active) };
+    }),
+  );
+
+  return server;
+}
+
+/** Context as operators need it: scalars as they are, collections by size (they can be large). */
+function summarize(context: unknown): unknown {
+  if (!context || typeof context !== 'object') return context;
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(context)) {
+    if (Array.isArray(value)) summary[key] = { items: value.length };
+    else if (value && typeof value === 'object') summary[key] = { keys: Object.keys(value).length };
+    else summary[key] = value;
+  }
+  return summary;
+}

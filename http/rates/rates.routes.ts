@@ -1,0 +1,87 @@
+// The rates read API (specs/rates.md §2.1, §4, §7; notes/rates.md A): /get, /getHistory, /status.
+// Envelope key order follows the original's interceptor: success, date, the endpoint's fields,
+// last_updated, version. Failures carry only success, date and msg.
+
+import type { Runtime } from '../../actors/runtime.js';
+import { ratesView } from '../../actors/rates/view.js';
+import { scrubSecrets, type Logger } from '../../src/logger.js';
+import { RATES_VERSION } from '../../src/rates/config.js';
+import { parseGetQuery, parseHistoryQuery, parseStatusQuery } from '../../src/rates/query.js';
+import type { RateTable } from '../../src/rates/types.js';
+import { HttpServer, type HttpReply } from '../server.js';
+
+export interface RatesListenerOptions {
+  readonly host: string;
+  readonly port: number;
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+/** Public data read by browser wallets (notes F.23). */
+const CORS_HEADERS = { 'access-control-allow-origin': '*' };
+
+/** A request the client got wrong: 400 with the validation message (spec §7). */
+class RatesBadRequest extends Error {
+  override readonly name = 'RatesBadRequest';
+}
+
+export function ratesServer(runtime: Runtime, options: RatesListenerOptions): HttpServer {
+  const logger = runtime.logger.child({ actor: 'rates.http' });
+  const view = ratesView(runtime);
+  const reply = (status: number, body: unknown): HttpReply => ({ status, headers: JSON_HEADERS, body: JSON.stringify(body) });
+  const success = (fields: Record<string, unknown>): HttpReply => {
+    const { last_updated } = view.status();
+    return reply(200, { success: true, date: runtime.clock.now(), ...fields, last_updated, version: RATES_VERSION });
+  };
+  const failure = (status: number, msg: string): HttpReply => reply(status, { success: false, date: runtime.clock.now(), msg });
+
+  const server = new HttpServer({
+    name: 'rates',
+    host: options.host,
+    port: options.port,
+    logger,
+    defaultHeaders: CORS_HEADERS,
+    mapError: (error) => mapRatesError(error, failure, logger),
+    notFound: () => failure(404, 'Not found'),
+  });
+
+  server.route('get', '/get', (request) => {
+    const parsed = parseGetQuery(request.query);
+    if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
+    const table = view.table(parsed.rateLifetime);
+    return success({ result: parsed.coins ? filterByCoins(table, parsed.coins) : table });
+  });
+
+  server.route('get', '/getHistory', async (request, { signal }) => {
+    const parsed = parseHistoryQuery(request.query);
+    if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
+    const result = await view.history(parsed.query, signal);
+    return success({ result });
+  });
+
+  server.route('get', '/status', (request) => {
+    const parsed = parseStatusQuery(request.query);
+    if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
+    const { ready, updating, next_update } = view.status();
+    return success({ ready, updating, next_update });
+  });
+
+  return server;
+}
+
+/** spec §7: 400 names the problem; anything else is 500 `Something went wrong`, detail only in the log. */
+function mapRatesError(error: unknown, failure: (status: number, msg: string) => HttpReply, logger: Logger): HttpReply {
+  if (error instanceof RatesBadRequest) return failure(400, error.message);
+  logger.error({ reason: scrubSecrets(error instanceof Error ? `${error.name}: ${error.message}` : String(error)) }, 'request failed');
+  return failure(500, 'Something went wrong');
+}
+
+/** spec §4.1: a pair is returned when either side matches one of the requested symbols. */
+export function filterByCoins(table: RateTable, coins: readonly string[]): RateTable {
+  const wanted = new Set(coins);
+  const result: RateTable = {};
+  for (const [pair, rate] of Object.entries(table)) {
+    const slash = pair.indexOf('/');
+    if (wanted.has(pair.slice(0, slash)) || wanted.has(pair.slice(slash + 1))) result[pair] = rate;
+  }
+  return result;
+}

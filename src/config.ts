@@ -1,0 +1,73 @@
+// Configuration loading shared by every service (DESIGN.md, "Configuration and logs"):
+// read JSON/JSONC/JSON5 once, validate against a TypeBox schema reporting every problem at once,
+// then freeze. Each service owns its schema and its semantic checks (src/<service>/config.ts).
+
+import { readFileSync } from 'node:fs';
+import JSON5 from 'json5';
+import type { TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import { ConfigError } from './errors.js';
+
+/** Reads a configuration file in JSON, JSONC or JSON5 (comments and trailing commas allowed). */
+export function readConfigFile(path: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError(
+      code === 'ENOENT' ? `No config found at '${path}'. Cannot start the app.` : `Cannot read config '${path}': ${code ?? String(error)}`,
+    );
+  }
+  try {
+    return JSON5.parse(text);
+  } catch (error) {
+    // json5's messages carry line and column ("JSON5: invalid character 'x' at 3:5") and never file content beyond one char.
+    throw new ConfigError(`Config '${path}' is not valid JSON5: ${(error as Error).message}`);
+  }
+}
+
+/** `/a/b/0` → `a.b[0]`; the root is `(root)`. */
+export function formatPath(instancePath: string): string {
+  if (instancePath === '') return '(root)';
+  return instancePath
+    .slice(1)
+    .split('/')
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc === '' ? part : `${acc}.${part}`), '');
+}
+
+const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>();
+
+/** Every schema problem of `value`, one `path: message` line each, in document order. */
+export function schemaProblems(schema: TSchema, value: unknown): string[] {
+  let validator = compiled.get(schema);
+  if (!validator) {
+    validator = Compile(schema);
+    compiled.set(schema, validator);
+  }
+  if (validator.Check(value)) return [];
+  const lines: string[] = [];
+  for (const error of validator.Errors(value)) {
+    // `additionalProperties: false` reports each extra key twice (a `boolean` "schema is false" on the key,
+    // then one on the object); keep the object-level one and name the keys.
+    if (error.keyword === 'boolean') continue;
+    if (error.keyword === 'additionalProperties') {
+      const keys = (error.params as { additionalProperties?: string[] }).additionalProperties ?? [];
+      for (const key of keys) lines.push(`${formatPath(`${error.instancePath}/${key}`)}: unknown key (not part of the configuration format)`);
+      continue;
+    }
+    if (error.keyword === 'anyOf' || error.keyword === 'oneOf') continue; // the branch errors say more
+    lines.push(`${formatPath(error.instancePath)}: ${error.message}`);
+  }
+  return [...new Set(lines)];
+}
+
+/** Freezes a parsed configuration so no actor can change it after startup. */
+export function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,38 @@
+// One error class per failure kind; callers match on `name`, never on message text (DESIGN.md, Style).
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    /** Every problem found, one line each, reported at once. */
+    readonly problems: readonly string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export class ActorUnavailableError extends Error {
+  override readonly name = 'ActorUnavailableError';
+  constructor(readonly systemId: string) {
+    super(`actor ${systemId} is not running`);
+  }
+}
+
+export class AskTimeoutError extends Error {
+  override readonly name = 'AskTimeoutError';
+  constructor(readonly systemId: string, readonly timeoutMs: number) {
+    super(`actor ${systemId} did not answer within ${timeoutMs} ms`);
+  }
+}
+
+export class AbortedError extends Error {
+  override readonly name = 'AbortError';
+  constructor(message = 'the operation was aborted') {
+    super(message);
+  }
+}
+
+/** A request parameter failed validation: a protocol answer (400), never a crash. */
+export class ValidationError extends Error {
+  override readonly name = 'ValidationError';
+}

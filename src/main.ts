@@ -1,0 +1,260 @@
+// Composition root: parses the command line, loads and validates each service's configuration before any
+// port opens, builds one root supervisor over the requested services (plus the operator listener when a
+// port is set), and owns the process lifecycle (signals, exit codes).
+
+import { parseArgs } from 'node:util';
+import { systemClock, type Clock } from '../actors/clock.js';
+import { ratesTree, type RatesTreeOptions } from '../actors/rates/tree.js';
+import { createRuntime, type Runtime } from '../actors/runtime.js';
+import { Supervisor, type ChildSpec, type ExitReason } from '../actors/supervisor.js';
+import { adminServer } from '../http/admin/admin.routes.js';
+import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
+import { listenerChild } from '../http/listener.js';
+import { ratesServer } from '../http/rates/rates.routes.js';
+import { deepFreeze, readConfigFile } from './config.js';
+import { ConfigError } from './errors.js';
+import { createLogger, type Logger } from './logger.js';
+import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
+
+export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
+export type ServiceName = (typeof SERVICES)[number];
+/** Services this build can run; the others are listed so operators see what is coming. */
+export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['rates']);
+
+export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
+
+Services:
+  rates       exchange-rates aggregator (/get, /getHistory, /status), default port 36661
+  files       content-addressed file storage node (not in this build yet)
+  transfers   Ethereum transfers indexer and read gateway (not in this build yet)
+  console     ADAMANT JSON-RPC console server (not in this build yet)
+  all         every available service in one process, each on its embedded defaults
+
+Options:
+  --config FILE     the service's configuration file (rates: JSONC/JSON5 in the currencyinfo 4.2 format;
+                    default: $CURRENCYINFO_CONFIG, else the embedded defaults)
+  --check-config    validate the configuration, print the report and exit (0 valid, 1 invalid)
+  --host HOST       address the public listeners bind to (default 0.0.0.0)
+  -h, --help        this text
+
+Operator listener (off unless a port is set): ADMIN_PORT, ADMIN_HOST (default 127.0.0.1),
+ADMIN_API_KEY (at least ${MIN_ADMIN_KEY_LENGTH} characters; without it every operator route answers 503).
+`;
+
+export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
+
+export interface CommandLine {
+  readonly service: ServiceName | 'all';
+  readonly configPath: string | undefined;
+  readonly checkConfig: boolean;
+  readonly host: string;
+}
+
+export type ParsedCommandLine = { ok: true; command: CommandLine } | { ok: false; help: boolean; message?: string };
+
+export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        config: { type: 'string' },
+        'check-config': { type: 'boolean' },
+        host: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (error) {
+    return { ok: false, help: false, message: (error as Error).message };
+  }
+  if (parsed.values.help) return { ok: false, help: true };
+  const [service, ...rest] = parsed.positionals;
+  if (!service) return { ok: false, help: false, message: 'missing service' };
+  if (rest.length > 0) return { ok: false, help: false, message: `unexpected argument: ${rest[0]}` };
+  if (service !== 'all' && !(SERVICES as readonly string[]).includes(service)) {
+    return { ok: false, help: false, message: `unknown service: ${service}` };
+  }
+  if (service === 'all' && parsed.values.config) return { ok: false, help: false, message: '--config applies to one service, not to all' };
+  return {
+    ok: true,
+    command: {
+      service: service as ServiceName | 'all',
+      configPath: parsed.values.config,
+      checkConfig: parsed.values['check-config'] ?? false,
+      host: parsed.values.host ?? '0.0.0.0',
+    },
+  };
+}
+
+/** Loads the rates configuration: the given file, else $CURRENCYINFO_CONFIG, else the embedded defaults. */
+export function loadRatesConfig(path: string | undefined, env: NodeJS.ProcessEnv): { config: RatesConfig; source: string; warnings: string[] } {
+  const file = path ?? env.CURRENCYINFO_CONFIG;
+  const raw = file ? readConfigFile(file) : structuredClone(RATES_DEFAULT_CONFIG);
+  const result = parseRatesConfig(raw);
+  if (!result.ok) throw new ConfigError('App configuration is invalid', result.problems);
+  return { config: result.config, source: file ?? '(embedded defaults)', warnings: result.warnings };
+}
+
+const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
+
+export interface OperatorSettings {
+  readonly port: number;
+  readonly host: string;
+  readonly apiKey: string | undefined;
+}
+
+/** ADMIN_PORT / ADMIN_HOST / ADMIN_API_KEY; undefined when no port is set (several processes side by side). */
+export function operatorSettings(env: NodeJS.ProcessEnv): OperatorSettings | undefined {
+  if (!env.ADMIN_PORT) return undefined;
+  const port = Number(env.ADMIN_PORT);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('Invalid operator settings', [`ADMIN_PORT: must be a port number, got '${env.ADMIN_PORT}'`]);
+  const apiKey = env.ADMIN_API_KEY?.trim() || undefined;
+  if (apiKey !== undefined && apiKey.length < MIN_ADMIN_KEY_LENGTH) {
+    throw new ConfigError('Invalid operator settings', [`ADMIN_API_KEY: must be at least ${MIN_ADMIN_KEY_LENGTH} characters`]);
+  }
+  return { port, host: env.ADMIN_HOST || '127.0.0.1', apiKey };
+}
+
+export interface ServiceOptions {
+  readonly rates?: RatesTreeOptions;
+}
+
+/** The children of the root supervisor for a validated command line. */
+export function serviceChildren(
+  command: CommandLine,
+  configs: { rates?: RatesConfig },
+  operator: OperatorSettings | undefined,
+  options: ServiceOptions = {},
+): ChildSpec[] {
+  const children: ChildSpec[] = [];
+  if (configs.rates) {
+    const rates = configs.rates;
+    children.push(
+      ratesTree(rates, {
+        ...options.rates,
+        edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port }))],
+      }),
+    );
+  }
+  if (operator) {
+    children.push(
+      listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'] })),
+    );
+  }
+  return children;
+}
+
+export interface Running {
+  readonly runtime: Runtime;
+  readonly root: Supervisor;
+}
+
+/** Starts the root supervisor. Throws (after stopping what started) when a child cannot start. */
+export async function startRoot(children: ChildSpec[], logger: Logger, clock: Clock = systemClock): Promise<Running> {
+  const runtime = createRuntime(clock, logger);
+  const record = runtime.inspector.record('root');
+  record.machineId = 'supervisor';
+  record.children = children.map((child) => child.id);
+  record.stateValue = 'one_for_one';
+  const root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 3, periodMs: 60_000, children }, runtime);
+  await root.start();
+  record.status = 'running';
+  return { runtime, root };
+}
+
+function printConfigReport(error: ConfigError): void {
+  const lines = [`${error.message}:`, ...error.problems.map((p) => `  ${p}`), 'Cannot start the app.'];
+  process.stderr.write(`${lines.join('\n')}\n`);
+}
+
+/** Runs the command line; resolves with the process exit code. */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const parsed = parseCommandLine(argv);
+  if (!parsed.ok) {
+    if (parsed.message) process.stderr.write(`adm-infra: ${parsed.message}\n\n`);
+    (parsed.help ? process.stdout : process.stderr).write(USAGE);
+    return parsed.help ? EXIT.ok : EXIT.usage;
+  }
+  const { command } = parsed;
+  const wanted: ServiceName[] = command.service === 'all' ? SERVICES.filter((s) => AVAILABLE.has(s)) : [command.service];
+  const missing = wanted.filter((s) => !AVAILABLE.has(s));
+  if (missing.length > 0) {
+    process.stderr.write(`adm-infra: the ${missing.join(', ')} service is not available in this build yet\n`);
+    return EXIT.usage;
+  }
+
+  const configs: { rates?: RatesConfig } = {};
+  let operator: OperatorSettings | undefined;
+  const warnings: string[] = [];
+  const sources: string[] = [];
+  try {
+    if (wanted.includes('rates')) {
+      const loaded = loadRatesConfig(command.configPath, command.service === 'all' ? {} : env);
+      configs.rates = loaded.config;
+      warnings.push(...loaded.warnings);
+      sources.push(loaded.source);
+    }
+    operator = operatorSettings(env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      printConfigReport(error);
+      return EXIT.failure;
+    }
+    throw error;
+  }
+  if (command.checkConfig) {
+    process.stdout.write(`Configuration is valid (${sources.join(', ')})\n${warnings.map((w) => `warning: ${w}\n`).join('')}`);
+    return EXIT.ok;
+  }
+
+  const level = configs.rates && command.service === 'rates' ? PINO_LEVELS[configs.rates.log_level] : undefined;
+  const logger = createLogger({ level });
+  for (const source of sources) logger.info({ config: source }, `InfoService successfully read the config-file '${source}'.`);
+  for (const warning of warnings) logger.warn(warning);
+  deepFreeze(configs);
+
+  return runRoot(serviceChildren(command, configs, operator), logger, () =>
+    logger.info({ services: wanted, operator: operator ? `${operator.host}:${operator.port}` : 'off' }, 'adm-infra started'),
+  );
+}
+
+/** Starts the root and resolves with the exit code: 0 after a signal, 1 when startup failed or supervision gave up. */
+export async function runRoot(children: ChildSpec[], logger: Logger, onStarted?: (running: Running) => void): Promise<number> {
+  let running: Running;
+  try {
+    running = await startRoot(children, logger);
+  } catch (error) {
+    logger.fatal({ err: error }, 'startup failed');
+    return EXIT.failure;
+  }
+  onStarted?.(running);
+  return waitForExit(running, logger);
+}
+
+/** Resolves with the exit code once the root stops: 0 after a signal, 1 when supervision gave up. */
+function waitForExit({ root }: Running, logger: Logger): Promise<number> {
+  return new Promise((resolve) => {
+    let stopping = false;
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ signal }, 'shutting down');
+      root.shutdown();
+    };
+    // Each signal is handled once; a second one of the same kind gets Node's default (immediate exit).
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    void root.exited.then((reason: ExitReason) => {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+      if (reason.kind === 'error') {
+        logger.fatal({ err: reason.error }, 'supervision gave up; exiting');
+        resolve(EXIT.failure);
+      } else {
+        logger.info('stopped');
+        resolve(EXIT.ok);
+      }
+    });
+  });
+}

@@ -1,0 +1,205 @@
+// CoinPaprika: keyless crypto quotes, notes/rates.md D.8.
+// Startup: `GET {base}/v1/coins` (the whole directory) resolves ids and ranks. Each cycle: one ranked bulk call
+// `GET {base}/v1/tickers?quotes=USD&limit=<bulk_limit>` plus `GET {base}/v1/tickers/{id}?quotes=USD` per coin
+// outside the bulk range, because CoinPaprika has no batch-by-ids ticker endpoint.
+
+import type { CoinPaprikaBlock, ConnectorOptions } from '../config.js';
+import type { Quote } from '../types.js';
+import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+
+const NAME = 'CoinPaprika';
+export const COINPAPRIKA_DEFAULT_URL = 'https://api.coinpaprika.com';
+/** Per-request timeout of a cycle (notes F.21). */
+const TIMEOUT_MS = 10_000;
+/** The directory is ~7 MB uncompressed and read once per start, so it gets longer. */
+const DIRECTORY_TIMEOUT_MS = 20_000;
+/** Both large payloads are asked for compressed (notes D.8). */
+const GZIP = { 'Accept-Encoding': 'gzip' };
+
+interface DirectoryEntry {
+  id: string;
+  symbol: string;
+  rank: number;
+  is_active: boolean;
+}
+
+interface PaprikaCoin {
+  readonly symbol: string;
+  readonly id: string;
+  /** Inside the ranked bulk window: priced by the bulk call. */
+  readonly bulk: boolean;
+}
+
+interface TickerRow {
+  id?: unknown;
+  symbol?: unknown;
+  quotes?: { USD?: { price?: unknown } };
+}
+
+/** CoinPaprika reports unranked coins as rank 0. */
+const rankOrder = (rank: number): number => (Number.isFinite(rank) && rank > 0 ? rank : Number.POSITIVE_INFINITY);
+
+export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: ConnectorOptions): SourceConnector {
+  const base = (block.url ?? COINPAPRIKA_DEFAULT_URL).replace(/\/+$/, '');
+  let coins: PaprikaCoin[] | undefined;
+  let lastMissing = '';
+
+  const connector: SourceConnector = {
+    name: NAME,
+    weight: block.weight,
+    // Ids name no symbol until the directory has been read.
+    advertisedCoins: () => (coins ? coins.map((coin) => coin.symbol) : [...block.coins]),
+    async discover(ctx) {
+      const response = await request(ctx, `${base}/v1/coins`, DIRECTORY_TIMEOUT_MS, GZIP);
+      if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status} from the coin directory`, response.status);
+      if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the coin directory is not an array', response.status);
+      const directory = (response.body as unknown[]).filter(
+        (item): item is DirectoryEntry =>
+          typeof (item as DirectoryEntry)?.id === 'string' && typeof (item as DirectoryEntry)?.symbol === 'string',
+      );
+      const byId = new Map(directory.map((entry) => [entry.id, entry]));
+      const chosen = new Map<string, DirectoryEntry>(); // symbol → entry
+
+      // Explicit ids win over symbols: symbols are ambiguous (ADM matches two active coins).
+      for (const id of block.ids) {
+        const entry = byId.get(id);
+        if (!entry) {
+          ctx.warn(`Unable to get ticker for ${NAME} id '${id}'. Check if the coin exists.`);
+          continue;
+        }
+        const symbol = entry.symbol.toUpperCase();
+        const taken = chosen.get(symbol);
+        if (taken) {
+          // Both would emit the same pair and the later price would silently win: keep the first.
+          if (taken.id !== id) ctx.warn(`Skipping ${NAME} id '${id}': symbol ${symbol} is already served by '${taken.id}'. Remove one of them from 'coinpaprika.ids'.`);
+          continue;
+        }
+        chosen.set(symbol, entry);
+      }
+      for (const symbol of block.coins) {
+        if (chosen.has(symbol)) continue;
+        // Delisted coins keep their symbol forever, so only active ones are candidates.
+        const candidates = directory
+          .filter((entry) => entry.symbol.toUpperCase() === symbol && entry.is_active === true)
+          .sort((a, b) => rankOrder(a.rank) - rankOrder(b.rank) || a.id.localeCompare(b.id));
+        if (candidates.length === 0) {
+          ctx.warn(`Unable to get ticker for ${NAME} symbol '${symbol}'. Check if the coin exists.`);
+          continue;
+        }
+        if (candidates.length > 1) {
+          const list = candidates.map((entry) => `${entry.id} (rank ${rankOrder(entry.rank) === Infinity ? 'unranked' : entry.rank})`).join(', ');
+          ctx.warn(`Ambiguous ${NAME} symbol '${symbol}' matches ${candidates.length} active coins: ${list}. Picking the best ranked one; use 'coinpaprika.ids' to choose explicitly.`);
+        }
+        chosen.set(symbol, candidates[0]!);
+      }
+
+      // Admission: the bulk window is free, each coin outside it costs one call per cycle.
+      const admitted: PaprikaCoin[] = [];
+      const excluded: string[] = [];
+      let individual = 0;
+      for (const [symbol, entry] of chosen) {
+        const bulk = rankOrder(entry.rank) <= block.bulk_limit;
+        if (!bulk) {
+          if (individual >= block.max_individual_requests) {
+            excluded.push(symbol);
+            continue;
+          }
+          individual += 1;
+        }
+        admitted.push({ symbol, id: entry.id, bulk });
+      }
+      if (excluded.length > 0) {
+        ctx.warn(
+          `${NAME} coins ranked outside 'coinpaprika.bulk_limit' (${block.bulk_limit}) exceed 'coinpaprika.max_individual_requests' (${block.max_individual_requests}); excluded: ${excluded.join(', ')}.`,
+        );
+      }
+      if (admitted.length === 0) throw new SourceFetchError(NAME, 'none of the configured coins or ids could be admitted');
+      coins = admitted;
+    },
+    async fetch(ctx) {
+      if (!coins) await connector.discover!(ctx);
+      const admitted = coins!;
+      const prices = new Map<string, number>(); // id → price
+      const rejected: string[] = [];
+
+      const take = (row: TickerRow | undefined, coin: PaprikaCoin): void => {
+        if (!row) return;
+        // A row for another coin (a renamed or recycled id) must never be emitted under this symbol.
+        if (typeof row.symbol !== 'string' || row.symbol.toUpperCase() !== coin.symbol) {
+          rejected.push(coin.symbol);
+          return;
+        }
+        const price = row.quotes?.USD?.price;
+        if (typeof price === 'number' && Number.isFinite(price) && price > 0) prices.set(coin.id, price);
+      };
+
+      const bulkCoins = admitted.filter((coin) => coin.bulk);
+      if (bulkCoins.length > 0) {
+        const response = await request(ctx, `${base}/v1/tickers?quotes=USD&limit=${block.bulk_limit}`, TIMEOUT_MS, GZIP);
+        if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
+        if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the ticker list is not an array', response.status);
+        const rows = new Map<unknown, TickerRow>();
+        for (const row of response.body as TickerRow[]) if (row && typeof row === 'object') rows.set(row.id, row);
+        // Every admitted coin is looked up: a rank can drift into the window since startup.
+        for (const coin of admitted) take(rows.get(coin.id), coin);
+      }
+
+      // Coins outside the window first, then bulk coins the bulk answer lacked; never more calls than allowed.
+      const pending = [...admitted.filter((coin) => !coin.bulk), ...bulkCoins].filter(
+        (coin) => !prices.has(coin.id) && !rejected.includes(coin.symbol),
+      );
+      let answered = 0;
+      let lastFailure: SourceFetchError | undefined;
+      for (const coin of pending.slice(0, block.max_individual_requests)) {
+        // Each call stands alone: one dead id must not take the whole source down (notes D.8).
+        try {
+          const response = await request(ctx, `${base}/v1/tickers/${encodeURIComponent(coin.id)}?quotes=USD`, TIMEOUT_MS);
+          if (response.status < 200 || response.status > 299) {
+            lastFailure = new SourceFetchError(NAME, `HTTP ${response.status} for id '${coin.id}'`, response.status);
+            continue;
+          }
+          answered += 1;
+          take(response.body as TickerRow | undefined, coin);
+        } catch (error) {
+          if (ctx.signal.aborted) throw error;
+          lastFailure = error as SourceFetchError;
+        }
+      }
+      // Nothing answered at all: that is a source failure, not a partial one.
+      if (bulkCoins.length === 0 && answered === 0 && lastFailure) throw lastFailure;
+
+      const quotes: Quote[] = [];
+      const missing: string[] = [];
+      for (const coin of admitted) {
+        const price = prices.get(coin.id);
+        const value = price === undefined ? NaN : Number(price.toFixed(options.decimals));
+        if (value > 0) quotes.push({ pair: `${coin.symbol}/USD`, price: value });
+        else missing.push(rejected.includes(coin.symbol) ? `${coin.symbol} (id '${coin.id}' answered another symbol)` : coin.symbol);
+      }
+      // Warn when the set of missing coins changes, not every cycle: notifications are not throttled elsewhere.
+      const key = missing.join(',');
+      if (key !== '' && key !== lastMissing) ctx.warn(`${NAME} has no rate for: ${missing.join(', ')}.`);
+      lastMissing = key;
+      return quotes;
+    },
+  };
+  return connector;
+}
+
+async function request(ctx: SourceContext, url: string, timeoutMs: number, headers?: Record<string, string>): Promise<HttpJsonResponse> {
+  try {
+    return await ctx.http.getJson(url, { ...(headers ? { headers } : {}), timeoutMs, signal: ctx.signal });
+  } catch (error) {
+    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal, timeoutMs));
+  }
+}
+
+/** Described by kind only: a client's own error text may quote the request. */
+function transportFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
+  if (signal.aborted) return 'request aborted';
+  const name = error instanceof Error ? error.name : 'Error';
+  if (/timeout/i.test(name)) return `no answer within ${timeoutMs} ms`;
+  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = loose?.cause?.code ?? loose?.code;
+  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
+}

@@ -1,0 +1,97 @@
+// MOEX (Moscow Exchange, currency market): keyless RUB rates, notes/rates.md D.4.
+// `GET {url}` → `{"securities":{"columns":[…],"data":[[SECID, BOARDID, SHORTNAME, …, PREVPRICE, PREVWAPRICE, …], …]}}`.
+// Only `securities.data` is read, by column index as the original does.
+
+import type { ConnectorOptions, MoexBlock } from '../config.js';
+import type { Quote } from '../types.js';
+import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+
+const NAME = 'MOEX';
+/** ADAMANT's proxy: MOEX may refuse requests from some countries. Direct: https://iss.moex.com/iss/engines/currency/markets/selt/securities.jsonp */
+export const MOEX_DEFAULT_URL = 'https://rusdoor.adamant.im/securities.jsonp';
+/** Per-source timeout (notes F.21). */
+const TIMEOUT_MS = 10_000;
+
+/** Column indexes in `securities.data` rows (notes D.4). */
+const BOARDID = 1;
+const SHORTNAME = 2;
+const PREVPRICE = 14;
+const PREVWAPRICE = 15;
+/** The board whose rows are used: the system-traded currency market. */
+const BOARD = 'CETS';
+/** The USD rate every `X/USD` is derived from, and the one pair that yields `RUB/USD`. */
+const USD_RUB = 'USD/RUB';
+/** MOEX quotes JPY per 100 units. */
+const PER_HUNDRED = new Set(['JPY/RUB']);
+
+export function createMoexConnector(block: MoexBlock, options: ConnectorOptions): SourceConnector {
+  const url = block.url ?? MOEX_DEFAULT_URL;
+  const codes = { ...block.codes };
+  const pairs = Object.keys(codes);
+
+  return {
+    name: NAME,
+    weight: block.weight,
+    // `USD/RUB` stands for RUB (it yields RUB/USD), every other `X/RUB` for X.
+    advertisedCoins: () => [...new Set(pairs.map((pair) => (pair === USD_RUB ? 'RUB' : pair.replace(/\/RUB$/, ''))))],
+    async fetch(ctx) {
+      const response = await request(ctx, url);
+      if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
+      if (response.body === undefined) throw new SourceFetchError(NAME, 'the response is not JSON', response.status);
+      const data = (response.body as { securities?: { data?: unknown } } | null)?.securities?.data;
+      if (!Array.isArray(data)) throw new SourceFetchError(NAME, "the response has no 'securities.data' rows", response.status);
+      const rows = data.filter((row): row is unknown[] => Array.isArray(row) && row[BOARDID] === BOARD);
+
+      const priceOf = (pair: string): number | undefined => {
+        const row = rows.find((candidate) => candidate[SHORTNAME] === codes[pair]);
+        if (!row) return undefined;
+        const previous = row[PREVPRICE];
+        const weighted = row[PREVWAPRICE];
+        // A falsy price (null before the first trade, or 0) makes the row unusable (notes D.4).
+        if (typeof previous !== 'number' || typeof weighted !== 'number' || !previous || !weighted) return undefined;
+        const price = (previous + weighted) / 2;
+        return PER_HUNDRED.has(pair) ? price / 100 : price;
+      };
+
+      const usdRub = USD_RUB in codes ? priceOf(USD_RUB) : undefined;
+      const quotes: Quote[] = [];
+      for (const pair of pairs) {
+        const price = priceOf(pair);
+        if (price === undefined) continue;
+        if (pair === USD_RUB) {
+          push(quotes, 'RUB/USD', 1 / price, options.decimals);
+          continue;
+        }
+        const direct = push(quotes, pair, price, options.decimals);
+        // The original divides the rounded direct rate, keeping both pairs consistent with what is served.
+        if (direct !== undefined && usdRub) push(quotes, `${pair.replace(/\/RUB$/, '')}/USD`, direct / usdRub, options.decimals);
+      }
+      return quotes;
+    },
+  };
+}
+
+function push(quotes: Quote[], pair: string, price: number, decimals: number): number | undefined {
+  const value = Number(price.toFixed(decimals));
+  if (!Number.isFinite(value) || value <= 0) return undefined;
+  quotes.push({ pair, price: value });
+  return value;
+}
+
+async function request(ctx: SourceContext, url: string): Promise<HttpJsonResponse> {
+  try {
+    return await ctx.http.getJson(url, { timeoutMs: TIMEOUT_MS, signal: ctx.signal });
+  } catch (error) {
+    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal));
+  }
+}
+
+/** Described by kind only: a client's own error text may quote the URL (notes E.3: 4.2 redacts URIs). */
+function transportFailure(error: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return 'request aborted';
+  const name = error instanceof Error ? error.name : 'Error';
+  if (/timeout/i.test(name)) return `no answer within ${TIMEOUT_MS} ms`;
+  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = loose?.cause?.code ?? loose?.code;
+  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
+}

@@ -1,0 +1,19 @@
+// The rates history port (specs/rates.md §2.3, §4.2; notes/rates.md A.2, C).
+// Backends: history.sqlite.ts (embedded default) and history.mongo.ts (original 4.1/4.2 layout).
+
+import type { HistoryQuery, Snapshot } from '../../src/rates/history.js';
+
+export type { CoinFilter, HistoryQuery, Snapshot } from '../../src/rates/history.js';
+
+/** Scan caps of spec §4.2 rule 7. */
+export const MAX_GROUPS_SCANNED = 1000;
+export const MAX_CANDIDATE_DATES = 50;
+export const MAX_LIMIT = 100;
+
+export interface HistoryStore {
+  /** Stores one snapshot (all pairs plus its registry entry) and returns the registry id. */
+  append(date: number, tickers: Readonly<Record<string, number>>): Promise<{ _id: string; date: number }>;
+  /** Newest first; orphan groups (no registry entry) skipped; caps applied. */
+  query(query: HistoryQuery, signal?: AbortSignal): Promise<Snapshot[]>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { fromCallback, createActor, SimulatedClock } from 'xstate';
+import { createAsk, type Reply } from '../../actors/ask.js';
+import { ActorRegistry } from '../../actors/registry.js';
+import { AbortedError, ActorUnavailableError, AskTimeoutError } from '../../src/errors.js';
+
+type Echo = { type: 'echo'; text: string; reply: Reply<string> } | { type: 'ignore'; reply: Reply<string> };
+
+function echoActor() {
+  return createActor(
+    fromCallback<Echo>(({ receive }) => {
+      receive((event) => {
+        if (event.type === 'echo') event.reply.resolve(event.text.toUpperCase());
+      });
+    }),
+  ).start();
+}
+
+test('ask resolves with the actor reply, looked up by systemId at send time', async () => {
+  const registry = new ActorRegistry();
+  const ask = createAsk(registry, new SimulatedClock());
+  registry.register('t.echo', echoActor());
+  assert.equal(await ask<string>('t.echo', { type: 'echo', text: 'hi' }), 'HI');
+  // A new incarnation under the same id is what the next ask reaches.
+  const second = echoActor();
+  registry.register('t.echo', second);
+  assert.equal(await ask<string>('t.echo', { type: 'echo', text: 'again' }), 'AGAIN');
+});
+
+test('ask rejects with ActorUnavailableError for an unknown or stopped actor', async () => {
+  const registry = new ActorRegistry();
+  const ask = createAsk(registry, new SimulatedClock());
+  await assert.rejects(ask('t.none', { type: 'echo' }), ActorUnavailableError);
+  const actor = echoActor();
+  registry.register('t.stopped', actor);
+  actor.stop();
+  await assert.rejects(ask('t.stopped', { type: 'echo', text: 'x' }), ActorUnavailableError);
+});
+
+test('ask times out on the injected clock and aborts the reply signal', async () => {
+  const registry = new ActorRegistry();
+  const clock = new SimulatedClock();
+  const ask = createAsk(registry, clock);
+  let replySignal: AbortSignal | undefined;
+  registry.register(
+    't.slow',
+    createActor(
+      fromCallback<Echo>(({ receive }) => {
+        receive((event) => (replySignal = event.reply.signal));
+      }),
+    ).start(),
+  );
+  const pending = ask('t.slow', { type: 'ignore' }, { timeoutMs: 1_000 });
+  clock.increment(999);
+  assert.equal(replySignal?.aborted, false);
+  clock.increment(1);
+  await assert.rejects(pending, (error: unknown) => error instanceof AskTimeoutError && error.timeoutMs === 1_000);
+  assert.equal(replySignal?.aborted, true);
+});
+
+test('ask honours the caller AbortSignal', async () => {
+  const registry = new ActorRegistry();
+  const ask = createAsk(registry, new SimulatedClock());
+  registry.register('t.slow', createActor(fromCallback(() => {})).start());
+  const controller = new AbortController();
+  const pending = ask('t.slow', { type: 'ignore' }, { signal: controller.signal });
+  controller.abort();
+  await assert.rejects(pending, AbortedError);
+  await assert.rejects(ask('t.slow', { type: 'ignore' }, { signal: controller.signal }), AbortedError);
+});
