@@ -6,7 +6,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { HttpJsonClient } from '../../../src/rates/sources/source.js';
+import type { HttpJsonClient, SourceContext } from '../../../src/rates/sources/source.js';
 import type { SourceName } from '../../../src/rates/types.js';
 
 /** Upper bound of every hold: a 'timeout' never outlives this, nor does any delay. */
@@ -462,4 +462,16 @@ export function createFetchJsonClient(options: { maxTimeoutMs?: number } = {}): 
       return { status: response.status, body };
     },
   };
+}
+
+/** A SourceContext over a fresh fetch client, collecting the warnings a connector raises. */
+export function createTestContext(options: { maxTimeoutMs?: number; signal?: AbortSignal } = {}): {
+  readonly ctx: SourceContext;
+  readonly warnings: string[];
+  readonly client: ReturnType<typeof createFetchJsonClient>;
+} {
+  const warnings: string[] = [];
+  const client = createFetchJsonClient(options.maxTimeoutMs === undefined ? {} : { maxTimeoutMs: options.maxTimeoutMs });
+  const ctx: SourceContext = { http: client, signal: options.signal ?? new AbortController().signal, warn: (message) => warnings.push(message) };
+  return { ctx, warnings, client };
 }

@@ -1,0 +1,180 @@
+// The uWebSockets.js edge wrapper (DESIGN.md, "The HTTP edge").
+
+import assert from 'node:assert/strict';
+import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
+import { test } from 'node:test';
+import { HttpServer, PayloadTooLargeError, type HttpServerOptions } from '../../http/server.js';
+import { captureLogger } from '../support/logger.js';
+import { waitFor } from '../support/wait.js';
+
+function newServer(overrides: Partial<HttpServerOptions> = {}): HttpServer {
+  return new HttpServer({
+    name: 'test',
+    host: '127.0.0.1',
+    port: 0,
+    logger: captureLogger().logger,
+    mapError: (error) =>
+      error instanceof PayloadTooLargeError ? { status: 413, body: 'too large' } : { status: 500, body: `mapped ${(error as Error).message}` },
+    notFound: (request) => ({ status: 404, body: `no ${request.method} ${request.path}` }),
+    defaultHeaders: { 'x-default': 'yes' },
+    ...overrides,
+  });
+}
+
+async function get(port: number, path: string, init: RequestInit = {}) {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { ...init, headers: { connection: 'close', ...(init.headers ?? {}) } });
+  return { status: response.status, headers: response.headers, body: Buffer.from(await response.arrayBuffer()) };
+}
+
+test('routes get the copied request (path, query, headers, params) and default headers are added', async () => {
+  const server = newServer();
+  server.route('get', '/items/:id', (request) => ({
+    status: 200,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ path: request.path, query: request.query, id: request.params[0], h: request.headers['x-test'], method: request.method }),
+  }));
+  const port = await server.listen();
+  try {
+    const response = await get(port, '/items/42?a=1&b=2', { headers: { 'x-test': 'hello' } });
+    assert.equal(response.status, 200);
+    assert.equal(response.headers.get('x-default'), 'yes');
+    assert.deepEqual(JSON.parse(response.body.toString()), { path: '/items/42', query: 'a=1&b=2', id: '42', h: 'hello', method: 'GET' });
+    const missing = await get(port, '/nothing');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.toString(), 'no GET /nothing');
+    const wrongMethod = await get(port, '/items/1', { method: 'DELETE' });
+    assert.equal(wrongMethod.status, 404);
+    assert.equal(server.metrics.snapshot()['test /items/:id']?.requests, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a handler error after an await is mapped by the service table, never crashing the process', async () => {
+  const server = newServer();
+  server.route('get', '/fail', async () => {
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    throw new Error('kaput');
+  });
+  const port = await server.listen();
+  try {
+    const response = await get(port, '/fail');
+    assert.equal(response.status, 500);
+    assert.equal(response.body.toString(), 'mapped kaput');
+  } finally {
+    await server.close();
+  }
+});
+
+test('request bodies are bounded: 413 from Content-Length before reading, and from the streamed count', async () => {
+  const server = newServer();
+  let handled = 0;
+  server.route(
+    'post',
+    '/upload',
+    (request) => {
+      handled++;
+      return { status: 200, body: `got ${request.body?.length}` };
+    },
+    { body: { maxBytes: 1024 } },
+  );
+  const port = await server.listen();
+  try {
+    const ok = await get(port, '/upload', { method: 'POST', body: Buffer.alloc(1000, 1) });
+    assert.equal(ok.status, 200);
+    assert.equal(ok.body.toString(), 'got 1000');
+    const declared = await get(port, '/upload', { method: 'POST', body: Buffer.alloc(2000, 1) });
+    assert.equal(declared.status, 413);
+    // Chunked: no Content-Length, so only the streamed count can catch it.
+    const streamed = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path: '/upload', method: 'POST', headers: { 'transfer-encoding': 'chunked', connection: 'close' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      for (let i = 0; i < 4; i++) req.write(Buffer.alloc(512, 2));
+      req.end();
+    });
+    assert.equal(streamed, 413);
+    assert.equal(handled, 1, 'the handler never ran for an oversized body');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a client that disconnects aborts the handler signal, and nothing is written afterwards', async () => {
+  const server = newServer();
+  let aborted: Promise<boolean> | undefined;
+  server.route('get', '/slow', async (_request, { signal }) => {
+    aborted = new Promise((resolve) => signal.addEventListener('abort', () => resolve(true), { once: true }));
+    await aborted;
+    return { status: 200, body: 'late' };
+  });
+  const port = await server.listen();
+  try {
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+    await waitFor(() => aborted !== undefined, { what: 'handler running' });
+    socket.destroy();
+    assert.equal(await aborted, true);
+    await waitFor(() => server.inFlight === 0, { what: 'request finished' });
+  } finally {
+    await server.close();
+  }
+});
+
+test('graceful close stops accepting, drains in-flight requests, then closes', async () => {
+  const server = newServer();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  server.route('get', '/wait', async () => {
+    await gate;
+    return { status: 200, body: 'done' };
+  });
+  const port = await server.listen();
+  const inFlight = get(port, '/wait');
+  await waitFor(() => server.inFlight === 1, { what: 'request in flight' });
+  const closing = server.close(5_000);
+  await assert.rejects(fetch(`http://127.0.0.1:${port}/wait`), 'new connections are refused while draining');
+  release();
+  const response = await inFlight;
+  assert.equal(response.status, 200);
+  assert.equal(response.body.toString(), 'done');
+  await closing;
+});
+
+test('graceful close gives up on requests that outlive the drain time', async () => {
+  const server = newServer();
+  let signalAborted = false;
+  server.route('get', '/forever', (_request, { signal }) => {
+    return new Promise((_resolve, reject) => {
+      signal.addEventListener('abort', () => {
+        signalAborted = true;
+        reject(new Error('aborted'));
+      });
+    });
+  });
+  const port = await server.listen();
+  const pending = get(port, '/forever').catch((error: unknown) => error);
+  await waitFor(() => server.inFlight === 1, { what: 'request in flight' });
+  await server.close(50);
+  assert.equal(signalAborted, true);
+  assert.ok((await pending) instanceof Error, 'the client sees the connection close');
+});
+
+test('large bodies are streamed whole with backpressure', async () => {
+  const server = newServer();
+  const big = Buffer.alloc(8 * 1024 * 1024);
+  for (let i = 0; i < big.length; i += 4096) big[i] = i % 251;
+  server.route('get', '/big', () => ({ status: 200, body: big }));
+  const port = await server.listen();
+  try {
+    const response = await get(port, '/big');
+    assert.equal(response.body.length, big.length);
+    assert.ok(response.body.equals(big));
+  } finally {
+    await server.close();
+  }
+});
