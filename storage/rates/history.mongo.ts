@@ -21,6 +21,7 @@ import {
   type Snapshot,
 } from './history.js';
 import { newObjectIdHex } from './object-id.js';
+import { checkSnapshot, DuplicateSnapshotError, normalizeQuery } from './history.checks.js';
 
 export interface MongoHistoryOptions {
   /** Full connection string; when absent, `mongodb://{host}:{port}/{db}` as in the original (notes C.1). */
@@ -205,7 +206,7 @@ function createStore(
   return {
     async append(date, snapshotTickers) {
       const rows = checkSnapshot(date, snapshotTickers);
-      if ((await timestamps.findOne({ date }, { projection: { _id: 1 } })) !== null) throw duplicateSnapshot(date);
+      if ((await timestamps.findOne({ date }, { projection: { _id: 1 } })) !== null) throw new DuplicateSnapshotError(date);
       const docs: TickerDoc[] = rows.map(([base, quote, rate]) => ({ _id: new ObjectId(), date, base, quote, rate, __v: 0 }));
       if (docs.length > 0) await tickers.insertMany(docs, { ordered: true });
       const _id = ObjectId.createFromHexString(newObjectIdHex(date));
@@ -216,7 +217,7 @@ function createStore(
         // Only on a duplicate key, where the registry write certainly did not happen.
         if ((error as { code?: unknown }).code === DUPLICATE_KEY) {
           await tickers.deleteMany({ _id: { $in: docs.map((d) => d._id) } }).catch(() => undefined);
-          throw duplicateSnapshot(date);
+          throw new DuplicateSnapshotError(date);
         }
         throw error;
       }
@@ -265,51 +266,4 @@ function compareObjectIds(a: unknown, b: unknown): number {
   const x = a.toHexString();
   const y = b.toHexString();
   return x < y ? -1 : x > y ? 1 : 0;
-}
-
-/**
- * Bounds of the walk. Point-in-time (notes A.2 rule 3, F.9, F.10): newest date ≤ timestampMs inside the
- * optional from/to window; `timestampMs: 0` is a real value.
- */
-function normalizeQuery(query: HistoryQuery): {
-  limit: number;
-  lo: number | undefined;
-  hi: number | undefined;
-  pointInTime: boolean;
-} {
-  if (!Number.isInteger(query.limit) || query.limit < 1) {
-    throw new RangeError(`history query limit must be a positive integer, got ${query.limit}`);
-  }
-  for (const key of ['fromMs', 'toMs', 'timestampMs'] as const) {
-    const value = query[key];
-    if (value !== undefined && Number.isNaN(value)) throw new RangeError(`history query ${key} is NaN`);
-  }
-  const limit = Math.min(query.limit, MAX_LIMIT);
-  let hi = query.toMs;
-  if (query.timestampMs !== undefined) hi = hi === undefined ? query.timestampMs : Math.min(hi, query.timestampMs);
-  return { limit, lo: query.fromMs, hi, pointInTime: query.timestampMs !== undefined };
-}
-
-/** Validates a snapshot before writing: `BASE/QUOTE` keys (one slash, both sides non-empty), finite rates. */
-function checkSnapshot(date: number, tickers: Readonly<Record<string, number>>): Array<[string, string, number]> {
-  if (!Number.isSafeInteger(date)) throw new RangeError(`snapshot date must be integer Unix ms, got ${date}`);
-  const rows: Array<[string, string, number]> = [];
-  for (const [pair, rate] of Object.entries(tickers)) {
-    const slash = pair.indexOf('/');
-    if (slash <= 0 || slash === pair.length - 1 || pair.indexOf('/', slash + 1) !== -1) {
-      throw new RangeError(`ticker key must be BASE/QUOTE, got ${JSON.stringify(pair)}`);
-    }
-    if (typeof rate !== 'number' || !Number.isFinite(rate)) {
-      throw new RangeError(`rate of ${pair} must be a finite number, got ${String(rate)}`);
-    }
-    rows.push([pair.slice(0, slash), pair.slice(slash + 1), rate]);
-  }
-  return rows;
-}
-
-/** The registry's date is unique (notes C.1): a second snapshot at the same ms would merge into the first. */
-function duplicateSnapshot(date: number): Error {
-  const error = new Error(`a snapshot at ${date} ms is already stored`);
-  error.name = 'DuplicateSnapshotError';
-  return error;
 }

@@ -22,6 +22,7 @@ import {
   type Snapshot,
 } from './history.js';
 import { newObjectIdHex } from './object-id.js';
+import { checkSnapshot, DuplicateSnapshotError, normalizeQuery } from './history.checks.js';
 
 /** `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes. */
 export const SQLITE_HISTORY_SCHEMA_VERSION = 1;
@@ -136,7 +137,7 @@ function createStore(db: Database.Database, inMemory: boolean): SqliteHistorySto
 
   function writeOne(date: number, tickers: Readonly<Record<string, number>>): { _id: string; date: number } {
     const rows = checkSnapshot(date, tickers);
-    if (registryHas.get(date) !== undefined) throw duplicateSnapshot(date);
+    if (registryHas.get(date) !== undefined) throw new DuplicateSnapshotError(date);
     for (const [base, quote, rate] of rows) insertTicker.run(date, base, quote, rate);
     const _id = newObjectIdHex(date);
     insertRegistry.run(_id, date);
@@ -195,7 +196,10 @@ function createStore(db: Database.Database, inMemory: boolean): SqliteHistorySto
 
     async query(query: HistoryQuery, signal?: AbortSignal): Promise<Snapshot[]> {
       signal?.throwIfAborted();
-      const { limit, lo, hi, pointInTime } = normalizeQuery(query);
+      const bounds = normalizeQuery(query);
+      const { limit, pointInTime } = bounds;
+      const lo = bounds.lo ?? LOWEST;
+      const hi = bounds.hi ?? HIGHEST;
       if (lo > hi) return [];
       const kind: CoinKind = query.coin?.kind ?? 'none';
       const coinParams = coinParameters(query.coin);
@@ -241,48 +245,4 @@ function coinParameters(coin: CoinFilter | undefined): Record<string, string> {
   if (coin === undefined) return {};
   if (coin.kind === 'pair') return { a: coin.base, b: coin.quote };
   return { a: coin.symbol };
-}
-
-/**
- * Bounds of the date walk. Point-in-time (notes A.2 rule 3, F.9, F.10): newest date ≤ timestampMs
- * inside the optional from/to window; `timestampMs: 0` is a real value.
- */
-function normalizeQuery(query: HistoryQuery): { limit: number; lo: number; hi: number; pointInTime: boolean } {
-  if (!Number.isInteger(query.limit) || query.limit < 1) {
-    throw new RangeError(`history query limit must be a positive integer, got ${query.limit}`);
-  }
-  for (const key of ['fromMs', 'toMs', 'timestampMs'] as const) {
-    const value = query[key];
-    if (value !== undefined && Number.isNaN(value)) throw new RangeError(`history query ${key} is NaN`);
-  }
-  const limit = Math.min(query.limit, MAX_LIMIT);
-  const lo = query.fromMs ?? LOWEST;
-  let hi = query.toMs ?? HIGHEST;
-  const pointInTime = query.timestampMs !== undefined;
-  if (query.timestampMs !== undefined) hi = Math.min(hi, query.timestampMs);
-  return { limit, lo, hi, pointInTime };
-}
-
-/** Validates a snapshot before writing: `BASE/QUOTE` keys (one slash, both sides non-empty), finite rates. */
-function checkSnapshot(date: number, tickers: Readonly<Record<string, number>>): Array<[string, string, number]> {
-  if (!Number.isSafeInteger(date)) throw new RangeError(`snapshot date must be integer Unix ms, got ${date}`);
-  const rows: Array<[string, string, number]> = [];
-  for (const [pair, rate] of Object.entries(tickers)) {
-    const slash = pair.indexOf('/');
-    if (slash <= 0 || slash === pair.length - 1 || pair.indexOf('/', slash + 1) !== -1) {
-      throw new RangeError(`ticker key must be BASE/QUOTE, got ${JSON.stringify(pair)}`);
-    }
-    if (typeof rate !== 'number' || !Number.isFinite(rate)) {
-      throw new RangeError(`rate of ${pair} must be a finite number, got ${String(rate)}`);
-    }
-    rows.push([pair.slice(0, slash), pair.slice(slash + 1), rate]);
-  }
-  return rows;
-}
-
-/** The registry's date is unique (notes C.1): a second snapshot at the same ms would merge into the first. */
-function duplicateSnapshot(date: number): Error {
-  const error = new Error(`a snapshot at ${date} ms is already stored`);
-  error.name = 'DuplicateSnapshotError';
-  return error;
 }

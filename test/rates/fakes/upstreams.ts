@@ -251,7 +251,8 @@ export async function startFakeUpstreams(): Promise<FakeUpstreams> {
         }
         if (path === '/v1/tickers') {
           const limit = Math.min(Number(query.limit ?? 2000) || 2000, 2000);
-          const rows = coins.filter((coin) => coin.rank > 0 && priced(coin)).sort((a, b) => a.rank - b.rank).slice(0, limit);
+          // Real ranks are dense, so "the first `limit` rows" is "rank <= limit"; a sparse fake directory must not widen it.
+          const rows = coins.filter((coin) => coin.rank > 0 && coin.rank <= limit && priced(coin)).sort((a, b) => a.rank - b.rank);
           return json(200, rows.map(ticker));
         }
         const single = /^\/v1\/tickers\/([^/]+)$/.exec(path);
