@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import JSON5 from 'json5';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { Settings } from 'typebox/system';
 import { ConfigError } from './errors.js';
 
 /** Reads a configuration file in JSON, JSONC or JSON5 (comments and trailing commas allowed). */
@@ -39,6 +40,12 @@ export function formatPath(instancePath: string): string {
 
 const compiled = new WeakMap<TSchema, ReturnType<typeof Compile>>();
 
+/**
+ * TypeBox stops collecting after `Settings.maxErrors` (8 by default); "every problem at once" needs more.
+ * Still bounded: the input is an operator's file, but a huge broken one must not buffer without limit.
+ */
+export const MAX_CONFIG_PROBLEMS = 500;
+
 /** Every schema problem of `value`, one `path: message` line each, in document order. */
 export function schemaProblems(schema: TSchema, value: unknown): string[] {
   let validator = compiled.get(schema);
@@ -47,8 +54,16 @@ export function schemaProblems(schema: TSchema, value: unknown): string[] {
     compiled.set(schema, validator);
   }
   if (validator.Check(value)) return [];
+  const previous = Settings.Get().maxErrors;
+  Settings.Set({ maxErrors: MAX_CONFIG_PROBLEMS });
+  let errors;
+  try {
+    errors = validator.Errors(value);
+  } finally {
+    Settings.Set({ maxErrors: previous });
+  }
   const lines: string[] = [];
-  for (const error of validator.Errors(value)) {
+  for (const error of errors) {
     // `additionalProperties: false` reports each extra key twice (a `boolean` "schema is false" on the key,
     // then one on the object); keep the object-level one and name the keys.
     if (error.keyword === 'boolean') continue;

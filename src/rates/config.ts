@@ -9,8 +9,7 @@
 // - `server.sqlite.path`: where the embedded SQLite history lives (notes F.3).
 
 import Type, { type Static } from 'typebox';
-import { Settings } from 'typebox/system';
-import { schemaProblems } from '../config.js';
+import { deepFreeze, schemaProblems } from '../config.js';
 import type { SourceName, Strategy } from './types.js';
 
 /** Spec §0: "the listening port is a configuration value (default 36661)". */
@@ -599,36 +598,12 @@ function normalize(raw: RawRatesConfig): RatesConfig {
   };
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value as Record<string, unknown>)) deepFreeze(child);
-  }
-  return value;
-}
-
-/**
- * TypeBox buffers at most 8 errors by default (`Settings.maxErrors`); "every problem at once" needs more.
- * The bound stays finite: the input is an operator's file, but a huge one must not buffer forever.
- */
-const MAX_SCHEMA_PROBLEMS = 500;
-
-function allSchemaProblems(raw: unknown): string[] {
-  const previous = Settings.Get().maxErrors;
-  Settings.Set({ maxErrors: MAX_SCHEMA_PROBLEMS });
-  try {
-    return schemaProblems(RatesConfigSchema, raw);
-  } finally {
-    Settings.Set({ maxErrors: previous });
-  }
-}
-
 /**
  * Validates a parsed configuration file (schema + semantic rules) and normalizes it.
  * Problems are `path: message` lines, all of them at once; the result is deep-frozen.
  */
 export function parseRatesConfig(raw: unknown): ParseRatesConfigResult {
-  const problems = allSchemaProblems(raw);
+  const problems = schemaProblems(RatesConfigSchema, raw);
   const warnings: string[] = [];
   semanticCheck(raw, problems, warnings);
   if (problems.length > 0) return { ok: false, problems: [...new Set(problems)] };

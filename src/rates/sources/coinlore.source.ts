@@ -44,7 +44,7 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
   const connector: SourceConnector = {
     name: NAME,
     weight: block.weight,
-    advertisedCoins: () => [...(coins ?? new Map([...explicit, ...pending.map((symbol) => [symbol, ''] as const)])).keys()],
+    advertisedCoins: () => (coins ? [...coins.keys()] : [...new Set([...explicit.keys(), ...pending])]),
     async discover(ctx) {
       const resolved = new Map(explicit);
       // A fully populated `ids` map costs no directory request at all (notes D.9).
