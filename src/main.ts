@@ -11,7 +11,7 @@ import { adminServer } from '../http/admin/admin.routes.js';
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { listenerChild } from '../http/listener.js';
 import { ratesServer } from '../http/rates/rates.routes.js';
-import { deepFreeze, readConfigFile } from './config.js';
+import { readConfigFile } from './config.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
@@ -212,7 +212,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const logger = createLogger({ level });
   for (const source of sources) logger.info({ config: source }, `InfoService successfully read the config-file '${source}'.`);
   for (const warning of warnings) logger.warn(warning);
-  deepFreeze(configs);
 
   return runRoot(serviceChildren(command, configs, operator), logger, () =>
     logger.info({ services: wanted, operator: operator ? `${operator.host}:${operator.port}` : 'off' }, 'adm-infra started'),

@@ -83,6 +83,8 @@ export function openConfiguredHistory(config: RatesConfig): () => Promise<Histor
 
 export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): ChildSpec {
   const openHistory = options.openHistory ?? openConfiguredHistory(config);
+  // Merge settings depend only on the configuration (what each active source advertises): derive them once.
+  const { settings, notices } = mergeSettings(config, createConnectors(config));
   return supervisorSpec({
     id: 'rates',
     strategy: 'one_for_one',
@@ -109,28 +111,22 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
       }),
       actorChild({
         systemId: 'rates.refresh',
-        logic: (runtime) => {
-          // Connectors hold discovered coin ids: a restarted refresh actor discovers afresh.
-          const connectors = createConnectors(config);
-          const { notices } = mergeSettings(config, connectors);
-          return refreshLogic(runtime, {
-            connectors,
+        // Connectors hold discovered coin ids: a restarted refresh actor gets new ones and discovers afresh.
+        logic: (runtime) =>
+          refreshLogic(runtime, {
+            connectors: createConnectors(config),
             http: options.http ?? fetchJsonClient,
             discoveryRetryDelayMs: options.discoveryRetryDelayMs ?? DEFAULT_DISCOVERY.discoveryRetryDelayMs,
             discoveryAttempts: DEFAULT_DISCOVERY.discoveryAttempts,
             startupNotices: notices,
-          });
-        },
-        input: (runtime) => {
-          const { settings } = mergeSettings(config, createConnectors(config));
-          return {
-            merge: settings,
-            mappings: config.mappings,
-            lifetimeMs: config.rateLifetime * 60_000,
-            intervalMs: config.refreshInterval * 60_000,
-            startedAt: runtime.clock.now(),
-          };
-        },
+          }),
+        input: (runtime) => ({
+          merge: settings,
+          mappings: config.mappings,
+          lifetimeMs: config.rateLifetime * 60_000,
+          intervalMs: config.refreshInterval * 60_000,
+          startedAt: runtime.clock.now(),
+        }),
         shutdownTimeoutMs: 5_000,
       }),
       ...(options.edge ?? []),

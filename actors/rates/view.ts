@@ -18,12 +18,30 @@ export interface RatesView {
   history(query: HistoryQuery, signal: AbortSignal): Promise<Snapshot[]>;
 }
 
+type RefreshSnapshot = { value: unknown; context: RefreshContext };
+
 export function ratesView(runtime: Runtime): RatesView {
-  const snapshot = () => runtime.registry.snapshot<{ value: unknown; context: RefreshContext }>(REFRESH_ID);
+  // spec §4.3: /status answers 200 while the process is alive, also while `rates.refresh` is between a
+  // crash and its restart: the last snapshot read stands in (reported as updating), and before any
+  // snapshot was read, the not-ready status of §2.4.
+  let last: RefreshSnapshot | undefined;
+  const startedAt = runtime.clock.now();
+  const current = (): RefreshSnapshot | undefined => {
+    const snapshot = runtime.registry.lookup(REFRESH_ID)?.getSnapshot() as (RefreshSnapshot & { status?: string }) | undefined;
+    if (snapshot?.status === 'active') {
+      last = snapshot;
+      return snapshot;
+    }
+    return last && { value: 'restarting', context: last.context };
+  };
   return {
-    status: () => refreshStatus(snapshot()),
+    status() {
+      const snapshot = current();
+      return snapshot ? refreshStatus(snapshot) : { ready: false, updating: true, next_update: startedAt, last_updated: null };
+    },
     table(rateLifetimeMinutes) {
-      const { context } = snapshot();
+      const context = current()?.context;
+      if (!context) return {};
       const lifetimeMs = rateLifetimeMinutes === undefined ? context.lifetimeMs : rateLifetimeMinutes * 60_000;
       // The original compares by number equality: 60 and 60.0 are both the cached table (notes A.1).
       if (lifetimeMs === context.lifetimeMs) return context.table;

@@ -208,7 +208,8 @@ export function refreshStatus(snapshot: { value: unknown; context: RefreshContex
 } {
   const { context } = snapshot;
   const ready = context.lastUpdated !== null;
-  const inFlight = snapshot.value === 'discovering' || snapshot.value === 'fetching' || snapshot.value === 'deciding' || snapshot.value === 'storing';
+  // Every state but idle (and the final one) is part of a cycle; a view may also pass 'restarting'.
+  const inFlight = snapshot.value !== 'idle' && snapshot.value !== 'stopped';
   return {
     ready,
     updating: inFlight || !ready,
