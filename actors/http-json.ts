@@ -1,17 +1,20 @@
 // The real HttpJsonClient behind connectors (src/rates/sources/source.ts): global fetch with the caller's
-// AbortSignal combined with a per-request timeout, and a bounded response body.
+// AbortSignal combined with a per-request timeout, and a bounded response body. Failures are thrown as the
+// contract's classes (UpstreamTimeoutError, UpstreamRequestError), so connectors classify by class, not text.
 
-import type { HttpJsonClient, HttpJsonResponse } from '../src/rates/sources/source.js';
+import {
+  UpstreamRequestError,
+  UpstreamTimeoutError,
+  type HttpJsonClient,
+  type HttpJsonResponse,
+} from '../src/rates/sources/source.js';
 
 /** Upstream bodies are JSON lists of coins and prices; the largest (CoinPaprika's /v1/coins) is a few MiB. */
 export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
 
-export class UpstreamError extends Error {
-  override readonly name = 'UpstreamError';
-}
-
 export const fetchJsonClient: HttpJsonClient = {
   async getJson(url, { headers, timeoutMs, signal }): Promise<HttpJsonResponse> {
+    // One timer for the whole exchange: a server that sends headers and then stalls the body is a timeout too.
     const timeout = AbortSignal.timeout(timeoutMs);
     let response: Response;
     try {
@@ -20,13 +23,9 @@ export const fetchJsonClient: HttpJsonClient = {
         signal: AbortSignal.any([signal, timeout]),
       });
     } catch (error) {
-      // Never echo the URL: it may carry an access key in its query string.
-      if (timeout.aborted) throw new UpstreamError(`request timed out after ${timeoutMs} ms`);
-      if (signal.aborted) throw new UpstreamError('request aborted');
-      const cause = (error as { cause?: { code?: string } }).cause;
-      throw new UpstreamError(`request failed${cause?.code ? ` (${cause.code})` : ''}`);
+      throw transportError(error, signal, timeout, timeoutMs);
     }
-    const text = await readBounded(response, timeout);
+    const text = await readBounded(response, signal, timeout, timeoutMs);
     let body: unknown;
     try {
       body = text.length > 0 ? JSON.parse(text) : undefined;
@@ -37,7 +36,7 @@ export const fetchJsonClient: HttpJsonClient = {
   },
 };
 
-async function readBounded(response: Response, timeout: AbortSignal): Promise<string> {
+async function readBounded(response: Response, signal: AbortSignal, timeout: AbortSignal, timeoutMs: number): Promise<string> {
   if (!response.body) return '';
   const reader = response.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -49,13 +48,25 @@ async function readBounded(response: Response, timeout: AbortSignal): Promise<st
       size += value.byteLength;
       if (size > MAX_UPSTREAM_BODY_BYTES) {
         await reader.cancel();
-        throw new UpstreamError(`response body larger than ${MAX_UPSTREAM_BODY_BYTES} bytes`);
+        throw new UpstreamRequestError('body-too-large', { limitBytes: MAX_UPSTREAM_BODY_BYTES });
       }
       chunks.push(value);
     }
   } catch (error) {
-    if (error instanceof UpstreamError) throw error;
-    throw new UpstreamError(timeout.aborted ? 'response timed out' : 'response interrupted');
+    if (error instanceof UpstreamRequestError) throw error;
+    throw transportError(error, signal, timeout, timeoutMs);
   }
   return Buffer.concat(chunks, size).toString('utf8');
+}
+
+/**
+ * Classified by which signal fired, never by fetch's own error text: that text (and its `cause`) may quote the
+ * URL, and the URL may carry an access key. The caller's abort wins over a coincident timeout.
+ */
+function transportError(error: unknown, signal: AbortSignal, timeout: AbortSignal, timeoutMs: number): Error {
+  if (signal.aborted) return new UpstreamRequestError('aborted');
+  if (timeout.aborted) return new UpstreamTimeoutError(timeoutMs);
+  // undici reports the socket failure as `TypeError('fetch failed', { cause })`; the cause carries the code.
+  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  return new UpstreamRequestError('connection', { code: loose?.cause?.code ?? loose?.code });
 }

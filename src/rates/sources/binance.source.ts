@@ -9,11 +9,10 @@
 import type { BinanceBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'Binance';
 export const BINANCE_DEFAULT_URL = 'https://api.binance.com';
-/** Per-source timeout of a cycle (notes D.10, F.21). */
-const TIMEOUT_MS = 10_000;
 /** exchangeInfo is slower and read once per start (notes D.10). */
 const EXCHANGE_INFO_TIMEOUT_MS = 15_000;
 /** Unavailable For Legal Reasons: a regional block that a retry cannot fix. */
@@ -34,14 +33,14 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
   /** Tradable markets, filled by discovery. */
   let markets: Map<string, string> | undefined;
   let geoBlocked = false;
-  let lastMissing = '';
+  const reportMissing = missingRatesReporter(NAME);
 
   const geoBlock = (): SourceFetchError => {
     geoBlocked = true;
     return new SourceFetchError(NAME, GEO_BLOCK_MESSAGE, GEO_BLOCKED, true);
   };
   const exchangeInfo = (ctx: SourceContext, query: string) =>
-    request(ctx, `${base}/api/v3/exchangeInfo?${query}`, EXCHANGE_INFO_TIMEOUT_MS);
+    upstreamRequest(NAME, ctx, `${base}/api/v3/exchangeInfo?${query}`, { timeoutMs: EXCHANGE_INFO_TIMEOUT_MS });
 
   const connector: SourceConnector = {
     name: NAME,
@@ -84,9 +83,9 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
       if (geoBlocked) throw new SourceFetchError(NAME, GEO_BLOCK_MESSAGE, GEO_BLOCKED, true);
       if (!markets) await connector.discover!(ctx);
       const tradable = markets!;
-      const response = await request(ctx, `${base}/api/v3/ticker/price?symbols=${encodeURIComponent(JSON.stringify([...tradable.keys()]))}`, TIMEOUT_MS);
+      const response = await upstreamRequest(NAME, ctx, `${base}/api/v3/ticker/price?symbols=${encodeURIComponent(JSON.stringify([...tradable.keys()]))}`);
       if (response.status === GEO_BLOCKED) throw geoBlock();
-      if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
+      requireOk(NAME, response);
       if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the price answer is not an array', response.status);
       const prices = new Map<string, unknown>();
       for (const row of response.body as { symbol?: unknown; price?: unknown }[]) {
@@ -96,15 +95,11 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
       const missing: string[] = [];
       for (const [market, coin] of tradable) {
         // Prices are strings, e.g. "81867.52000000".
-        const price = Number(prices.get(market));
-        const value = Number.isFinite(price) && price > 0 ? Number(price.toFixed(options.decimals)) : NaN;
-        if (value > 0) quotes.push({ pair: `${coin}/USD`, price: value });
+        const value = roundPrice(Number(prices.get(market)), options.decimals);
+        if (value !== undefined) quotes.push({ pair: `${coin}/USD`, price: value });
         else missing.push(coin);
       }
-      // Warn when the set of missing coins changes, not every cycle: notifications are not throttled elsewhere.
-      const key = missing.join(',');
-      if (key !== '' && key !== lastMissing) ctx.warn(`${NAME} has no rate for: ${missing.join(', ')}.`);
-      lastMissing = key;
+      reportMissing(ctx, missing);
       return quotes;
     },
   };
@@ -112,26 +107,8 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
 }
 
 function symbolsOf(response: HttpJsonResponse): MarketInfo[] {
-  if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status} from exchangeInfo`, response.status);
+  requireOk(NAME, response, 'from exchangeInfo');
   const symbols = (response.body as { symbols?: unknown } | undefined)?.symbols;
   if (!Array.isArray(symbols)) throw new SourceFetchError(NAME, "exchangeInfo has no 'symbols' array", response.status);
   return symbols.filter((info): info is MarketInfo => typeof info === 'object' && info !== null);
-}
-
-async function request(ctx: SourceContext, url: string, timeoutMs: number): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { timeoutMs, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal, timeoutMs));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the request. */
-function transportFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${timeoutMs} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -5,12 +5,11 @@
 
 import type { CoingeckoBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector, type SourceContext } from './source.js';
+import { isOk, requireJson, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'Coingecko';
 export const COINGECKO_DEFAULT_URL = 'https://api.coingecko.com';
-/** Per-source timeout of a cycle (notes F.21). */
-const TIMEOUT_MS = 10_000;
 /** The coin directory is a multi-megabyte download made once per start, so it gets longer. */
 const DIRECTORY_TIMEOUT_MS = 20_000;
 
@@ -20,17 +19,15 @@ export function createCoingeckoConnector(block: CoingeckoBlock, options: Connect
   /** Symbol → CoinGecko id, filled by discovery. */
   let resolved: Map<string, string> | undefined;
 
-  const get = async (ctx: SourceContext, path: string, timeoutMs: number): Promise<unknown> => {
+  const get = async (ctx: SourceContext, path: string, timeoutMs?: number): Promise<unknown> => {
     if (!apiKey) throw new SourceFetchError(NAME, 'no API key is configured', undefined, true);
-    const response = await request(ctx, `${base}${path}`, timeoutMs, { 'x-cg-demo-api-key': apiKey });
-    if (response.status < 200 || response.status > 299) {
+    const response = await upstreamRequest(NAME, ctx, `${base}${path}`, { timeoutMs, headers: { 'x-cg-demo-api-key': apiKey } });
+    if (!isOk(response)) {
       // 429 `{"status":{"error_code":429,"error_message":"You've exceeded the Rate Limit…"}}` (notes D.7).
       const message = (response.body as { status?: { error_message?: unknown } } | undefined)?.status?.error_message;
-      const detail = typeof message === 'string' && message !== '' ? `: ${message.split(apiKey).join('***').replace(/[^\x20-\x7e]/g, '?').slice(0, 120)}` : '';
-      throw new SourceFetchError(NAME, `HTTP ${response.status}${detail}`, response.status);
+      throw new SourceFetchError(NAME, `HTTP ${response.status}${upstreamDetail(message, 120, apiKey)}`, response.status);
     }
-    if (response.body === undefined) throw new SourceFetchError(NAME, 'the response is not JSON', response.status);
-    return response.body;
+    return requireJson(NAME, response);
   };
 
   const connector: SourceConnector = {
@@ -76,36 +73,18 @@ export function createCoingeckoConnector(block: CoingeckoBlock, options: Connect
       if (!resolved) await connector.discover!(ctx);
       const coins = resolved!;
       const ids = [...new Set(coins.values())];
-      const body = await get(ctx, `/api/v3/simple/price?ids=${ids.map(encodeURIComponent).join(',')}&vs_currencies=USD`, TIMEOUT_MS);
+      const body = await get(ctx, `/api/v3/simple/price?ids=${ids.map(encodeURIComponent).join(',')}&vs_currencies=USD`);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SourceFetchError(NAME, 'the price response is not an object');
       const quotes: Quote[] = [];
       for (const [symbol, id] of coins) {
         const price = ((body as Record<string, unknown>)[id] as { usd?: unknown } | undefined)?.usd;
         // As in 4.1: an id missing from the answer fails the source (notes D.7).
         if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0) throw new SourceFetchError(NAME, `the response has no USD price for id '${id}'`);
-        const value = Number(price.toFixed(options.decimals));
-        if (value > 0) quotes.push({ pair: `${symbol}/USD`, price: value });
+        const quote = roundedQuote(`${symbol}/USD`, price, options.decimals);
+        if (quote) quotes.push(quote);
       }
       return quotes;
     },
   };
   return connector;
-}
-
-async function request(ctx: SourceContext, url: string, timeoutMs: number, headers: Record<string, string>): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { headers, timeoutMs, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal, timeoutMs));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the request. */
-function transportFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${timeoutMs} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -5,12 +5,11 @@
 
 import type { CoinLoreBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector } from './source.js';
+import { missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'CoinLore';
 export const COINLORE_DEFAULT_URL = 'https://api.coinlore.net';
-/** Per-request timeout of a cycle (notes F.21). */
-const TIMEOUT_MS = 10_000;
 /** The asset directory (~15k rows) is read once per start, so it gets longer. */
 const DIRECTORY_TIMEOUT_MS = 20_000;
 /** Ids per `/api/ticker/` request (notes D.9). */
@@ -39,7 +38,7 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
   const pending = block.coins.filter((symbol) => !explicit.has(symbol));
   /** Symbol → CoinLore id. */
   let coins: Map<string, string> | undefined = pending.length === 0 ? explicit : undefined;
-  let lastMissing = '';
+  const reportMissing = missingRatesReporter(NAME);
 
   const connector: SourceConnector = {
     name: NAME,
@@ -49,8 +48,8 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
       const resolved = new Map(explicit);
       // A fully populated `ids` map costs no directory request at all (notes D.9).
       if (pending.length > 0) {
-        const response = await request(ctx, `${base}/api/assets/`, DIRECTORY_TIMEOUT_MS, { 'Accept-Encoding': 'gzip' });
-        if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status} from the asset directory`, response.status);
+        const response = await upstreamRequest(NAME, ctx, `${base}/api/assets/`, { timeoutMs: DIRECTORY_TIMEOUT_MS, headers: { 'Accept-Encoding': 'gzip' } });
+        requireOk(NAME, response, 'from the asset directory');
         const data = (response.body as { data?: unknown } | undefined)?.data;
         if (!Array.isArray(data)) throw new SourceFetchError(NAME, "the asset directory has no 'data' array", response.status);
         const assets = data.filter(
@@ -83,8 +82,8 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
       const rows = new Map<string, TickerRow>();
       for (let offset = 0; offset < ids.length; offset += COINLORE_IDS_PER_REQUEST) {
         const chunk = ids.slice(offset, offset + COINLORE_IDS_PER_REQUEST);
-        const response = await request(ctx, `${base}/api/ticker/?id=${chunk.map(encodeURIComponent).join(',')}`, TIMEOUT_MS);
-        if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
+        const response = await upstreamRequest(NAME, ctx, `${base}/api/ticker/?id=${chunk.map(encodeURIComponent).join(',')}`);
+        requireOk(NAME, response);
         if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the ticker answer is not an array', response.status);
         for (const row of response.body as TickerRow[]) {
           if (row && typeof row === 'object' && row.id !== undefined) rows.set(String(row.id), row);
@@ -100,35 +99,14 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
           missing.push(`${symbol} (id ${id} answered another symbol; check 'coinlore.ids')`);
           continue;
         }
-        const price = Number(row?.price_usd);
-        const value = Number.isFinite(price) && price > 0 ? Number(price.toFixed(options.decimals)) : NaN;
-        if (value > 0) quotes.push({ pair: `${symbol}/USD`, price: value });
+        // Prices arrive as strings ("81520.59"); an absent or empty one becomes NaN or 0 and is dropped.
+        const value = roundPrice(Number(row?.price_usd), options.decimals);
+        if (value !== undefined) quotes.push({ pair: `${symbol}/USD`, price: value });
         else missing.push(symbol);
       }
-      // Warn when the set of missing coins changes, not every cycle: notifications are not throttled elsewhere.
-      const key = missing.join(',');
-      if (key !== '' && key !== lastMissing) ctx.warn(`${NAME} has no rate for: ${missing.join(', ')}.`);
-      lastMissing = key;
+      reportMissing(ctx, missing);
       return quotes;
     },
   };
   return connector;
-}
-
-async function request(ctx: SourceContext, url: string, timeoutMs: number, headers?: Record<string, string>): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { ...(headers ? { headers } : {}), timeoutMs, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal, timeoutMs));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the request. */
-function transportFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${timeoutMs} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -5,13 +5,12 @@
 
 import type { CoinmarketcapBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector, type SourceContext } from './source.js';
+import { isOk, missingRatesReporter, requireJson, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'Coinmarketcap';
 export const COINMARKETCAP_DEFAULT_URL = 'https://pro-api.coinmarketcap.com';
 const QUOTES_PATH = '/v1/cryptocurrency/quotes/latest';
-/** Per-source timeout (notes D.5, F.21). */
-const TIMEOUT_MS = 10_000;
 
 interface CmcRow {
   id?: unknown;
@@ -27,20 +26,20 @@ export function createCoinmarketcapConnector(block: CoinmarketcapBlock, options:
   const symbolsToResolve = block.coins.filter((coin) => !(coin in configuredIds));
   /** Symbol → UCID, filled by discovery. */
   let resolved: Map<string, number> | undefined;
-  let lastMissing = '';
+  const reportMissing = missingRatesReporter(NAME);
 
   const get = async (ctx: SourceContext, query: string): Promise<unknown> => {
     if (!apiKey) throw new SourceFetchError(NAME, 'no API key is configured', undefined, true);
-    const response = await request(ctx, `${base}${QUOTES_PATH}?${query}`, { 'X-CMC_PRO_API_KEY': apiKey });
+    const response = await upstreamRequest(NAME, ctx, `${base}${QUOTES_PATH}?${query}`, { headers: { 'X-CMC_PRO_API_KEY': apiKey } });
     const body = response.body as { status?: { error_code?: unknown; error_message?: unknown }; data?: unknown } | undefined;
     const errorCode = body?.status?.error_code;
-    const failed = response.status < 200 || response.status > 299 || (typeof errorCode === 'number' && errorCode !== 0);
+    const failed = !isOk(response) || (typeof errorCode === 'number' && errorCode !== 0);
     if (failed) {
       // 401 error_code 1001/1002 = bad or missing key, 429 error_code 1008 = rate limit (notes D.5).
-      const detail = typeof errorCode === 'number' ? ` (error_code ${errorCode}${describe(body?.status?.error_message, apiKey)})` : '';
+      const detail = typeof errorCode === 'number' ? ` (error_code ${errorCode}${upstreamDetail(body?.status?.error_message, 120, apiKey)})` : '';
       throw new SourceFetchError(NAME, `HTTP ${response.status}${detail}`, response.status);
     }
-    if (body === undefined) throw new SourceFetchError(NAME, 'the response is not JSON', response.status);
+    requireJson(NAME, response);
     if (typeof body?.data !== 'object' || body.data === null) throw new SourceFetchError(NAME, "the response has no 'data' object", response.status);
     return body.data;
   };
@@ -75,17 +74,14 @@ export function createCoinmarketcapConnector(block: CoinmarketcapBlock, options:
       const missing: string[] = [];
       for (const symbol of coins.keys()) {
         const price = rows.find((row) => row.symbol === symbol)?.quote?.USD?.price;
-        const quote = typeof price === 'number' && price > 0 ? rounded(`${symbol}/USD`, price, options.decimals) : undefined;
+        const quote = typeof price === 'number' && price > 0 ? roundedQuote(`${symbol}/USD`, price, options.decimals) : undefined;
         if (quote) quotes.push(quote);
         else missing.push(symbol);
       }
       if (quotes.length === 0) {
         throw new SourceFetchError(NAME, `Unable to get all of ${coins.size} coin rates. Check ${NAME} service and configuration file.`, 200);
       }
-      // Warn when the set of missing coins changes, not every cycle: notifications are not throttled elsewhere.
-      const key = missing.join(',');
-      if (key !== '' && key !== lastMissing) ctx.warn(`${NAME} has no rate for: ${missing.join(', ')}.`);
-      lastMissing = key;
+      reportMissing(ctx, missing);
       return quotes;
     },
   };
@@ -97,31 +93,4 @@ function rowsOf(data: unknown): CmcRow[] {
   return Object.values(data as Record<string, unknown>)
     .flatMap((value) => (Array.isArray(value) ? value : [value]))
     .filter((row): row is CmcRow => typeof row === 'object' && row !== null);
-}
-
-function describe(message: unknown, key: string): string {
-  return typeof message === 'string' && message !== '' ? `: ${message.split(key).join('***').replace(/[^\x20-\x7e]/g, '?').slice(0, 120)}` : '';
-}
-
-function rounded(pair: string, price: number, decimals: number): Quote | undefined {
-  const value = Number(price.toFixed(decimals));
-  return Number.isFinite(value) && value > 0 ? { pair, price: value } : undefined;
-}
-
-async function request(ctx: SourceContext, url: string, headers: Record<string, string>): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { headers, timeoutMs: TIMEOUT_MS, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the request. */
-function transportFailure(error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${TIMEOUT_MS} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -5,12 +5,11 @@
 
 import type { CoinPaprikaBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector } from './source.js';
+import { httpStatusError, isOk, missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'CoinPaprika';
 export const COINPAPRIKA_DEFAULT_URL = 'https://api.coinpaprika.com';
-/** Per-request timeout of a cycle (notes F.21). */
-const TIMEOUT_MS = 10_000;
 /** The directory is ~7 MB uncompressed and read once per start, so it gets longer. */
 const DIRECTORY_TIMEOUT_MS = 20_000;
 /** Both large payloads are asked for compressed (notes D.8). */
@@ -42,7 +41,7 @@ const rankOrder = (rank: number): number => (Number.isFinite(rank) && rank > 0 ?
 export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: ConnectorOptions): SourceConnector {
   const base = (block.url ?? COINPAPRIKA_DEFAULT_URL).replace(/\/+$/, '');
   let coins: PaprikaCoin[] | undefined;
-  let lastMissing = '';
+  const reportMissing = missingRatesReporter(NAME);
 
   const connector: SourceConnector = {
     name: NAME,
@@ -50,8 +49,8 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
     // Ids name no symbol until the directory has been read.
     advertisedCoins: () => (coins ? coins.map((coin) => coin.symbol) : [...block.coins]),
     async discover(ctx) {
-      const response = await request(ctx, `${base}/v1/coins`, DIRECTORY_TIMEOUT_MS, GZIP);
-      if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status} from the coin directory`, response.status);
+      const response = await upstreamRequest(NAME, ctx, `${base}/v1/coins`, { timeoutMs: DIRECTORY_TIMEOUT_MS, headers: GZIP });
+      requireOk(NAME, response, 'from the coin directory');
       if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the coin directory is not an array', response.status);
       const directory = (response.body as unknown[]).filter(
         (item): item is DirectoryEntry =>
@@ -135,8 +134,8 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
 
       const bulkCoins = admitted.filter((coin) => coin.bulk);
       if (bulkCoins.length > 0) {
-        const response = await request(ctx, `${base}/v1/tickers?quotes=USD&limit=${block.bulk_limit}`, TIMEOUT_MS, GZIP);
-        if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
+        const response = await upstreamRequest(NAME, ctx, `${base}/v1/tickers?quotes=USD&limit=${block.bulk_limit}`, { headers: GZIP });
+        requireOk(NAME, response);
         if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the ticker list is not an array', response.status);
         const rows = new Map<unknown, TickerRow>();
         for (const row of response.body as TickerRow[]) if (row && typeof row === 'object') rows.set(row.id, row);
@@ -153,9 +152,9 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
       for (const coin of pending.slice(0, block.max_individual_requests)) {
         // Each call stands alone: one dead id must not take the whole source down (notes D.8).
         try {
-          const response = await request(ctx, `${base}/v1/tickers/${encodeURIComponent(coin.id)}?quotes=USD`, TIMEOUT_MS);
-          if (response.status < 200 || response.status > 299) {
-            lastFailure = new SourceFetchError(NAME, `HTTP ${response.status} for id '${coin.id}'`, response.status);
+          const response = await upstreamRequest(NAME, ctx, `${base}/v1/tickers/${encodeURIComponent(coin.id)}?quotes=USD`);
+          if (!isOk(response)) {
+            lastFailure = httpStatusError(NAME, response, `for id '${coin.id}'`);
             continue;
           }
           answered += 1;
@@ -172,34 +171,13 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
       const missing: string[] = [];
       for (const coin of admitted) {
         const price = prices.get(coin.id);
-        const value = price === undefined ? NaN : Number(price.toFixed(options.decimals));
-        if (value > 0) quotes.push({ pair: `${coin.symbol}/USD`, price: value });
+        const value = price === undefined ? undefined : roundPrice(price, options.decimals);
+        if (value !== undefined) quotes.push({ pair: `${coin.symbol}/USD`, price: value });
         else missing.push(rejected.includes(coin.symbol) ? `${coin.symbol} (id '${coin.id}' answered another symbol)` : coin.symbol);
       }
-      // Warn when the set of missing coins changes, not every cycle: notifications are not throttled elsewhere.
-      const key = missing.join(',');
-      if (key !== '' && key !== lastMissing) ctx.warn(`${NAME} has no rate for: ${missing.join(', ')}.`);
-      lastMissing = key;
+      reportMissing(ctx, missing);
       return quotes;
     },
   };
   return connector;
-}
-
-async function request(ctx: SourceContext, url: string, timeoutMs: number, headers?: Record<string, string>): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { ...(headers ? { headers } : {}), timeoutMs, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal, timeoutMs));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the request. */
-function transportFailure(error: unknown, signal: AbortSignal, timeoutMs: number): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${timeoutMs} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -5,12 +5,11 @@
 
 import type { ConnectorOptions, CryptoCompareBlock } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector } from './source.js';
+import { isOk, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'CryptoCompare';
 export const CRYPTOCOMPARE_DEFAULT_URL = 'https://min-api.cryptocompare.com';
-/** Per-source timeout (notes F.21). */
-const TIMEOUT_MS = 10_000;
 
 export function createCryptoCompareConnector(block: CryptoCompareBlock, options: ConnectorOptions): SourceConnector {
   const base = (block.url ?? CRYPTOCOMPARE_DEFAULT_URL).replace(/\/+$/, '');
@@ -24,7 +23,7 @@ export function createCryptoCompareConnector(block: CryptoCompareBlock, options:
     async fetch(ctx) {
       if (!apiKey) throw new SourceFetchError(NAME, 'no API key is configured', undefined, true);
       const query = `fsyms=${coins.map(encodeURIComponent).join(',')}&tsyms=USD&api_key=${encodeURIComponent(apiKey)}`;
-      const response = await request(ctx, `${base}/data/pricemulti?${query}`);
+      const response = await upstreamRequest(NAME, ctx, `${base}/data/pricemulti?${query}`);
       const body = response.body as Record<string, unknown> | undefined;
       const upstreamError =
         body && typeof body === 'object'
@@ -32,10 +31,9 @@ export function createCryptoCompareConnector(block: CryptoCompareBlock, options:
             ? body.Message
             : (body.Err as { message?: unknown } | undefined)?.message
           : undefined;
-      if (upstreamError !== undefined || response.status < 200 || response.status > 299) {
-        const detail = typeof upstreamError === 'string' && upstreamError !== '' ? `: ${scrub(upstreamError, apiKey)}` : '';
-        const status = response.status >= 200 && response.status <= 299 ? 'the API answered an error' : `HTTP ${response.status}`;
-        throw new SourceFetchError(NAME, `${status}${detail}`, response.status);
+      if (upstreamError !== undefined || !isOk(response)) {
+        const status = isOk(response) ? 'the API answered an error' : `HTTP ${response.status}`;
+        throw new SourceFetchError(NAME, `${status}${upstreamDetail(upstreamError, 160, apiKey)}`, response.status);
       }
       if (body === undefined || typeof body !== 'object' || body === null) throw new SourceFetchError(NAME, 'the response is not a JSON object', response.status);
       const quotes: Quote[] = [];
@@ -45,33 +43,10 @@ export function createCryptoCompareConnector(block: CryptoCompareBlock, options:
         if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0) {
           throw new SourceFetchError(NAME, `the response has no USD price for ${coin}`, response.status);
         }
-        const value = Number(price.toFixed(options.decimals));
-        if (value > 0) quotes.push({ pair: `${coin}/USD`, price: value });
+        const quote = roundedQuote(`${coin}/USD`, price, options.decimals);
+        if (quote) quotes.push(quote);
       }
       return quotes;
     },
   };
-}
-
-/** Upstream text in a notification: one short line, never the key. */
-function scrub(text: string, key: string): string {
-  return text.split(key).join('***').replace(/[^\x20-\x7e]/g, '?').slice(0, 160);
-}
-
-async function request(ctx: SourceContext, url: string): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { timeoutMs: TIMEOUT_MS, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the URL, and this URL carries the key. */
-function transportFailure(error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${TIMEOUT_MS} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

@@ -4,13 +4,12 @@
 
 import type { ConnectorOptions, MoexBlock } from '../config.js';
 import type { Quote } from '../types.js';
-import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
+import { SourceFetchError, type SourceConnector } from './source.js';
+import { requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'MOEX';
 /** ADAMANT's proxy: MOEX may refuse requests from some countries. Direct: https://iss.moex.com/iss/engines/currency/markets/selt/securities.jsonp */
 export const MOEX_DEFAULT_URL = 'https://rusdoor.adamant.im/securities.jsonp';
-/** Per-source timeout (notes F.21). */
-const TIMEOUT_MS = 10_000;
 
 /** Column indexes in `securities.data` rows (notes D.4). */
 const BOARDID = 1;
@@ -35,10 +34,9 @@ export function createMoexConnector(block: MoexBlock, options: ConnectorOptions)
     // `USD/RUB` stands for RUB (it yields RUB/USD), every other `X/RUB` for X.
     advertisedCoins: () => [...new Set(pairs.map((pair) => (pair === USD_RUB ? 'RUB' : pair.replace(/\/RUB$/, ''))))],
     async fetch(ctx) {
-      const response = await request(ctx, url);
-      if (response.status < 200 || response.status > 299) throw new SourceFetchError(NAME, `HTTP ${response.status}`, response.status);
-      if (response.body === undefined) throw new SourceFetchError(NAME, 'the response is not JSON', response.status);
-      const data = (response.body as { securities?: { data?: unknown } } | null)?.securities?.data;
+      const response = await upstreamRequest(NAME, ctx, url);
+      requireOk(NAME, response);
+      const data = (requireJson(NAME, response) as { securities?: { data?: unknown } } | null)?.securities?.data;
       if (!Array.isArray(data)) throw new SourceFetchError(NAME, "the response has no 'securities.data' rows", response.status);
       const rows = data.filter((row): row is unknown[] => Array.isArray(row) && row[BOARDID] === BOARD);
 
@@ -55,43 +53,24 @@ export function createMoexConnector(block: MoexBlock, options: ConnectorOptions)
 
       const usdRub = USD_RUB in codes ? priceOf(USD_RUB) : undefined;
       const quotes: Quote[] = [];
+      /** Pushes the rounded quote and returns its price, or undefined when there was none to push. */
+      const push = (pair: string, price: number): number | undefined => {
+        const quote = roundedQuote(pair, price, options.decimals);
+        if (quote) quotes.push(quote);
+        return quote?.price;
+      };
       for (const pair of pairs) {
         const price = priceOf(pair);
         if (price === undefined) continue;
         if (pair === USD_RUB) {
-          push(quotes, 'RUB/USD', 1 / price, options.decimals);
+          push('RUB/USD', 1 / price);
           continue;
         }
-        const direct = push(quotes, pair, price, options.decimals);
+        const direct = push(pair, price);
         // The original divides the rounded direct rate, keeping both pairs consistent with what is served.
-        if (direct !== undefined && usdRub) push(quotes, `${pair.replace(/\/RUB$/, '')}/USD`, direct / usdRub, options.decimals);
+        if (direct !== undefined && usdRub) push(`${pair.replace(/\/RUB$/, '')}/USD`, direct / usdRub);
       }
       return quotes;
     },
   };
-}
-
-function push(quotes: Quote[], pair: string, price: number, decimals: number): number | undefined {
-  const value = Number(price.toFixed(decimals));
-  if (!Number.isFinite(value) || value <= 0) return undefined;
-  quotes.push({ pair, price: value });
-  return value;
-}
-
-async function request(ctx: SourceContext, url: string): Promise<HttpJsonResponse> {
-  try {
-    return await ctx.http.getJson(url, { timeoutMs: TIMEOUT_MS, signal: ctx.signal });
-  } catch (error) {
-    throw new SourceFetchError(NAME, transportFailure(error, ctx.signal));
-  }
-}
-
-/** Described by kind only: a client's own error text may quote the URL (notes E.3: 4.2 redacts URIs). */
-function transportFailure(error: unknown, signal: AbortSignal): string {
-  if (signal.aborted) return 'request aborted';
-  const name = error instanceof Error ? error.name : 'Error';
-  if (/timeout/i.test(name)) return `no answer within ${TIMEOUT_MS} ms`;
-  const loose = error as { code?: unknown; cause?: { code?: unknown } } | undefined;
-  const code = loose?.cause?.code ?? loose?.code;
-  return `request failed (${typeof code === 'string' && /^[A-Z0-9_]+$/.test(code) ? code : name})`;
 }

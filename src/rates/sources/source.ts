@@ -1,5 +1,5 @@
 // The contract every upstream rate connector implements (notes/rates.md D).
-// Connectors are pure of transport: the HTTP client is injected (see actors/rates/http-json.ts),
+// Connectors are pure of transport: the HTTP client is injected (see actors/http-json.ts),
 // so the same code runs against the real APIs, fake servers on 127.0.0.1, and unit-test stubs.
 
 import type { Quote, SourceName } from '../types.js';
@@ -11,6 +11,14 @@ export interface HttpJsonResponse {
 }
 
 export interface HttpJsonClient {
+  /**
+   * GET `url` and parse the body as JSON. Any HTTP status resolves: judging it is the connector's job.
+   * Rejects only with a transport failure, one class per kind, so callers match on the class, never on text:
+   * - `UpstreamTimeoutError`: no complete answer within `timeoutMs` (headers and body together);
+   * - `UpstreamRequestError`: `signal` aborted, the connection failed (refused, reset, DNS) or broke mid-body,
+   *   or the body exceeded the client's size bound.
+   * Neither message ever contains the URL: query strings carry access keys (notes E.3).
+   */
   getJson(
     url: string,
     options: { headers?: Record<string, string>; timeoutMs: number; signal: AbortSignal },
@@ -48,5 +56,47 @@ export class SourceFetchError extends Error {
     readonly permanent = false,
   ) {
     super(message);
+  }
+}
+
+/** An HttpJsonClient gave up waiting: no complete answer within `timeoutMs`. */
+export class UpstreamTimeoutError extends Error {
+  override readonly name = 'UpstreamTimeoutError';
+  constructor(readonly timeoutMs: number) {
+    super(`no answer within ${timeoutMs} ms`);
+  }
+}
+
+/** Why an HttpJsonClient request produced no usable answer, short of a timeout. */
+export type UpstreamRequestReason =
+  /** The caller's signal fired. */
+  | 'aborted'
+  /** Refused, reset, unresolvable host, or the connection broke while the body was arriving. */
+  | 'connection'
+  /** The body grew past the client's bound (`limitBytes`). */
+  | 'body-too-large';
+
+/**
+ * An HttpJsonClient request failed in transport. The message is built from the fields alone, never from the
+ * URL or a lower layer's text, so it is safe to forward to operators as is.
+ */
+export class UpstreamRequestError extends Error {
+  override readonly name = 'UpstreamRequestError';
+  /** The system error code (`ECONNREFUSED`, `ECONNRESET`, `ENOTFOUND`…) when one was given. */
+  readonly code: string | undefined;
+  readonly limitBytes: number | undefined;
+  constructor(
+    readonly reason: UpstreamRequestReason,
+    details: { code?: unknown; limitBytes?: number } = {},
+  ) {
+    // Only an identifier-shaped code is kept: anything else could be free text quoting the request.
+    const code = typeof details.code === 'string' && /^[A-Z0-9_]+$/.test(details.code) ? details.code : undefined;
+    super(
+      reason === 'aborted' ? 'request aborted'
+      : reason === 'body-too-large' ? (details.limitBytes === undefined ? 'response body too large' : `response body larger than ${details.limitBytes} bytes`)
+      : `request failed (${code ?? 'connection error'})`,
+    );
+    this.code = code;
+    this.limitBytes = details.limitBytes;
   }
 }

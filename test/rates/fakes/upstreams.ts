@@ -1,11 +1,12 @@
 // Fake upstream rate APIs for tests: one node:http server on 127.0.0.1 (port 0) serving the ten sources'
 // request paths under distinct prefixes, with an in-process control API. Shapes follow notes/rates.md D.1–D.10.
-// Also exports a tiny fetch-based HttpJsonClient, the stand-in for the service's real one.
+// Also exports a recording wrapper around the service's real HttpJsonClient, with a timeout cap for fast tests.
 //
 // Importing this module starts nothing (node --test runs every .js under a test/ folder).
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fetchJsonClient } from '../../../actors/http-json.js';
 import type { HttpJsonClient, SourceContext } from '../../../src/rates/sources/source.js';
 import type { SourceName } from '../../../src/rates/types.js';
 
@@ -442,25 +443,17 @@ export interface RecordedCall {
 }
 
 /**
- * A real HttpJsonClient over fetch, passing the caller's signal through and adding the timeout.
- * `maxTimeoutMs` shortens the connectors' 10–20 s timeouts so timeout tests stay fast; `calls` records what was asked.
+ * The service's own HttpJsonClient (actors/http-json.ts), so tests exercise the production transport and its
+ * error contract (UpstreamTimeoutError, UpstreamRequestError). `maxTimeoutMs` shortens the connectors' 10–20 s
+ * timeouts so timeout tests stay fast; `calls` records what the connector asked for, before shortening.
  */
 export function createFetchJsonClient(options: { maxTimeoutMs?: number } = {}): HttpJsonClient & { readonly calls: RecordedCall[] } {
   const calls: RecordedCall[] = [];
   return {
     calls,
-    async getJson(url, { headers = {}, timeoutMs, signal }) {
-      calls.push({ url, headers: { ...headers }, timeoutMs });
-      const effective = Math.min(timeoutMs, options.maxTimeoutMs ?? timeoutMs);
-      const response = await fetch(url, { headers, signal: AbortSignal.any([signal, AbortSignal.timeout(effective)]) });
-      const text = await response.text();
-      let body: unknown;
-      try {
-        body = text === '' ? undefined : JSON.parse(text);
-      } catch {
-        body = undefined;
-      }
-      return { status: response.status, body };
+    getJson(url, request) {
+      calls.push({ url, headers: { ...request.headers }, timeoutMs: request.timeoutMs });
+      return fetchJsonClient.getJson(url, { ...request, timeoutMs: Math.min(request.timeoutMs, options.maxTimeoutMs ?? request.timeoutMs) });
     },
   };
 }
