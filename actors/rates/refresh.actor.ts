@@ -38,8 +38,10 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
   return refreshCycleMachine.provide({
     actors: {
       discoverSources: fromPromise<DiscoveryOutput>(async ({ signal }) => {
+        // Startup notices (the started message, configuration warnings) go out at once, not after discovery.
+        publish(deps.startupNotices);
         const disabled: string[] = [];
-        const notices: Notice[] = [...deps.startupNotices];
+        const notices: Notice[] = [];
         await Promise.all(
           deps.connectors.map(async (connector) => {
             if (!connector.discover) return;
@@ -51,13 +53,16 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
               } catch (error) {
                 if (signal.aborted) throw error;
                 logger.warn({ source: connector.name, attempt, reason: (error as Error).message }, 'source discovery failed');
-                if (attempt === deps.discoveryAttempts - 1) {
+                // A permanent refusal (Binance HTTP 451, notes D.10) is not retried.
+                const permanent = (error as { permanent?: boolean }).permanent === true;
+                if (permanent || attempt === deps.discoveryAttempts - 1) {
                   // F.22: disable the source for this run instead of exiting the process as the original did.
                   disabled.push(connector.name);
                   notices.push({
                     level: 'error',
-                    message: `Unable to set up ${connector.name} after ${deps.discoveryAttempts} attempts: ${(error as Error).message}. The source is disabled until restart.`,
+                    message: `Unable to set up ${connector.name}${permanent ? '' : ` after ${deps.discoveryAttempts} attempts`}: ${(error as Error).message}. The source is disabled until restart.`,
                   });
+                  return;
                 }
               }
             }

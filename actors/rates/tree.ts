@@ -10,7 +10,7 @@
 // retained quotes, and its store attempts fail as notices meanwhile.
 
 import { computeCoverage } from '../../src/rates/merge.js';
-import type { RatesConfig } from '../../src/rates/config.js';
+import { RATES_VERSION, type RatesConfig } from '../../src/rates/config.js';
 import type { Notice } from '../../src/rates/cycle.js';
 import { createConnectors } from '../../src/rates/sources/index.js';
 import type { HttpJsonClient, SourceConnector } from '../../src/rates/sources/source.js';
@@ -84,7 +84,9 @@ export function openConfiguredHistory(config: RatesConfig): () => Promise<Histor
 export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): ChildSpec {
   const openHistory = options.openHistory ?? openConfiguredHistory(config);
   // Merge settings depend only on the configuration (what each active source advertises): derive them once.
-  const { settings, notices } = mergeSettings(config, createConnectors(config));
+  const { settings, notices: configNotices } = mergeSettings(config, createConnectors(config));
+  // notes E.3: the startup notification (level info in 4.2), then the configuration warnings.
+  const notices: Notice[] = [{ level: 'info', message: `Infoservice v${RATES_VERSION} started on port ${config.server.port}` }, ...configNotices];
   return supervisorSpec({
     id: 'rates',
     strategy: 'one_for_one',
