@@ -1,0 +1,520 @@
+// `npm run bench -- rates`: the rates service's timing goals, each against a reference measured in the same run.
+//
+// 1. get:     /get and /get?coin=BTC under 50 concurrent keep-alive connections, the built CLI as its own
+//             process (upstreams faked on 127.0.0.1), against a plain node:http server in its own process
+//             replaying the service's exact answer. Goal: service >= 2x the baseline's requests/s and
+//             a p99 no worse than the baseline's. A bare uWS app replaying the same answer (no application
+//             code) shows the ceiling of this machine + load generator + uWS build.
+// 2. history: /getHistory over 100,000 generated snapshots x 30 pairs in the SQLite backend, sequential
+//             requests on one connection: point in time with a pair, and a range with limit=100.
+//             Goal: p50 < 2 ms (point) and < 20 ms (range). Also the service's peak RSS.
+// 3. merge:   applySourceQuotes() x 10 sources + evaluate() over 2,000 pairs, in-process. Goal: < 50 ms a cycle.
+
+import { writeFileSync, statSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startFakeUpstreams, type FakeUpstreams } from '../test/rates/fakes/upstreams.js';
+import { openSqliteHistory } from '../storage/rates/history.sqlite.js';
+import { applySourceQuotes, evaluate, type ResolvedRates, type RetainedQuotes } from '../src/rates/merge.js';
+import { SOURCE_ORDER, type MergeSettings, type Quote, type SourceName } from '../src/rates/types.js';
+import type { BenchOptions } from './run.js';
+import { captureResponse, startBaseline } from './support/baseline.js';
+import { runLoad, terminateLoadWorkers, type LoadSummary } from './support/load.js';
+import { cpuSecondsOf, machineBusySeconds, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
+import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
+
+export const RATES_SECTIONS = ['get', 'history', 'merge'] as const;
+
+// Goals (README "Tests and benchmarks"; the brief of this benchmark).
+const GOAL_THROUGHPUT_RATIO = 2;
+const GOAL_HISTORY_POINT_P50_MS = 2;
+const GOAL_HISTORY_RANGE_P50_MS = 20;
+const GOAL_MERGE_CYCLE_MS = 50;
+
+const WARMUP_MS = 1_000;
+const HISTORY_SNAPSHOTS = 100_000;
+const HISTORY_BATCH = 1_000;
+/** 10 minutes between generated snapshots: the default refreshInterval of the original. */
+const HISTORY_STEP_MS = 10 * 60_000;
+const HISTORY_REQUESTS = 2_000;
+const HISTORY_WARMUP_REQUESTS = 100;
+const MERGE_SOURCES = 10;
+const MERGE_PAIRS = 2_000;
+const MERGE_WARMUP = 5;
+const MERGE_ITERATIONS = 30;
+const READY_TIMEOUT_MS = 60_000;
+/** Busy time outside the server and the generator above this (% of a core) marks a run as disturbed. */
+const NOISY_OTHER_CPU = 25;
+
+const DIST = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(DIST, 'src', 'cli.js');
+const POLYFILL = join(DIST, 'src', 'polyfill.js');
+
+/** Deterministic PRNG (mulberry32), so every run measures the same data. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// A realistic upstream world: ~30 coins over three crypto sources, fiat over two.
+
+/** USD per unit. */
+const CRYPTO: ReadonlyArray<readonly [string, number]> = [
+  ['BTC', 64_250], ['ETH', 3_150], ['USDT', 1], ['BNB', 580], ['SOL', 145], ['XRP', 0.52], ['USDC', 1], ['ADA', 0.38],
+  ['DOGE', 0.12], ['TRX', 0.16], ['TON', 5.4], ['DOT', 4.3], ['MATIC', 0.41], ['LTC', 66], ['SHIB', 0.0000142],
+  ['AVAX', 26], ['LINK', 11.5], ['BCH', 330], ['XLM', 0.095], ['ATOM', 4.6], ['XMR', 165], ['ETC', 19], ['FIL', 3.6],
+  ['APT', 6.8], ['NEAR', 4.9], ['ARB', 0.55], ['OP', 1.6], ['DASH', 24], ['ZEC', 35], ['ADM', 0.031],
+];
+/** USD per unit. */
+const FIAT: ReadonlyArray<readonly [string, number]> = [
+  ['USD', 1], ['EUR', 1.09], ['RUB', 0.0108], ['GBP', 1.28], ['JPY', 0.0067], ['CNY', 0.138], ['CHF', 1.13], ['CAD', 0.73],
+  ['AUD', 0.66], ['INR', 0.012], ['KRW', 0.00073], ['TRY', 0.029], ['BRL', 0.18], ['AED', 0.272], ['SGD', 0.74],
+];
+const BASE_COINS = ['USD', 'EUR', 'RUB', 'BTC', 'ETH'];
+const CRYPTO_SOURCES: readonly SourceName[] = ['CoinPaprika', 'CoinLore', 'Binance'];
+const FIAT_SOURCES: readonly SourceName[] = ['CurrencyApi', 'ExchangeRateApi'];
+
+/** Coins each crypto source advertises: CoinPaprika all, CoinLore 25, Binance 20 (no USDT market on Binance). */
+function coinsOf(source: SourceName): string[] {
+  const symbols = CRYPTO.map(([symbol]) => symbol);
+  if (source === 'CoinLore') return symbols.slice(0, 25);
+  if (source === 'Binance') return symbols.filter((s) => s !== 'USDT').slice(0, 20);
+  return symbols;
+}
+
+function seedUpstreams(fakes: FakeUpstreams): void {
+  const random = prng(42);
+  for (const source of CRYPTO_SOURCES) {
+    // Sources disagree by up to ±0.5%: one price group per pair, as on a quiet market.
+    for (const [symbol, usd] of CRYPTO.filter(([s]) => coinsOf(source).includes(s))) fakes.setPrice(source, symbol, usd * (1 + (random() - 0.5) / 100));
+  }
+  for (const source of FIAT_SOURCES) for (const [symbol, usd] of FIAT) fakes.setPrice(source, symbol, usd * (1 + (random() - 0.5) / 1000));
+}
+
+function ratesConfig(fakes: FakeUpstreams, port: number, sqlitePath: string): Record<string, unknown> {
+  return {
+    name: 'Currencyinfo',
+    decimals: 12,
+    strategy: 'priority',
+    rateDifferencePercentThreshold: 25,
+    groupPercentage: 65,
+    minSources: 2,
+    priorities: ['CoinPaprika', 'CoinLore', 'Binance', 'ExchangeRateApi', 'CurrencyApi'],
+    // One cycle at startup, then none for an hour: no refresh runs during the measurements.
+    refreshInterval: 60,
+    rateLifetime: 120,
+    server: { port, sqlite: { path: sqlitePath } },
+    log_level: 'warn',
+    base_coins: BASE_COINS,
+    currency_api: { enabled: true, url: fakes.baseUrlFor('CurrencyApi'), codes: FIAT.map(([s]) => s) },
+    exchange_rate_api: { enabled: true, url: fakes.baseUrlFor('ExchangeRateApi'), codes: FIAT.map(([s]) => s) },
+    coinpaprika: { enabled: true, url: fakes.baseUrlFor('CoinPaprika'), coins: coinsOf('CoinPaprika') },
+    coinlore: { enabled: true, url: fakes.baseUrlFor('CoinLore'), coins: coinsOf('CoinLore') },
+    binance: { enabled: true, url: fakes.baseUrlFor('Binance'), coins: coinsOf('Binance') },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The service as a process.
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function getJson(port: number, path: string): Promise<{ status: number; body: any; bytes: number }> {
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  return { status: response.status, body: JSON.parse(text), bytes: Buffer.byteLength(text) };
+}
+
+interface Service {
+  readonly process: ManagedProcess;
+  readonly port: number;
+  readonly startupMs: number;
+}
+
+async function startService(name: string, dir: string, fakes: FakeUpstreams, sqlitePath: string): Promise<Service> {
+  const port = await freePort();
+  const configPath = join(dir, `${name}.config.json`);
+  writeFileSync(configPath, JSON.stringify(ratesConfig(fakes, port, sqlitePath), null, 2));
+  const started = Date.now();
+  // A minimal environment: no ADMIN_PORT (operator listener off), no CURRENCYINFO_CONFIG.
+  const managed = spawnTracked(name, process.execPath, ['--import', POLYFILL, CLI, 'rates', '--config', configPath, '--host', '127.0.0.1'], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME },
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (managed.exited()) throw new Error(`${name} exited before its first snapshot:\n${managed.tail()}`);
+    if (Date.now() > deadline) throw new Error(`${name} not ready within ${READY_TIMEOUT_MS} ms:\n${managed.tail()}`);
+    try {
+      const { body } = await getJson(port, '/status');
+      if (body?.ready === true && body?.updating === false) break;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { process: managed, port, startupMs: Date.now() - started };
+}
+
+function memoryLine(service: Service): string {
+  const memory = memoryOf(service.process.pid);
+  return memory ? `peak RSS (VmHWM) ${fmt(memory.peakMiB, 1)} MiB, current RSS ${fmt(memory.rssMiB, 1)} MiB` : 'RSS not available (no /proc)';
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results and goals.
+
+interface Goal {
+  readonly name: string;
+  readonly measured: string;
+  readonly target: string;
+  readonly met: boolean | undefined; // undefined: not measurable (e.g. errors)
+}
+
+const goals: Goal[] = [];
+const notes: string[] = [];
+
+const say = (text = ''): void => void process.stdout.write(`${text}\n`);
+
+interface MeasuredLoad extends LoadSummary {
+  /** CPU use of the server process during the run (warm-up included), % of one core. */
+  readonly serverCpu: number;
+  /** CPU use of this process (the generator's worker thread; the main thread only waits), % of one core. */
+  readonly generatorCpu: number;
+  /** The rest of the machine's busy time (kernel loopback work, other processes), % of one core. */
+  readonly otherCpu: number;
+}
+
+/** One load run plus the CPU both sides used: on a small machine it shows which side was the limit. */
+async function measured(serverPid: number, run: () => Promise<LoadSummary>): Promise<MeasuredLoad> {
+  const wall = process.hrtime.bigint();
+  const server = cpuSecondsOf(serverPid);
+  const machine = machineBusySeconds();
+  const own = process.cpuUsage();
+  const summary = await run();
+  const seconds = Number(process.hrtime.bigint() - wall) / 1e9;
+  const serverAfter = cpuSecondsOf(serverPid);
+  const machineAfter = machineBusySeconds();
+  const ownUsed = process.cpuUsage(own);
+  const serverCpu = server === undefined || serverAfter === undefined ? NaN : ((serverAfter - server) / seconds) * 100;
+  const generatorCpu = ((ownUsed.user + ownUsed.system) / 1e6 / seconds) * 100;
+  const machineCpu = machine === undefined || machineAfter === undefined ? NaN : ((machineAfter - machine) / seconds) * 100;
+  return { ...summary, serverCpu, generatorCpu, otherCpu: Math.max(0, machineCpu - serverCpu - generatorCpu) };
+}
+
+function loadRow(target: string, path: string, s: MeasuredLoad): string[] {
+  return [
+    target, path, fmtInt(s.requestsPerSecond), fmt(s.p50, 3), fmt(s.p90, 3), fmt(s.p99, 3), fmt(s.max, 1), fmtInt(s.completed), fmtInt(s.bodyBytes),
+    fmt(s.serverCpu, 0), fmt(s.generatorCpu, 0), fmt(s.otherCpu, 0), s.errors ? `${s.errors} (${s.errorDetail})` : '0',
+  ];
+}
+const LOAD_HEADER = ['target', 'path', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'requests', 'body B', 'srv CPU%', 'gen CPU%', 'other CPU%', 'errors'];
+
+// ---------------------------------------------------------------------------------------------
+// 1. /get throughput.
+
+async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams): Promise<void> {
+  say(`== 1. /get: ${options.connections} keep-alive connections, ${options.durationSeconds} s each after ${WARMUP_MS / 1000} s warm-up`);
+  const service = await startService('rates-get', dir, fakes, join(dir, 'get.sqlite'));
+  say(`service pid ${service.process.pid} on 127.0.0.1:${service.port}, ready after ${service.startupMs} ms`);
+  const paths = ['/get', '/get?coin=BTC'];
+  for (const path of paths) {
+    const { status, body, bytes } = await getJson(service.port, path);
+    const pairs = Object.keys(body?.result ?? {}).length;
+    if (status !== 200 || pairs === 0) throw new Error(`${path} answered ${status} with ${pairs} pairs`);
+    say(`${path}: ${pairs} pairs, ${fmtInt(bytes)} bytes`);
+  }
+  const captured = [];
+  for (const path of paths) captured.push(await captureResponse(service.port, path));
+  say(`service headers: ${captured[0]!.headers.map(([k, v]) => `${k}: ${v}`).join('; ')}${captured[0]!.sendDate ? '; Date' : ''}`);
+  const baseline = await startBaseline(captured);
+  say(`baseline pid ${baseline.process.pid}: node:http on 127.0.0.1:${baseline.ports.httpPort}, bare uWS replay on 127.0.0.1:${baseline.ports.replayPort}`);
+
+  const durationMs = options.durationSeconds * 1000;
+  const load = (pid: number, port: number, path: string) =>
+    measured(pid, () => runLoad({ port, paths: [path], connections: options.connections, warmupMs: WARMUP_MS, durationMs }));
+  const rows: string[][] = [];
+  try {
+    for (const path of paths) {
+      const base = await load(baseline.process.pid, baseline.ports.httpPort, path);
+      rows.push(loadRow('baseline node:http', path, base));
+      const svc = await load(service.process.pid, service.port, path);
+      rows.push(loadRow('service (uWS)', path, svc));
+      const ceiling = await load(baseline.process.pid, baseline.ports.replayPort, path);
+      rows.push(loadRow('ceiling: bare uWS', path, ceiling));
+
+      for (const [label, m] of [['baseline', base], ['service', svc], ['ceiling', ceiling]] as const) {
+        if (m.otherCpu > NOISY_OTHER_CPU) notes.push(`${path} ${label}: ${fmt(m.otherCpu, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
+      }
+      const clean = base.errors === 0 && svc.errors === 0;
+      const ratio = svc.requestsPerSecond / base.requestsPerSecond;
+      goals.push({
+        name: `${path} throughput, service / baseline`,
+        measured: `${fmt(ratio)}x (${fmtInt(svc.requestsPerSecond)} / ${fmtInt(base.requestsPerSecond)} req/s)`,
+        target: `>= ${GOAL_THROUGHPUT_RATIO}x`,
+        met: clean ? ratio >= GOAL_THROUGHPUT_RATIO : undefined,
+      });
+      goals.push({
+        name: `${path} p99, service vs baseline`,
+        measured: `${fmt(svc.p99, 3)} vs ${fmt(base.p99, 3)} ms (${fmt(svc.p99 / base.p99)}x)`,
+        target: '<= baseline',
+        met: clean ? svc.p99 <= base.p99 : undefined,
+      });
+      if (!clean) notes.push(`${path}: errors during the load runs, the goals above are not judged (see the table).`);
+      // The bare uWS replay runs no application code: what this machine, generator and uWS build allow at most.
+      const headroom = svc.requestsPerSecond / ceiling.requestsPerSecond;
+      const needed = GOAL_THROUGHPUT_RATIO * base.requestsPerSecond;
+      notes.push(
+        `${path}: the service reached ${fmt(headroom * 100, 0)}% and the baseline ${fmt((base.requestsPerSecond / ceiling.requestsPerSecond) * 100, 0)}% ` +
+          `of the ceiling (bare uWS replay of the same answer, ${fmtInt(ceiling.requestsPerSecond)} req/s, generator at ${fmt(ceiling.generatorCpu, 0)}% of a core)` +
+          (headroom >= 0.8 ? '; the generator (or this machine) is part of the limit, so the ratio is a lower bound' : '') +
+          (needed > ceiling.requestsPerSecond
+            ? `; ${GOAL_THROUGHPUT_RATIO}x the baseline (${fmtInt(needed)} req/s) is above that ceiling, so on this machine the throughput goal cannot be shown for this path.`
+            : '.'),
+      );
+    }
+  } finally {
+    say();
+    say(table(LOAD_HEADER, rows));
+    say();
+    say(`service after the /get runs: ${memoryLine(service)}`);
+    say();
+    await service.process.stop();
+    await baseline.process.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. /getHistory over a generated history.
+
+/** 30 pairs: the 25 largest coins against USD, and BTC against 5 fiat. */
+function historyPairs(): string[] {
+  const pairs = CRYPTO.slice(0, 25).map(([s]) => `${s}/USD`);
+  for (const fiat of ['EUR', 'RUB', 'GBP', 'JPY', 'CNY']) pairs.push(`BTC/${fiat}`);
+  return pairs;
+}
+
+async function generateHistory(path: string, endMs: number): Promise<{ firstMs: number; lastMs: number; seconds: number; bytes: number }> {
+  const pairs = historyPairs();
+  const random = prng(7);
+  const start = CRYPTO.map(([, usd]) => usd);
+  const price = pairs.map((pair, i) => (i < 25 ? start[i]! : 60_000 * (1 + i / 10)));
+  const firstMs = endMs - (HISTORY_SNAPSHOTS - 1) * HISTORY_STEP_MS;
+  const store = openSqliteHistory(path);
+  const started = Date.now();
+  try {
+    for (let batchStart = 0; batchStart < HISTORY_SNAPSHOTS; batchStart += HISTORY_BATCH) {
+      const batch: Array<{ date: number; tickers: Record<string, number> }> = [];
+      for (let i = batchStart; i < Math.min(HISTORY_SNAPSHOTS, batchStart + HISTORY_BATCH); i++) {
+        const tickers: Record<string, number> = {};
+        for (let p = 0; p < pairs.length; p++) {
+          price[p] = price[p]! * (1 + (random() - 0.5) / 200); // a random walk, ±0.25% a step
+          tickers[pairs[p]!] = Number(price[p]!.toPrecision(12));
+        }
+        batch.push({ date: firstMs + i * HISTORY_STEP_MS, tickers });
+      }
+      store.appendMany(batch);
+      const done = batchStart + batch.length;
+      if (done % (HISTORY_SNAPSHOTS / 10) === 0) say(`  ${fmtInt(done)} / ${fmtInt(HISTORY_SNAPSHOTS)} snapshots, ${fmt((Date.now() - started) / 1000, 1)} s`);
+    }
+  } finally {
+    await store.close();
+  }
+  let bytes = 0;
+  for (const suffix of ['', '-wal', '-shm']) {
+    try {
+      bytes += statSync(path + suffix).size;
+    } catch {
+      // No such side file.
+    }
+  }
+  return { firstMs, lastMs: endMs, seconds: (Date.now() - started) / 1000, bytes };
+}
+
+async function benchHistory(dir: string, fakes: FakeUpstreams): Promise<void> {
+  const pairs = historyPairs();
+  say(`== 2. /getHistory: ${fmtInt(HISTORY_SNAPSHOTS)} snapshots x ${pairs.length} pairs, ${fmtInt(HISTORY_REQUESTS)} sequential requests each on one connection (after ${HISTORY_WARMUP_REQUESTS} warm-up)`);
+  const path = join(dir, 'history.sqlite');
+  // The generated history ends a day ago, so the service's own startup snapshot (now) never collides with it.
+  const endMs = Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000;
+  say(`generating ${path} (appendMany, batches of ${fmtInt(HISTORY_BATCH)}):`);
+  const generated = await generateHistory(path, endMs);
+  say(`generated in ${fmt(generated.seconds, 1)} s, ${fmt(generated.bytes / 2 ** 20, 1)} MiB on disk`);
+
+  const service = await startService('rates-history', dir, fakes, path);
+  say(`service pid ${service.process.pid} on 127.0.0.1:${service.port}, ready after ${service.startupMs} ms`);
+
+  // Distinct, deterministic query points spread over the whole history (seconds, as the API takes them).
+  const random = prng(99);
+  const count = HISTORY_REQUESTS + HISTORY_WARMUP_REQUESTS;
+  const spanMs = generated.lastMs - generated.firstMs;
+  const points = Array.from({ length: count }, () => Math.floor((generated.firstMs + 86_400_000 + random() * (spanMs - 86_400_000)) / 1000));
+  const cases = [
+    { name: 'point in time, coin=BTC/USD', goal: GOAL_HISTORY_POINT_P50_MS, paths: points.map((t) => `/getHistory?timestamp=${t}&coin=BTC/USD`), snapshots: 1, pairs: 1 },
+    { name: 'range of a day, limit=100', goal: GOAL_HISTORY_RANGE_P50_MS, paths: points.map((t) => `/getHistory?from=${t - 86_400}&to=${t}&limit=100`), snapshots: 100, pairs: pairs.length },
+  ];
+  const rows: string[][] = [];
+  try {
+    for (const c of cases) {
+      const sample = await getJson(service.port, c.paths[0]!);
+      const result = sample.body?.result as Array<{ tickers: Record<string, number> }> | undefined;
+      const shape = `${result?.length ?? 0} snapshot(s) x ${Object.keys(result?.[0]?.tickers ?? {}).length} pair(s)`;
+      if (sample.status !== 200 || result?.length !== c.snapshots || Object.keys(result[0]!.tickers).length !== c.pairs) {
+        throw new Error(`${c.paths[0]} answered ${sample.status} with ${shape}, expected ${c.snapshots} x ${c.pairs}`);
+      }
+      say(`${c.name}: e.g. ${c.paths[0]} -> ${shape}, ${fmtInt(sample.bytes)} bytes`);
+      const s = await runLoad({ port: service.port, paths: c.paths, connections: 1, warmupRequests: HISTORY_WARMUP_REQUESTS, maxRequests: HISTORY_REQUESTS });
+      rows.push([c.name, fmtInt(s.requestsPerSecond), fmt(s.p50, 3), fmt(s.p90, 3), fmt(s.p99, 3), fmt(s.max, 1), fmtInt(s.completed), s.errors ? `${s.errors} (${s.errorDetail})` : '0']);
+      goals.push({
+        name: `/getHistory ${c.name}, p50`,
+        measured: `${fmt(s.p50, 3)} ms (p99 ${fmt(s.p99, 3)} ms)`,
+        target: `< ${c.goal} ms`,
+        met: s.errors === 0 ? s.p50 < c.goal : undefined,
+      });
+    }
+  } finally {
+    say();
+    say(table(['query', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'requests', 'errors'], rows));
+    say();
+    say(`service after the history runs: ${memoryLine(service)}`);
+    const memory = memoryOf(service.process.pid);
+    if (memory) notes.push(`service peak RSS (VmHWM) after the history phase: ${fmt(memory.peakMiB, 1)} MiB.`);
+    say();
+    await service.process.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. The merge pipeline, in-process.
+
+function benchMerge(): void {
+  say(`== 3. merge pipeline: ${MERGE_SOURCES} sources x ${fmtInt(MERGE_PAIRS)} pairs, applySourceQuotes x ${MERGE_SOURCES} + evaluate, ${MERGE_ITERATIONS} cycles after ${MERGE_WARMUP} warm-up`);
+  const random = prng(2024);
+  const sources = SOURCE_ORDER.slice(0, MERGE_SOURCES);
+  const coins = ['EUR', 'RUB', 'BTC', 'ETH', ...Array.from({ length: MERGE_PAIRS - 4 }, (_, i) => `C${String(i).padStart(4, '0')}`)];
+  const usd = coins.map((coin) => (coin === 'EUR' ? 1.09 : coin === 'RUB' ? 0.0108 : coin === 'BTC' ? 64_000 : coin === 'ETH' ? 3_100 : 10 ** (random() * 9 - 4)));
+  // Per source and variant: every pair within ±1%; 2% of the pairs have one outlier source (+40%),
+  // and 0.5% split 5/5 (a conflict: the previous value is served).
+  const quoteSet = (variant: number): Quote[][] =>
+    sources.map((_, s) =>
+      coins.map((coin, c) => {
+        let factor = 1 + (random() - 0.5) / 50;
+        if (c % 50 === 7 && s === (c + variant) % MERGE_SOURCES) factor *= 1.4;
+        if (c % 200 === 13 && s % 2 === 1) factor *= 1.6;
+        return { pair: `${coin}/USD`, price: usd[c]! * factor };
+      }),
+    );
+  const variants = [quoteSet(0), quoteSet(1)];
+  const settings: MergeSettings = {
+    decimals: 12,
+    strategy: 'priority',
+    rateDifferencePercentThreshold: 25,
+    groupPercentage: 65,
+    minSources: 3,
+    priorities: [...sources].reverse(),
+    weights: Object.fromEntries(sources.map((s) => [s, 10])),
+    baseCoins: BASE_COINS,
+    allCoins: coins,
+    coverage: Object.fromEntries(coins.map((coin) => [`${coin}/USD`, MERGE_SOURCES])),
+  };
+  const lifetimeMs = 30 * 60_000;
+
+  let retained: RetainedQuotes = {};
+  let resolved: ResolvedRates = {};
+  const apply: number[] = [];
+  const evals: number[] = [];
+  const totals: number[] = [];
+  let tableSize = 0;
+  let issues = 0;
+  const t0 = Date.UTC(2024, 0, 1);
+  for (let i = 0; i < MERGE_WARMUP + MERGE_ITERATIONS; i++) {
+    const now = t0 + i * 600_000;
+    const quotes = variants[i % 2]!;
+    const a = process.hrtime.bigint();
+    for (let s = 0; s < sources.length; s++) retained = applySourceQuotes(retained, sources[s]!, quotes[s]!, now, {});
+    const b = process.hrtime.bigint();
+    const result = evaluate({ retained, previous: resolved, settings, now, lifetimeMs });
+    const c = process.hrtime.bigint();
+    resolved = result.resolved;
+    tableSize = Object.keys(result.table).length;
+    issues = result.issues.length;
+    if (i >= MERGE_WARMUP) {
+      apply.push(Number(b - a) / 1e6);
+      evals.push(Number(c - b) / 1e6);
+      totals.push(Number(c - a) / 1e6);
+    }
+  }
+  if (tableSize < MERGE_PAIRS) throw new Error(`the merge produced only ${tableSize} pairs`);
+  const [sa, se, st] = [summarizeMs(apply), summarizeMs(evals), summarizeMs(totals)];
+  say(`table: ${fmtInt(tableSize)} pairs (direct + triangulated over ${BASE_COINS.join(', ')}), ${issues} issue(s) in the last cycle`);
+  say();
+  say(
+    table(
+      ['step', 'median ms', 'p90 ms', 'max ms'],
+      [
+        [`applySourceQuotes x ${MERGE_SOURCES}`, fmt(sa.p50), fmt(sa.p90), fmt(sa.max)],
+        ['evaluate', fmt(se.p50), fmt(se.p90), fmt(se.max)],
+        ['cycle (both)', fmt(st.p50), fmt(st.p90), fmt(st.max)],
+      ],
+    ),
+  );
+  say();
+  goals.push({
+    name: 'merge cycle, median (p90)',
+    measured: `${fmt(st.p50)} ms (${fmt(st.p90)} ms)`,
+    target: `< ${GOAL_MERGE_CYCLE_MS} ms`,
+    met: st.p50 < GOAL_MERGE_CYCLE_MS,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function runRatesBench(options: BenchOptions): Promise<void> {
+  const run = (section: (typeof RATES_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
+  goals.length = 0;
+  notes.length = 0;
+  say('rates benchmark');
+  say(machineHeader());
+  say(`started ${new Date().toISOString()}`);
+  say();
+  let fakes: FakeUpstreams | undefined;
+  const dir = makeScratchDir('adm-bench-rates');
+  try {
+    if (run('get') || run('history')) {
+      fakes = await startFakeUpstreams();
+      seedUpstreams(fakes);
+    }
+    if (run('get')) await benchGet(options, dir, fakes!);
+    if (run('history')) await benchHistory(dir, fakes!);
+    if (run('merge')) benchMerge();
+
+    say('== goals');
+    say(table(['goal', 'measured', 'target', 'met'], goals.map((g) => [g.name, g.measured, g.target, g.met === undefined ? 'n/a (errors)' : g.met ? 'yes' : 'NO'])));
+    for (const note of notes) say(`note: ${note}`);
+    const missed = goals.filter((g) => g.met === false).length;
+    say();
+    say(missed === 0 ? 'all goals met' : `${missed} goal(s) missed`);
+  } finally {
+    terminateLoadWorkers();
+    await stopAllTracked();
+    await fakes?.close();
+    removeScratchDirs();
+  }
+}

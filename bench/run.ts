@@ -1,0 +1,135 @@
+// `npm run bench -- <name> [options]`: runs one benchmark by name (DESIGN.md "Testing": timing goals live
+// here, as ratios against a baseline measured in the same run, never in tests).
+//
+// Exit codes: 0 when the benchmark ran (a missed goal is reported in its table, not as a failure),
+// 1 when the benchmark itself failed, 2 for usage errors, 130 after SIGINT (143 after SIGTERM).
+
+import { terminateLoadWorkers } from './support/load.js';
+import { killAllTrackedNow } from './support/processes.js';
+import { removeScratchDirs } from './support/scratch.js';
+
+export interface BenchOptions {
+  /** Seconds of measurement per load run (after warm-up). */
+  readonly durationSeconds: number;
+  /** Concurrent keep-alive connections of the throughput runs. */
+  readonly connections: number;
+  /** Sections to run (benchmark-specific names); empty = all. */
+  readonly only: readonly string[];
+}
+
+interface Bench {
+  readonly description: string;
+  readonly sections: readonly string[];
+  run(options: BenchOptions): Promise<void>;
+}
+
+const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
+  rates: async () => {
+    const { RATES_SECTIONS, runRatesBench } = await import('./rates.bench.js');
+    return { description: 'rates service: /get throughput vs a node:http baseline, /getHistory latency, merge pipeline', sections: RATES_SECTIONS, run: runRatesBench };
+  },
+};
+
+const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
+
+benchmarks:
+  rates   /get throughput and latency against a plain node:http baseline (sections: get),
+          /getHistory over 100,000 stored snapshots (history), the merge pipeline (merge)
+
+options:
+  --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)
+  --connections N      concurrent keep-alive connections of the throughput runs (default 50)
+  --only LIST          run only these sections of the benchmark
+  -h, --help           this text
+`;
+
+class UsageError extends Error {
+  override readonly name = 'UsageError';
+}
+
+function parseArgs(argv: readonly string[]): { name: string; options: BenchOptions } | 'help' {
+  let name: string | undefined;
+  let durationSeconds = 10;
+  let connections = 50;
+  let only: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const value = (): string => {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`${flag} needs a value`);
+      return v;
+    };
+    const number = (min: number, max: number): number => {
+      const v = Number(value());
+      if (!Number.isFinite(v) || v < min || v > max) throw new UsageError(`${flag} must be a number between ${min} and ${max}`);
+      return v;
+    };
+    switch (flag) {
+      case '-h':
+      case '--help':
+        return 'help';
+      case '--duration':
+        durationSeconds = number(0.5, 600);
+        break;
+      case '--connections':
+        connections = Math.round(number(1, 1000));
+        break;
+      case '--only':
+        only = value().split(',').map((s) => s.trim()).filter((s) => s !== '');
+        break;
+      default:
+        if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}`);
+        if (name !== undefined) throw new UsageError(`unexpected argument ${flag}`);
+        name = flag;
+    }
+  }
+  if (name === undefined) throw new UsageError('which benchmark?');
+  return { name, options: { durationSeconds, connections, only } };
+}
+
+async function main(argv: readonly string[]): Promise<number> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`${error.message}\n\n${USAGE}`);
+    return 2;
+  }
+  if (parsed === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  const load = BENCHES[parsed.name];
+  if (load === undefined) {
+    process.stderr.write(`unknown benchmark: ${parsed.name}\n\n${USAGE}`);
+    return 2;
+  }
+  const bench = await load();
+  const unknown = parsed.options.only.filter((s) => !bench.sections.includes(s));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown section(s) of ${parsed.name}: ${unknown.join(', ')} (known: ${bench.sections.join(', ')})\n\n${USAGE}`);
+    return 2;
+  }
+  const interrupted = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping the processes this bench started\n`);
+    terminateLoadWorkers();
+    killAllTrackedNow();
+    removeScratchDirs();
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', interrupted);
+  process.once('SIGTERM', interrupted);
+  try {
+    await bench.run(parsed.options);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`bench ${parsed.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    return 1;
+  }
+}
+
+// Exit explicitly: an idle keep-alive socket of fetch() must not hold a finished bench open
+// (stdout and stderr are synchronous for files and pipes on Linux, so nothing printed is lost).
+process.exit(await main(process.argv.slice(2)));

@@ -1,0 +1,120 @@
+// Child processes of a benchmark: every one is tracked by pid so that a `finally` (or SIGINT) stops
+// exactly the processes this bench started and no others. Output is kept as a bounded tail for errors.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+const TAIL_CHARS = 8_000;
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** Last stdout/stderr output, for error messages. */
+  tail(): string;
+  /** True once the process has exited. */
+  exited(): boolean;
+  /** SIGTERM by pid, SIGKILL if it has not exited within `timeoutMs`. Resolves once it is gone. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+const tracked = new Map<number, ManagedProcess>();
+
+export function spawnTracked(name: string, command: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; ipc?: boolean } = {}): ManagedProcess {
+  const child = spawn(command, args, {
+    env: options.env ?? process.env,
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  if (child.pid === undefined) throw new Error(`could not start ${name}`);
+  const pid = child.pid;
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-TAIL_CHARS);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let gone = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      gone = true;
+      tracked.delete(pid);
+      resolve();
+    }),
+  );
+  const managed: ManagedProcess = {
+    name,
+    pid,
+    child,
+    tail: () => output,
+    exited: () => gone,
+    async stop(timeoutMs = 10_000) {
+      if (gone) return;
+      signal(pid, 'SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+      if ((await Promise.race([exit, late])) === 'late') {
+        signal(pid, 'SIGKILL');
+        await Promise.race([exit, new Promise((resolve) => setTimeout(resolve, 2_000))]);
+      }
+      clearTimeout(timer);
+    },
+  };
+  tracked.set(pid, managed);
+  return managed;
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Stops every tracked process (in reverse start order), each by its own pid. */
+export async function stopAllTracked(): Promise<void> {
+  for (const managed of [...tracked.values()].reverse()) await managed.stop();
+}
+
+/** Synchronous last resort for signal handlers: SIGKILL to each tracked pid. */
+export function killAllTrackedNow(): void {
+  for (const pid of tracked.keys()) signal(pid, 'SIGKILL');
+}
+
+/** Peak and current resident set size (VmHWM, VmRSS) of a process, in MiB; undefined off Linux. */
+export function memoryOf(pid: number): { peakMiB: number; rssMiB: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
+    return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
+  } catch {
+    return undefined;
+  }
+}
+
+let clockTicks: number | undefined;
+
+/** CPU time (user + system) a process has used so far, in seconds; undefined off Linux. */
+export function cpuSecondsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name (which may contain spaces): utime and stime are 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Busy CPU time of the whole machine so far (all cores, idle and iowait excluded), in seconds; undefined off Linux. */
+export function machineBusySeconds(): number | undefined {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    const [user, nice, system, , , irq, softirq, steal] = line.trim().split(/\s+/).slice(1).map(Number);
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (user! + nice! + system! + irq! + softirq! + steal!) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
