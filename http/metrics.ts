@@ -1,5 +1,5 @@
-// Request counters per listener and route: count by status class and a latency sum, cheap enough for the
-// hot path (a few integer adds per request).
+// Request counters per listener and route: count by status class and a latency sum. Each route's entry
+// is created once at registration, so the hot path is a few integer adds.
 
 export interface RouteMetrics {
   requests: number;
@@ -7,20 +7,25 @@ export interface RouteMetrics {
   totalMs: number;
 }
 
+export function observe(entry: RouteMetrics, status: number, elapsedMs: number): void {
+  entry.requests++;
+  const statusClass = status < 200 ? '1xx' : status < 300 ? '2xx' : status < 400 ? '3xx' : status < 500 ? '4xx' : '5xx';
+  entry.byStatus[statusClass] = (entry.byStatus[statusClass] ?? 0) + 1;
+  entry.totalMs += elapsedMs;
+}
+
 export class HttpMetrics {
   readonly #routes = new Map<string, RouteMetrics>();
 
-  observe(listener: string, route: string, status: number, elapsedMs: number): void {
-    const key = `${listener} ${route}`;
+  /** The counters of one route (`<listener> <pattern>`), created on first use. */
+  route(listener: string, pattern: string): RouteMetrics {
+    const key = `${listener} ${pattern}`;
     let entry = this.#routes.get(key);
     if (!entry) {
       entry = { requests: 0, byStatus: {}, totalMs: 0 };
       this.#routes.set(key, entry);
     }
-    entry.requests++;
-    const statusClass = `${Math.floor(status / 100)}xx`;
-    entry.byStatus[statusClass] = (entry.byStatus[statusClass] ?? 0) + 1;
-    entry.totalMs += elapsedMs;
+    return entry;
   }
 
   snapshot(): Record<string, RouteMetrics> {

@@ -8,7 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from '../src/logger.js';
-import { HttpMetrics } from './metrics.js';
+import { HttpMetrics, observe, type RouteMetrics } from './metrics.js';
 
 export interface HttpRequest {
   readonly method: string;
@@ -65,6 +65,27 @@ export class PayloadTooLargeError extends Error {
   }
 }
 
+/** Bodies up to this size are written at once; larger ones stream with tryEnd/onWritable. */
+const SMALL_BODY_BYTES = 64 * 1024;
+
+const STATUS_LINES = new Map<number, string>();
+function statusLine(status: number): string {
+  let line = STATUS_LINES.get(status);
+  if (!line) {
+    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
+    STATUS_LINES.set(status, line);
+  }
+  return line;
+}
+
+interface Route {
+  readonly pattern: string;
+  readonly handler: Handler;
+  readonly options: RouteOptions;
+  readonly paramCount: number;
+  readonly metrics: RouteMetrics;
+}
+
 type Method = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
 
 export class HttpServer {
@@ -73,12 +94,16 @@ export class HttpServer {
   readonly #app: TemplatedApp;
   #listenSocket: us_listen_socket | undefined;
   #port = 0;
-  #inFlight = new Set<AbortController>();
+  /** Asynchronous requests still being answered; `abort` cancels the handler's signal on close. */
+  #inFlight = new Set<{ abort(reason: Error): void }>();
   #drained: (() => void) | undefined;
   #closing = false;
 
+  readonly #defaultHeaders: ReadonlyArray<[string, string]>;
+
   constructor(options: HttpServerOptions) {
     this.#options = options;
+    this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {});
     this.#app = uWS.App();
   }
 
@@ -91,13 +116,15 @@ export class HttpServer {
   }
 
   route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
-    this.#app[method](pattern, (res, req) => this.#wrap(pattern, handler, options, res, req));
+    const route = this.#route(pattern, handler, options);
+    this.#app[method](pattern, (res, req) => this.#wrap(route, res, req));
     return this;
   }
 
   /** Registers the catch-all 404 last, then binds. Resolves with the bound port (useful with port 0). */
   listen(): Promise<number> {
-    this.#app.any('/*', (res, req) => this.#wrap('*', (request) => this.#options.notFound(request), {}, res, req));
+    const notFound = this.#route('*', (request) => this.#options.notFound(request), {});
+    this.#app.any('/*', (res, req) => this.#wrap(notFound, res, req));
     return new Promise((resolve, reject) => {
       this.#app.listen(this.#options.host, this.#options.port, (socket) => {
         if (!socket) {
@@ -136,68 +163,125 @@ export class HttpServer {
     this.#options.logger.info({ listener: this.#options.name, abandoned: this.#inFlight.size }, 'closed');
   }
 
-  #wrap(pattern: string, handler: Handler, options: RouteOptions, res: UwsResponse, req: UwsRequest): void {
-    // Copy everything from `req` now: it is stack-allocated and invalid after this function returns.
-    const headers: Record<string, string> = {};
-    req.forEach((key, value) => (headers[key] = value));
-    const paramCount = (pattern.match(/\/:/g) ?? []).length;
+  /** What a route needs per request, worked out once at registration. */
+  #route(pattern: string, handler: Handler, options: RouteOptions): Route {
+    return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern) };
+  }
+
+  #wrap(route: Route, res: UwsResponse, req: UwsRequest): void {
+    const { pattern, handler, options, metrics } = route;
+    // `req` is stack-allocated and invalid once this callback returns. Path, query and params are copied
+    // now; headers and the remote address are copied on first read (most handlers never read them) and at
+    // the latest before this callback returns with an answer still pending (`settle` below).
     const params: string[] = [];
-    for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+    for (let i = 0; i < route.paramCount; i++) params.push(req.getParameter(i) ?? '');
+    let headers: Record<string, string> | undefined;
+    let remoteAddress: string | undefined;
     const request: HttpRequest = {
       method: req.getMethod().toUpperCase(),
       path: req.getUrl(),
       query: req.getQuery() ?? '',
-      headers,
       params,
-      remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
-    };
-    const controller = new AbortController();
-    let aborted = false;
-    res.onAborted(() => {
-      aborted = true;
-      controller.abort(new Error('client disconnected'));
-    });
-    this.#inFlight.add(controller);
-    const started = performance.now();
-
-    const respond = (reply: HttpReply) => {
-      this.metrics.observe(this.#options.name, pattern, reply.status, performance.now() - started);
-      if (aborted) return;
-      res.cork(() => this.#write(res, reply, () => aborted));
-    };
-    const finish = () => {
-      this.#inFlight.delete(controller);
-      if (this.#inFlight.size === 0) this.#drained?.();
-    };
-
-    const run = async (): Promise<HttpReply> => {
-      const body = options.body ? await readBody(res, headers, options.body.maxBytes, controller.signal) : undefined;
-      return handler(body ? { ...request, body } : request, { signal: controller.signal });
-    };
-    run()
-      .catch((error: unknown) => {
-        if (!(error instanceof PayloadTooLargeError) && !aborted) {
-          this.#options.logger.debug({ listener: this.#options.name, route: pattern, err: error }, 'handler error');
+      get headers() {
+        if (!headers) {
+          const copy: Record<string, string> = {};
+          req.forEach((key, value) => (copy[key] = value));
+          headers = copy;
         }
+        return headers;
+      },
+      get remoteAddress() {
+        return (remoteAddress ??= Buffer.from(res.getRemoteAddressAsText()).toString());
+      },
+    };
+    const settle = () => void (request.headers, request.remoteAddress);
+    // The controller is made only when a handler reads `signal`: most answers are synchronous and never need it.
+    let controller: AbortController | undefined;
+    let aborted = false;
+    const context: RequestContext = {
+      get signal() {
+        controller ??= new AbortController();
+        if (aborted) controller.abort(new Error('client disconnected'));
+        return controller.signal;
+      },
+    };
+    // uWS aborts the process if a handler returns before the response is finished without an abort
+    // handler, so one is attached whenever an answer outlives this callback (async handler, backpressure).
+    let abortHandlerAttached = false;
+    const attachAbortHandler = () => {
+      if (abortHandlerAttached) return;
+      abortHandlerAttached = true;
+      res.onAborted(() => {
+        aborted = true;
+        controller?.abort(new Error('client disconnected'));
+      });
+    };
+    const started = performance.now();
+    const respond = (reply: HttpReply) => {
+      observe(metrics, reply.status, performance.now() - started);
+      if (aborted) return;
+      // Inside the handler's synchronous part uWS is already corked; after an await it is not.
+      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted));
+    };
+    const onError = (error: unknown): HttpReply => {
+      if (!(error instanceof PayloadTooLargeError) && !aborted) {
+        this.#options.logger.debug({ listener: this.#options.name, route: pattern, err: error }, 'handler error');
+      }
+      try {
         return this.#options.mapError(error, request);
-      })
-      .then(respond, (error: unknown) => {
+      } catch (mappingError) {
         // mapError itself failed: never leave the response hanging.
-        this.#options.logger.error({ listener: this.#options.name, err: error }, 'error mapping failed');
-        respond({ status: 500, body: '' });
-      })
-      .finally(finish);
+        this.#options.logger.error({ listener: this.#options.name, err: mappingError }, 'error mapping failed');
+        return { status: 500, body: '' };
+      }
+    };
+
+    // Fast path: a handler without a body that answers synchronously is answered right here.
+    let result: HttpReply | Promise<HttpReply>;
+    if (options.body) {
+      settle();
+      attachAbortHandler();
+      result = readBody(res, request.headers, options.body.maxBytes, () => context.signal).then((body) =>
+        handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, body }, context),
+      );
+    } else {
+      try {
+        result = handler(request, context);
+      } catch (error) {
+        result = onError(error);
+      }
+      if (!(result instanceof Promise)) {
+        respond(result);
+        return;
+      }
+    }
+
+    // Asynchronous answer: copy what is left of `req`, and count the request as in flight for a graceful close.
+    settle();
+    attachAbortHandler();
+    const inFlight = { abort: (reason: Error) => controller?.abort(reason) };
+    this.#inFlight.add(inFlight);
+    result
+      .catch(onError)
+      .then(respond)
+      .finally(() => {
+        this.#inFlight.delete(inFlight);
+        if (this.#inFlight.size === 0) this.#drained?.();
+      });
   }
 
-  #write(res: UwsResponse, reply: HttpReply, isAborted: () => boolean): void {
-    res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? 'Unknown'}`);
-    for (const [key, value] of Object.entries(this.#options.defaultHeaders ?? {})) res.writeHeader(key, value);
-    for (const [key, value] of Object.entries(reply.headers ?? {})) res.writeHeader(key, value);
-    const body = reply.body === undefined ? Buffer.alloc(0) : typeof reply.body === 'string' ? Buffer.from(reply.body) : reply.body;
-    if (body.length <= 64 * 1024) {
-      res.end(body);
+  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean): void {
+    res.writeStatus(statusLine(reply.status));
+    for (const [key, value] of this.#defaultHeaders) res.writeHeader(key, value);
+    if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
+    const raw = reply.body ?? '';
+    // Small bodies go out in one write (strings without a copy); large ones with backpressure below.
+    if (raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
+      res.end(raw);
       return;
     }
+    const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
+    attachAbortHandler();
     // Large body: stream with backpressure instead of buffering it all in uWS.
     const startOffset = res.getWriteOffset();
     const [ok, done] = res.tryEnd(body, body.length);
@@ -211,7 +295,8 @@ export class HttpServer {
 }
 
 /** Reads a request body, refusing it from Content-Length before reading and from the streamed count while reading. */
-function readBody(res: UwsResponse, headers: Record<string, string>, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+function readBody(res: UwsResponse, headers: Record<string, string>, maxBytes: number, signalOf: () => AbortSignal): Promise<Buffer> {
+  const signal = signalOf();
   return new Promise((resolve, reject) => {
     const declared = headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBytes) {

@@ -13,6 +13,8 @@ export const HISTORY_ASK_TIMEOUT_MS = 15_000;
 
 export interface RatesView {
   status(): ReturnType<typeof refreshStatus>;
+  /** The configured rate lifetime in ms (a request with this window gets the cached table). */
+  lifetimeMs(): number | undefined;
   /** The merged table for the configured lifetime, or re-evaluated for another window (spec §4.1). */
   table(rateLifetimeMinutes?: number): RateTable;
   history(query: HistoryQuery, signal: AbortSignal): Promise<Snapshot[]>;
@@ -39,6 +41,7 @@ export function ratesView(runtime: Runtime): RatesView {
       const snapshot = current();
       return snapshot ? refreshStatus(snapshot) : { ready: false, updating: true, next_update: startedAt, last_updated: null };
     },
+    lifetimeMs: () => current()?.context.lifetimeMs,
     table(rateLifetimeMinutes) {
       const context = current()?.context;
       if (!context) return {};

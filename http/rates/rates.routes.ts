@@ -16,6 +16,7 @@ export interface RatesListenerOptions {
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const VERSION_JSON = JSON.stringify(RATES_VERSION);
 /** Public data read by browser wallets (notes F.23). */
 const CORS_HEADERS = { 'access-control-allow-origin': '*' };
 
@@ -24,15 +25,46 @@ class RatesBadRequest extends Error {
   override readonly name = 'RatesBadRequest';
 }
 
+/**
+ * The table changes once per cycle but is read on every request: its JSON (whole, and per coin list) is
+ * made once per table and reused until the refresh actor publishes a new table object.
+ */
+export class TableBodies {
+  /** Distinct coin lists kept per table; clients choose them, so the cache is bounded. */
+  static readonly MAX_FILTERS = 256;
+  #table: RateTable | undefined;
+  #whole: string | undefined;
+  readonly #filtered = new Map<string, string>();
+
+  json(table: RateTable, coins?: readonly string[]): string {
+    if (table !== this.#table) {
+      this.#table = table;
+      this.#whole = undefined;
+      this.#filtered.clear();
+    }
+    if (!coins) return (this.#whole ??= JSON.stringify(table));
+    const key = coins.join(',');
+    let body = this.#filtered.get(key);
+    if (body === undefined) {
+      body = JSON.stringify(filterByCoins(table, coins));
+      if (this.#filtered.size >= TableBodies.MAX_FILTERS) this.#filtered.clear();
+      this.#filtered.set(key, body);
+    }
+    return body;
+  }
+}
+
 export function ratesServer(runtime: Runtime, options: RatesListenerOptions): HttpServer {
   const logger = runtime.logger.child({ actor: 'rates.http' });
   const view = ratesView(runtime);
-  const reply = (status: number, body: unknown): HttpReply => ({ status, headers: JSON_HEADERS, body: JSON.stringify(body) });
-  const success = (fields: Record<string, unknown>): HttpReply => {
+  const bodies = new TableBodies();
+  const reply = (status: number, body: string): HttpReply => ({ status, headers: JSON_HEADERS, body });
+  /** The success envelope in the original key order, around an already serialized `fields` part. */
+  const success = (fieldsJson: string): HttpReply => {
     const { last_updated } = view.status();
-    return reply(200, { success: true, date: runtime.clock.now(), ...fields, last_updated, version: RATES_VERSION });
+    return reply(200, `{"success":true,"date":${runtime.clock.now()},${fieldsJson},"last_updated":${last_updated},"version":${VERSION_JSON}}`);
   };
-  const failure = (status: number, msg: string): HttpReply => reply(status, { success: false, date: runtime.clock.now(), msg });
+  const failure = (status: number, msg: string): HttpReply => reply(status, JSON.stringify({ success: false, date: runtime.clock.now(), msg }));
 
   const server = new HttpServer({
     name: 'rates',
@@ -47,22 +79,24 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   server.route('get', '/get', (request) => {
     const parsed = parseGetQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
+    const cached = parsed.rateLifetime === undefined || parsed.rateLifetime * 60_000 === view.lifetimeMs();
     const table = view.table(parsed.rateLifetime);
-    return success({ result: parsed.coins ? filterByCoins(table, parsed.coins) : table });
+    const result = cached ? bodies.json(table, parsed.coins) : JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table);
+    return success(`"result":${result}`);
   });
 
   server.route('get', '/getHistory', async (request, { signal }) => {
     const parsed = parseHistoryQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
     const result = await view.history(parsed.query, signal);
-    return success({ result });
+    return success(`"result":${JSON.stringify(result)}`);
   });
 
   server.route('get', '/status', (request) => {
     const parsed = parseStatusQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
     const { ready, updating, next_update } = view.status();
-    return success({ ready, updating, next_update });
+    return success(`"ready":${ready},"updating":${updating},"next_update":${next_update}`);
   });
 
   return server;

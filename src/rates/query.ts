@@ -205,6 +205,7 @@ const HISTORY_KEYS = ['coin', 'from', 'to', 'timestamp', 'limit'] as const;
 
 /** GET /get (spec §4.1; notes A.1). */
 export function parseGetQuery(raw: string): GetQueryResult {
+  if (raw === '') return { ok: true }; // the hot path: the whole table
   const q = parseRaw(raw);
   let coins: string[] | undefined;
   let rateLifetime: number | undefined;
