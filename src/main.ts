@@ -38,7 +38,8 @@ Options:
   -h, --help        this text
 
 Operator listener (off unless a port is set): ADMIN_PORT, ADMIN_HOST (default 127.0.0.1),
-ADMIN_API_KEY (at least ${MIN_ADMIN_KEY_LENGTH} characters; without it every operator route answers 503).
+ADMIN_API_KEY (at least ${MIN_ADMIN_KEY_LENGTH} characters; without it every operator route answers 503);
+each falls back to the service configuration's server.admin block (port, host, apiKey).
 `;
 
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
@@ -104,16 +105,20 @@ export interface OperatorSettings {
   readonly apiKey: string | undefined;
 }
 
-/** ADMIN_PORT / ADMIN_HOST / ADMIN_API_KEY; undefined when no port is set (several processes side by side). */
-export function operatorSettings(env: NodeJS.ProcessEnv): OperatorSettings | undefined {
-  if (!env.ADMIN_PORT) return undefined;
-  const port = Number(env.ADMIN_PORT);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('Invalid operator settings', [`ADMIN_PORT: must be a port number, got '${env.ADMIN_PORT}'`]);
-  const apiKey = env.ADMIN_API_KEY?.trim() || undefined;
+/**
+ * The operator listener: ADMIN_PORT / ADMIN_HOST / ADMIN_API_KEY, each falling back to the service
+ * configuration's `server.admin` block; undefined when no port is set (several processes side by side).
+ */
+export function operatorSettings(env: NodeJS.ProcessEnv, fromConfig: { port?: number; host?: string; apiKey?: string } = {}): OperatorSettings | undefined {
+  const rawPort = env.ADMIN_PORT || (fromConfig.port === undefined ? undefined : String(fromConfig.port));
+  if (rawPort === undefined) return undefined;
+  const port = Number(rawPort);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new ConfigError('Invalid operator settings', [`ADMIN_PORT: must be a port number, got '${rawPort}'`]);
+  const apiKey = env.ADMIN_API_KEY?.trim() || fromConfig.apiKey?.trim() || undefined;
   if (apiKey !== undefined && apiKey.length < MIN_ADMIN_KEY_LENGTH) {
     throw new ConfigError('Invalid operator settings', [`ADMIN_API_KEY: must be at least ${MIN_ADMIN_KEY_LENGTH} characters`]);
   }
-  return { port, host: env.ADMIN_HOST || '127.0.0.1', apiKey };
+  return { port, host: env.ADMIN_HOST || fromConfig.host || '127.0.0.1', apiKey };
 }
 
 export interface ServiceOptions {
@@ -195,7 +200,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       warnings.push(...loaded.warnings);
       sources.push(loaded.source);
     }
-    operator = operatorSettings(env);
+    operator = operatorSettings(env, configs.rates?.server.admin);
   } catch (error) {
     if (error instanceof ConfigError) {
       printConfigReport(error);

@@ -6,7 +6,9 @@
 // - every source block accepts `url`: the API base URL (for `currency_api`, `exchange_rate_api` and
 //   `moex` the full endpoint URL, as in the original), so an operator can use a proxy and tests can
 //   point a connector at a fake server (notes F.2);
-// - `server.sqlite.path`: where the embedded SQLite history lives (notes F.3).
+// - `server.sqlite.path`: where the embedded SQLite history lives (notes F.3);
+// - `server.admin`: the operator listener (`port`, `host`, `apiKey`); ADMIN_PORT, ADMIN_HOST and
+//   ADMIN_API_KEY in the environment override it.
 
 import Type, { type Static } from 'typebox';
 import { deepFreeze, schemaProblems } from '../config.js';
@@ -166,6 +168,16 @@ export const RatesConfigSchema = Type.Object(
             ),
           ),
           sqlite: Type.Optional(Type.Object({ path: Type.Optional(Type.String({ minLength: 1 })) }, strict)),
+          admin: Type.Optional(
+            Type.Object(
+              {
+                port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+                host: Type.Optional(Type.String({ minLength: 1 })),
+                apiKey: Type.Optional(Type.String({ minLength: 32 })),
+              },
+              strict,
+            ),
+          ),
         },
         strict,
       ),
@@ -296,6 +308,8 @@ export interface RatesConfig {
     /** Present only when the file has `server.mongodb`: MongoDB is then the history backend (notes F.3). */
     readonly mongodb?: { readonly host: string; readonly port: number; readonly db: string };
     readonly sqlite: { readonly path: string };
+    /** The operator listener's settings from the file (additive key); the environment overrides them. */
+    readonly admin?: { readonly port?: number; readonly host?: string; readonly apiKey?: string };
   };
   readonly notify: { readonly slack: readonly string[]; readonly discord: readonly string[] };
   readonly log_level: LogLevel;
@@ -589,6 +603,7 @@ function normalize(raw: RawRatesConfig): RatesConfig {
           }
         : {}),
       sqlite: { path: raw.server?.sqlite?.path ?? DEFAULT_SQLITE_PATH },
+      ...(raw.server?.admin ? { admin: { ...raw.server.admin } } : {}),
     },
     notify: { slack: [...(raw.notify?.slack ?? [])], discord: [...(raw.notify?.discord ?? [])] },
     log_level: raw.log_level ?? DEFAULT_LOG_LEVEL,
