@@ -49,9 +49,6 @@ export function actorChild<TLogic extends AnyActorLogic>(options: ActorChildOpti
         settle(reason);
       };
       actor.subscribe({
-        next: (snapshot) => {
-          record.stateValue = (snapshot as { value?: unknown }).value;
-        },
         error: (error) => finish({ kind: 'error', error }),
         complete: () => finish(killed ? { kind: 'killed' } : { kind: 'normal' }),
       });

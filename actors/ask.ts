@@ -10,9 +10,6 @@ import type { Reply } from '../src/reply.js';
 
 export type { Reply };
 
-/** An event as received by the answering actor. */
-export type Asked<E extends EventObject, T> = E & { reply: Reply<T> };
-
 export interface AskOptions {
   signal?: AbortSignal;
   timeoutMs?: number;

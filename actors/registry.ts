@@ -34,8 +34,4 @@ export class ActorRegistry {
     return true;
   }
 
-  /** The current snapshot of a running actor. */
-  snapshot<T = unknown>(systemId: string): T {
-    return this.require(systemId).getSnapshot() as T;
-  }
 }

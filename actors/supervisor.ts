@@ -7,6 +7,7 @@
 // children down in reverse order, each within its own timeout (XState's stop is synchronous, so graceful
 // shutdown is a protocol: the child is asked, and killed when its timeout passes).
 
+import { sleep } from './clock.js';
 import type { Runtime } from './runtime.js';
 
 export type RestartType = 'permanent' | 'transient' | 'temporary';
@@ -100,6 +101,10 @@ export class Supervisor implements ChildHandle {
   /** Restarts and shutdown run one at a time, in arrival order. */
   #queue: Promise<void> = Promise.resolve();
   #killed = false;
+  /** Set synchronously by shutdown()/kill(): pending restarts give up, and backoff waits end at once. */
+  readonly #stopRequested = new AbortController();
+  /** Restarts of children that crashed while later siblings were still starting; run once started. */
+  readonly #deferred: Array<() => Promise<void>> = [];
 
   constructor(options: SupervisorOptions, runtime: Runtime) {
     this.#options = options;
@@ -136,9 +141,11 @@ export class Supervisor implements ChildHandle {
     }
     this.#phase = 'running';
     this.#runtime.logger.debug({ supervisor: this.id, children: this.#entries.length }, 'supervisor started');
+    for (const task of this.#deferred.splice(0)) this.#enqueue(task);
   }
 
   shutdown(): void {
+    this.#stopRequested.abort();
     this.#enqueue(async () => {
       if (this.#phase === 'stopped' || this.#phase === 'stopping') return;
       this.#phase = 'stopping';
@@ -151,6 +158,7 @@ export class Supervisor implements ChildHandle {
   /** Our own parent's timeout passed: kill every child now, without waiting for their timeouts. */
   kill(): void {
     this.#killed = true;
+    this.#stopRequested.abort();
     for (const entry of [...this.#entries].reverse()) {
       if (entry.handle) {
         entry.stopping = true;
@@ -192,7 +200,7 @@ export class Supervisor implements ChildHandle {
     entry.stopping = false;
     record.status = reason.kind === 'error' ? 'crashed' : 'stopped';
     if (reason.kind === 'error') record.lastError = describe(reason.error);
-    if (expected || this.#phase !== 'running') return;
+    if (expected || this.#phase === 'stopping' || this.#phase === 'stopped') return;
 
     const log = this.#runtime.logger;
     const restart = entry.spec.restart ?? 'permanent';
@@ -206,7 +214,10 @@ export class Supervisor implements ChildHandle {
       return;
     }
     if (restart === 'transient' && reason.kind !== 'error') return;
-    this.#enqueue(() => this.#restart(entry, reason.kind === 'error' ? reason.error : new Error(`exited (${reason.kind})`)));
+    const task = () => this.#restart(entry, reason.kind === 'error' ? reason.error : new Error(`exited (${reason.kind})`));
+    // A crash while later siblings are still starting is restarted once the start has finished.
+    if (this.#phase === 'starting') this.#deferred.push(task);
+    else this.#enqueue(task);
   }
 
   async #restart(entry: ChildEntry, cause: unknown): Promise<void> {
@@ -227,8 +238,12 @@ export class Supervisor implements ChildHandle {
 
     const backoff = this.#options.backoff ?? DEFAULT_BACKOFF;
     const delay = Math.min(backoff.maxMs, backoff.initialMs * 2 ** (this.#restartTimes.length - 1));
-    await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), delay));
-    if (this.#phase !== 'running') return;
+    try {
+      await sleep(clock, delay, this.#stopRequested.signal);
+    } catch {
+      return; // a shutdown arrived during the backoff: nothing is restarted
+    }
+    if (this.#phase !== 'running' || this.#stopRequested.signal.aborted) return;
 
     const index = this.#entries.indexOf(entry);
     const group =
@@ -241,6 +256,7 @@ export class Supervisor implements ChildHandle {
     await this.#stopEntries(live.filter((e) => e !== entry).reverse());
     for (const member of live) {
       if (member.handle) continue;
+      if (this.#stopRequested.signal.aborted) return;
       try {
         await this.#startChild(member);
         this.#runtime.inspector.record(member.spec.id).restarts++;

@@ -8,6 +8,7 @@ import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from '../src/logger.js';
+import { AbortedError } from '../src/errors.js';
 import { HttpMetrics, observe, type RouteMetrics } from './metrics.js';
 
 export interface HttpRequest {
@@ -55,6 +56,8 @@ export interface HttpServerOptions {
   readonly notFound: (request: HttpRequest) => HttpReply;
   /** Headers on every reply (e.g. CORS for rates). */
   readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /** Shared by every listener of the process so the operator listener can serve them (default: own). */
+  readonly metrics?: HttpMetrics;
 }
 
 /** The request body was larger than the route allows (DESIGN.md: bounded before read). */
@@ -64,6 +67,9 @@ export class PayloadTooLargeError extends Error {
     super(`request body exceeds ${maxBytes} bytes`);
   }
 }
+
+/** The answer to a request nobody waits for any more: counted, never written. */
+const ABANDONED: HttpReply = { status: 499 };
 
 /** Bodies up to this size are written at once; larger ones stream with tryEnd/onWritable. */
 const SMALL_BODY_BYTES = 64 * 1024;
@@ -89,7 +95,7 @@ interface Route {
 type Method = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
 
 export class HttpServer {
-  readonly metrics = new HttpMetrics();
+  readonly metrics: HttpMetrics;
   readonly #options: HttpServerOptions;
   readonly #app: TemplatedApp;
   #listenSocket: us_listen_socket | undefined;
@@ -98,11 +104,13 @@ export class HttpServer {
   #inFlight = new Set<{ abort(reason: Error): void }>();
   #drained: (() => void) | undefined;
   #closing = false;
+  #closed: Promise<void> | undefined;
 
   readonly #defaultHeaders: ReadonlyArray<[string, string]>;
 
   constructor(options: HttpServerOptions) {
     this.#options = options;
+    this.metrics = options.metrics ?? new HttpMetrics();
     this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {});
     this.#app = uWS.App();
   }
@@ -128,6 +136,7 @@ export class HttpServer {
     return new Promise((resolve, reject) => {
       this.#app.listen(this.#options.host, this.#options.port, (socket) => {
         if (!socket) {
+          (this.#app as unknown as { close(): void }).close();
           reject(new Error(`${this.#options.name}: cannot listen on ${this.#options.host}:${this.#options.port}`));
           return;
         }
@@ -143,9 +152,18 @@ export class HttpServer {
    * Graceful close: stop accepting, let in-flight requests finish for up to `drainMs`, then abort the rest
    * and close every connection (keep-alive sockets would otherwise hold the process open).
    */
-  async close(drainMs = 5_000): Promise<void> {
-    if (this.#closing) return;
+  close(drainMs = 5_000): Promise<void> {
+    if (this.#closed) {
+      // Already closing: a second call with no drain time (a supervisor's kill) cuts the drain short.
+      if (drainMs === 0) this.#drained?.();
+      return this.#closed;
+    }
     this.#closing = true;
+    this.#closed = this.#close(drainMs);
+    return this.#closed;
+  }
+
+  async #close(drainMs: number): Promise<void> {
     if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
     this.#listenSocket = undefined;
     if (this.#inFlight.size > 0) {
@@ -157,7 +175,7 @@ export class HttpServer {
         };
       });
     }
-    for (const controller of this.#inFlight) controller.abort(new Error('server closing'));
+    for (const controller of this.#inFlight) controller.abort(new AbortedError('server closing'));
     // `close()` exists at runtime but is missing from the bundled typings (notes/dependencies.md §1).
     (this.#app as unknown as { close(): void }).close();
     this.#options.logger.info({ listener: this.#options.name, abandoned: this.#inFlight.size }, 'closed');
@@ -201,7 +219,7 @@ export class HttpServer {
     const context: RequestContext = {
       get signal() {
         controller ??= new AbortController();
-        if (aborted) controller.abort(new Error('client disconnected'));
+        if (aborted) controller.abort(new AbortedError('client disconnected'));
         return controller.signal;
       },
     };
@@ -213,7 +231,7 @@ export class HttpServer {
       abortHandlerAttached = true;
       res.onAborted(() => {
         aborted = true;
-        controller?.abort(new Error('client disconnected'));
+        controller?.abort(new AbortedError('client disconnected'));
       });
     };
     const started = performance.now();
@@ -224,7 +242,9 @@ export class HttpServer {
       res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted));
     };
     const onError = (error: unknown): HttpReply => {
-      if (!(error instanceof PayloadTooLargeError) && !aborted) {
+      // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
+      if (aborted || (this.#closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
+      if (!(error instanceof PayloadTooLargeError)) {
         this.#options.logger.debug({ listener: this.#options.name, route: pattern, err: error }, 'handler error');
       }
       try {
@@ -264,6 +284,7 @@ export class HttpServer {
     result
       .catch(onError)
       .then(respond)
+      .catch((error: unknown) => this.#options.logger.error({ listener: this.#options.name, route: pattern, err: error }, 'writing the response failed'))
       .finally(() => {
         this.#inFlight.delete(inFlight);
         if (this.#inFlight.size === 0) this.#drained?.();

@@ -31,8 +31,3 @@ export class AbortedError extends Error {
     super(message);
   }
 }
-
-/** A request parameter failed validation: a protocol answer (400), never a crash. */
-export class ValidationError extends Error {
-  override readonly name = 'ValidationError';
-}

@@ -23,8 +23,11 @@ export const REDACT_PATHS = [
   'headers["x-api-key"]',
   '*.headers.authorization',
   '*.headers["x-api-key"]',
-  'config.notify.slack',
-  'config.notify.discord',
+  // pino wildcards match one level; configuration blocks nest one more (server.admin, sources.*).
+  '*.*.apiKey',
+  '*.*.api_key',
+  '*.*.adminApiKey',
+  '*.*.passphrase',
 ];
 
 export interface LoggerOptions {

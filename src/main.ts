@@ -10,6 +10,7 @@ import { Supervisor, type ChildSpec, type ExitReason } from '../actors/superviso
 import { adminServer } from '../http/admin/admin.routes.js';
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { listenerChild } from '../http/listener.js';
+import { HttpMetrics } from '../http/metrics.js';
 import { ratesServer } from '../http/rates/rates.routes.js';
 import { readConfigFile } from './config.js';
 import { ConfigError } from './errors.js';
@@ -133,18 +134,20 @@ export function serviceChildren(
   options: ServiceOptions = {},
 ): ChildSpec[] {
   const children: ChildSpec[] = [];
+  // One set of request counters for every listener, served by the operator listener.
+  const metrics = new HttpMetrics();
   if (configs.rates) {
     const rates = configs.rates;
     children.push(
       ratesTree(rates, {
         ...options.rates,
-        edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port }))],
+        edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port, metrics }))],
       }),
     );
   }
   if (operator) {
     children.push(
-      listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'] })),
+      listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'], metrics })),
     );
   }
   return children;

@@ -17,8 +17,14 @@ export function historyLogic(open: () => Promise<HistoryStore>, logger: Logger) 
   let store: HistoryStore | undefined;
   return historyStoreMachine.provide({
     actors: {
-      openStore: fromPromise(async () => {
-        store = await open();
+      openStore: fromPromise(async ({ signal }) => {
+        const opened = await open();
+        if (signal.aborted) {
+          // Shutdown arrived while opening: closeStore already ran with nothing to close.
+          await opened.close();
+          return;
+        }
+        store = opened;
         logger.info('history store open');
       }),
       closeStore: fromPromise(async () => {
@@ -33,7 +39,7 @@ export function historyLogic(open: () => Promise<HistoryStore>, logger: Logger) 
         if (event.type !== 'history.append') return;
         const current = store;
         if (!current) return event.reply.reject(new HistoryUnavailableError());
-        current.append(event.date, event.tickers).then(event.reply.resolve, event.reply.reject);
+        current.append(event.date, event.tickers, event.reply.signal).then(event.reply.resolve, event.reply.reject);
       },
       runQuery: (_, { event }) => {
         if (event.type !== 'history.query') return;

@@ -6,8 +6,10 @@ import { fromPromise } from 'xstate';
 import { refreshCycleMachine, type DiscoveryOutput, type FetchOutput, type StoreOutput } from '../../machines/rates/refresh-cycle.machine.js';
 import type { Notice, SourceOutcome } from '../../src/rates/cycle.js';
 import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
+import { scrubSecrets } from '../../src/logger.js';
 import { sleep } from '../clock.js';
 import type { Runtime } from '../runtime.js';
+import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js';
 
 export interface RefreshDeps {
   readonly connectors: readonly SourceConnector[];
@@ -15,18 +17,22 @@ export interface RefreshDeps {
   /** notes/rates.md B.1.3, F.22: attempts 0..3, waiting attempt × this between tries (10 s in production). */
   readonly discoveryRetryDelayMs: number;
   readonly discoveryAttempts: number;
-  /** Configuration warnings (coverage below minSources, unprovided base coins), told once at startup. */
+  /** The started message and configuration warnings; the tree passes them to the first incarnation only. */
   readonly startupNotices: readonly Notice[];
+  /** Longest a single source may take in one cycle, all its requests included. */
+  readonly sourceBudgetMs: number;
 }
 
 export const DEFAULT_DISCOVERY = { discoveryRetryDelayMs: 10_000, discoveryAttempts: 4 } as const;
+/** Two minutes for one source in one cycle: a few dozen 10 s requests at worst, well under the 10 min interval. */
+export const DEFAULT_SOURCE_BUDGET_MS = 120_000;
 
 export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
-  const logger = runtime.logger.child({ actor: 'rates.refresh' });
+  const logger = runtime.logger.child({ actor: RATES_REFRESH_ID });
   const publish = (notices: readonly Notice[]) => {
     for (const notice of notices) {
-      const sent = runtime.registry.send('rates.notifier', { type: 'notify.send', level: notice.level, message: notice.message });
-      if (!sent) logger[notice.level]({ notice: true }, notice.message);
+      const sent = runtime.registry.send(RATES_NOTIFIER_ID, { type: 'notify.send', level: notice.level, message: notice.message });
+      if (!sent) logger[notice.level]({ notice: true }, scrubSecrets(notice.message));
     }
   };
   const contextFor = (signal: AbortSignal): SourceContext => ({
@@ -77,7 +83,9 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
         const outcomes = await Promise.all(
           active.map(async (connector): Promise<SourceOutcome> => {
             try {
-              const quotes = await connector.fetch(contextFor(signal));
+              // Each request is bounded by the connector; the whole source (CoinPaprika may make 100+ calls)
+              // is bounded here, so one source cannot hold a cycle for long.
+              const quotes = await connector.fetch(contextFor(AbortSignal.any([signal, AbortSignal.timeout(deps.sourceBudgetMs)])));
               return { source: connector.name, ok: true, quotes, receivedAt: runtime.clock.now() };
             } catch (error) {
               if (signal.aborted) throw error;
@@ -96,7 +104,7 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
 
       storeSnapshot: fromPromise<StoreOutput, { table: Record<string, number> }>(async ({ input, signal }) => {
         const date = runtime.clock.now();
-        const stored = await runtime.ask<StoreOutput>('rates.history', { type: 'history.append', date, tickers: input.table }, { signal });
+        const stored = await runtime.ask<StoreOutput>(RATES_HISTORY_ID, { type: 'history.append', date, tickers: input.table }, { signal });
         logger.info({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
         return stored;
       }),

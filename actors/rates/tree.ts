@@ -23,8 +23,9 @@ import { fetchJsonClient } from '../http-json.js';
 import type { ChildSpec } from '../supervisor.js';
 import { supervisorSpec } from '../supervisor.js';
 import { historyLogic } from './history.actor.js';
+import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js';
 import { notifierLogic, type NotifierOptions } from './notifier.actor.js';
-import { DEFAULT_DISCOVERY, refreshLogic } from './refresh.actor.js';
+import { DEFAULT_DISCOVERY, DEFAULT_SOURCE_BUDGET_MS, refreshLogic } from './refresh.actor.js';
 
 export interface RatesTreeOptions {
   /** Children appended after the workers, e.g. the HTTP listener. */
@@ -86,6 +87,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
   // Merge settings depend only on the configuration (what each active source advertises): derive them once.
   const { settings, notices: configNotices } = mergeSettings(config, createConnectors(config));
   // notes E.3: the startup notification (level info in 4.2), then the configuration warnings.
+  let announced = false;
   const notices: Notice[] = [{ level: 'info', message: `Infoservice v${RATES_VERSION} started on port ${config.server.port}` }, ...configNotices];
   return supervisorSpec({
     id: 'rates',
@@ -95,24 +97,24 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
     backoff: { initialMs: 500, maxMs: 10_000 },
     children: [
       actorChild({
-        systemId: 'rates.history',
-        logic: (runtime) => historyLogic(openHistory, runtime.logger.child({ actor: 'rates.history' })),
+        systemId: RATES_HISTORY_ID,
+        logic: (runtime) => historyLogic(openHistory, runtime.logger.child({ actor: RATES_HISTORY_ID })),
         shutdownTimeoutMs: 5_000,
       }),
       actorChild({
-        systemId: 'rates.notifier',
+        systemId: RATES_NOTIFIER_ID,
         shutdown: 'stop',
         logic: (runtime) =>
           notifierLogic({
             name: config.name,
             slack: config.notify.slack,
             discord: config.notify.discord,
-            logger: runtime.logger.child({ actor: 'rates.notifier' }),
+            logger: runtime.logger.child({ actor: RATES_NOTIFIER_ID }),
             post: options.post,
           }),
       }),
       actorChild({
-        systemId: 'rates.refresh',
+        systemId: RATES_REFRESH_ID,
         // Connectors hold discovered coin ids: a restarted refresh actor gets new ones and discovers afresh.
         logic: (runtime) =>
           refreshLogic(runtime, {
@@ -120,7 +122,9 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
             http: options.http ?? fetchJsonClient,
             discoveryRetryDelayMs: options.discoveryRetryDelayMs ?? DEFAULT_DISCOVERY.discoveryRetryDelayMs,
             discoveryAttempts: DEFAULT_DISCOVERY.discoveryAttempts,
-            startupNotices: notices,
+            // Said once per process: a restarted refresh actor does not announce a new start.
+            startupNotices: announced ? [] : ((announced = true), notices),
+            sourceBudgetMs: DEFAULT_SOURCE_BUDGET_MS,
           }),
         input: (runtime) => ({
           merge: settings,

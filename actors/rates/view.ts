@@ -6,21 +6,23 @@ import type { HistoryQuery, Snapshot } from '../../src/rates/history.js';
 import { evaluate } from '../../src/rates/merge.js';
 import type { RateTable } from '../../src/rates/types.js';
 import type { Runtime } from '../runtime.js';
+import { RATES_HISTORY_ID, RATES_REFRESH_ID } from './ids.js';
 
-export const REFRESH_ID = 'rates.refresh';
-export const HISTORY_ID = 'rates.history';
 export const HISTORY_ASK_TIMEOUT_MS = 15_000;
 
 export interface RatesView {
   status(): ReturnType<typeof refreshStatus>;
-  /** The configured rate lifetime in ms (a request with this window gets the cached table). */
-  lifetimeMs(): number | undefined;
-  /** The merged table for the configured lifetime, or re-evaluated for another window (spec §4.1). */
-  table(rateLifetimeMinutes?: number): RateTable;
+  /**
+   * The merged table for the configured lifetime (`cached`: the same object until the next cycle), or
+   * re-evaluated for another window (spec §4.1).
+   */
+  table(rateLifetimeMinutes?: number): { table: RateTable; cached: boolean };
   history(query: HistoryQuery, signal: AbortSignal): Promise<Snapshot[]>;
 }
 
 type RefreshSnapshot = { value: unknown; context: RefreshContext };
+
+const EMPTY: RateTable = Object.freeze({});
 
 export function ratesView(runtime: Runtime): RatesView {
   // spec §4.3: /status answers 200 while the process is alive, also while `rates.refresh` is between a
@@ -29,7 +31,7 @@ export function ratesView(runtime: Runtime): RatesView {
   let last: RefreshSnapshot | undefined;
   const startedAt = runtime.clock.now();
   const current = (): RefreshSnapshot | undefined => {
-    const snapshot = runtime.registry.lookup(REFRESH_ID)?.getSnapshot() as (RefreshSnapshot & { status?: string }) | undefined;
+    const snapshot = runtime.registry.lookup(RATES_REFRESH_ID)?.getSnapshot() as (RefreshSnapshot & { status?: string }) | undefined;
     if (snapshot?.status === 'active') {
       last = snapshot;
       return snapshot;
@@ -41,15 +43,15 @@ export function ratesView(runtime: Runtime): RatesView {
       const snapshot = current();
       return snapshot ? refreshStatus(snapshot) : { ready: false, updating: true, next_update: startedAt, last_updated: null };
     },
-    lifetimeMs: () => current()?.context.lifetimeMs,
     table(rateLifetimeMinutes) {
       const context = current()?.context;
-      if (!context) return {};
+      if (!context) return { table: EMPTY, cached: true };
       const lifetimeMs = rateLifetimeMinutes === undefined ? context.lifetimeMs : rateLifetimeMinutes * 60_000;
       // The original compares by number equality: 60 and 60.0 are both the cached table (notes A.1).
-      if (lifetimeMs === context.lifetimeMs) return context.table;
-      return evaluate({ retained: context.retained, previous: context.resolved, settings: context.merge, now: runtime.clock.now(), lifetimeMs }).table;
+      if (lifetimeMs === context.lifetimeMs) return { table: context.table, cached: true };
+      const now = runtime.clock.now();
+      return { table: evaluate({ retained: context.retained, previous: context.resolved, settings: context.merge, now, lifetimeMs }).table, cached: false };
     },
-    history: (query, signal) => runtime.ask<Snapshot[]>(HISTORY_ID, { type: 'history.query', query }, { signal, timeoutMs: HISTORY_ASK_TIMEOUT_MS }),
+    history: (query, signal) => runtime.ask<Snapshot[]>(RATES_HISTORY_ID, { type: 'history.query', query }, { signal, timeoutMs: HISTORY_ASK_TIMEOUT_MS }),
   };
 }

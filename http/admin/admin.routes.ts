@@ -5,6 +5,7 @@
 import type { Runtime } from '../../actors/runtime.js';
 import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
 import { checkAdminKey } from '../auth.js';
+import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
 
 export interface AdminListenerOptions {
@@ -13,6 +14,8 @@ export interface AdminListenerOptions {
   readonly apiKey: string | undefined;
   /** systemIds of the supervision roots to draw (normally one: `root`). */
   readonly roots: readonly string[];
+  /** The request counters of every listener of the process (`GET /metrics`). */
+  readonly metrics?: HttpMetrics;
 }
 
 const json = (status: number, body: unknown): HttpReply => ({
@@ -39,6 +42,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     logger: runtime.logger.child({ actor: 'admin.http' }),
     mapError: (error) => json(500, { error: error instanceof Error ? error.name : 'Error' }),
     notFound: (request) => guard(request) ?? json(404, { error: 'Not found' }),
+    metrics: options.metrics,
   });
 
   /** Refuses the request unless it carries the admin key; undefined means allowed. */
@@ -64,13 +68,20 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     return result;
   };
 
+  server.route('get', '/metrics', guarded(() => json(200, { routes: server.metrics.snapshot() })));
+
   server.route('get', '/actors', guarded(() => json(200, { roots: options.roots.map((id) => node(id)) })));
 
   server.route(
     'get',
     '/actors/:systemId',
     guarded((request) => {
-      const systemId = decodeURIComponent(request.params[0] ?? '');
+      let systemId: string;
+      try {
+        systemId = decodeURIComponent(request.params[0] ?? '');
+      } catch {
+        return json(404, { error: 'Unknown actor' });
+      }
       const record = inspector.get(systemId);
       if (!record) return json(404, { error: 'Unknown actor' });
       const ref = runtime.registry.lookup(systemId);

@@ -6,13 +6,15 @@ import type { Runtime } from '../../actors/runtime.js';
 import { ratesView } from '../../actors/rates/view.js';
 import { scrubSecrets, type Logger } from '../../src/logger.js';
 import { RATES_VERSION } from '../../src/rates/config.js';
-import { parseGetQuery, parseHistoryQuery, parseStatusQuery } from '../../src/rates/query.js';
+import { filterByCoins, parseGetQuery, parseHistoryQuery, parseStatusQuery } from '../../src/rates/query.js';
 import type { RateTable } from '../../src/rates/types.js';
+import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply } from '../server.js';
 
 export interface RatesListenerOptions {
   readonly host: string;
   readonly port: number;
+  readonly metrics?: HttpMetrics;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
@@ -72,6 +74,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
     port: options.port,
     logger,
     defaultHeaders: CORS_HEADERS,
+    metrics: options.metrics,
     mapError: (error) => mapRatesError(error, failure, logger),
     notFound: () => failure(404, 'Not found'),
   });
@@ -79,8 +82,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   server.route('get', '/get', (request) => {
     const parsed = parseGetQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
-    const cached = parsed.rateLifetime === undefined || parsed.rateLifetime * 60_000 === view.lifetimeMs();
-    const table = view.table(parsed.rateLifetime);
+    const { table, cached } = view.table(parsed.rateLifetime);
     const result = cached ? bodies.json(table, parsed.coins) : JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table);
     return success(`"result":${result}`);
   });
@@ -107,15 +109,4 @@ function mapRatesError(error: unknown, failure: (status: number, msg: string) =>
   if (error instanceof RatesBadRequest) return failure(400, error.message);
   logger.error({ reason: scrubSecrets(error instanceof Error ? `${error.name}: ${error.message}` : String(error)) }, 'request failed');
   return failure(500, 'Something went wrong');
-}
-
-/** spec §4.1: a pair is returned when either side matches one of the requested symbols. */
-export function filterByCoins(table: RateTable, coins: readonly string[]): RateTable {
-  const wanted = new Set(coins);
-  const result: RateTable = {};
-  for (const [pair, rate] of Object.entries(table)) {
-    const slash = pair.indexOf('/');
-    if (wanted.has(pair.slice(0, slash)) || wanted.has(pair.slice(slash + 1))) result[pair] = rate;
-  }
-  return result;
 }

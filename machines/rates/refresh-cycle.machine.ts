@@ -84,7 +84,7 @@ export const refreshCycleMachine = setup({
   },
   actions: {
     /** Log and send every pending notice to the notification channels. */
-    publishNotices: (_, _params: { notices: readonly Notice[] }) => {},
+    publishNotices: (_, _params: { notices: readonly Notice[] }) => notProvided('publishNotices'),
   },
   guards: {
     hasSnapshotToStore: ({ context }) => context.pendingStore,

@@ -14,6 +14,7 @@
 import { chooseDominantGroup, splitIntoGroups, type GroupMember } from './grouping.js';
 import { isServable, roundTo, triangulate } from './triangulate.js';
 import { SOURCE_ORDER, type MergeSettings, type Quote, type RateTable, type Strategy } from './types.js';
+import { DEFAULT_SOURCE_WEIGHT } from './config.js';
 
 export { roundTo } from './triangulate.js';
 
@@ -82,7 +83,7 @@ export interface EvaluateResult {
 }
 
 /** specs/rates.md §2.6 and config E.1: a source without a configured weight votes with 10. */
-const DEFAULT_WEIGHT = 10;
+const DEFAULT_WEIGHT = DEFAULT_SOURCE_WEIGHT;
 
 const NO_PRICES = 'No prices for the pair available';
 

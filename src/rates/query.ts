@@ -291,3 +291,14 @@ export function parseHistoryQuery(raw: string): HistoryQueryResult {
 export function parseStatusQuery(raw: string): StatusQueryResult {
   return unrecognized(parseRaw(raw), []) ?? { ok: true };
 }
+
+/** spec §4.1: a pair is returned when either side matches one of the requested symbols. */
+export function filterByCoins(table: Readonly<Record<string, number>>, coins: readonly string[]): Record<string, number> {
+  const wanted = new Set(coins);
+  const result: Record<string, number> = {};
+  for (const [pair, rate] of Object.entries(table)) {
+    const slash = pair.indexOf('/');
+    if (wanted.has(pair.slice(0, slash)) || wanted.has(pair.slice(slash + 1))) result[pair] = rate;
+  }
+  return result;
+}

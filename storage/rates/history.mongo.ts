@@ -14,7 +14,6 @@ import { MongoClient, ObjectId, type Collection, type Document, type Filter, typ
 import {
   MAX_CANDIDATE_DATES,
   MAX_GROUPS_SCANNED,
-  MAX_LIMIT,
   type CoinFilter,
   type HistoryQuery,
   type HistoryStore,
@@ -204,7 +203,8 @@ function createStore(
   let closed = false;
 
   return {
-    async append(date, snapshotTickers) {
+    async append(date, snapshotTickers, signal) {
+      signal?.throwIfAborted();
       const rows = checkSnapshot(date, snapshotTickers);
       if ((await timestamps.findOne({ date }, { projection: { _id: 1 } })) !== null) throw new DuplicateSnapshotError(date);
       const docs: TickerDoc[] = rows.map(([base, quote, rate]) => ({ _id: new ObjectId(), date, base, quote, rate, __v: 0 }));

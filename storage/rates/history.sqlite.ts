@@ -15,7 +15,6 @@ import Database from 'better-sqlite3';
 import {
   MAX_CANDIDATE_DATES,
   MAX_GROUPS_SCANNED,
-  MAX_LIMIT,
   type CoinFilter,
   type HistoryQuery,
   type HistoryStore,
@@ -186,7 +185,8 @@ function createStore(db: Database.Database, inMemory: boolean): SqliteHistorySto
   let closed = false;
 
   return {
-    async append(date, tickers) {
+    async append(date, tickers, signal) {
+      signal?.throwIfAborted();
       return appendTx(date, tickers);
     },
 

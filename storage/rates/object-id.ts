@@ -22,8 +22,3 @@ export function newObjectIdHex(timeMs: number): string {
   return bytes.toString('hex');
 }
 
-const OBJECT_ID_HEX = /^[0-9a-f]{24}$/;
-
-export function isObjectIdHex(value: string): boolean {
-  return OBJECT_ID_HEX.test(value);
-}

@@ -266,3 +266,39 @@ test('duplicate child ids are refused', () => {
   const { runtime } = newRuntime();
   assert.throws(() => new Supervisor(options([worker('d.a'), worker('d.a')]), runtime), /duplicate child id d.a/);
 });
+
+test('a child that crashes while a later sibling is still starting is logged and restarted once start finishes', async () => {
+  const { runtime, lines } = newRuntime();
+  let release!: () => void;
+  const slowStart: ChildSpec = {
+    id: 'slow',
+    async start() {
+      await new Promise<void>((resolve) => (release = resolve));
+      return { exited: new Promise<ExitReason>(() => {}), shutdown() {}, kill() {} } as ChildHandle;
+    },
+  };
+  const sup = new Supervisor(options([worker('st.a'), slowStart]), runtime);
+  const starting = sup.start();
+  ref(runtime, 'st.a')!.send({ type: 'boom' });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  assert.ok(lines.some((l) => l.msg === 'child crashed' && l.child === 'st.a'), 'the crash is logged at once');
+  release();
+  await starting;
+  await waitFor(() => restarts(runtime, 'st.a') === 1, { what: 'deferred restart' });
+  assert.equal(ref(runtime, 'st.a')?.getSnapshot().status, 'active');
+});
+
+test('a shutdown during a restart backoff cancels the restart instead of waiting it out', async () => {
+  const { runtime } = newRuntime();
+  const log: string[] = [];
+  const sup = new Supervisor(options([worker('b.a'), recordingChild('b.z', log)], { backoff: { initialMs: 5_000, maxMs: 5_000 } }), runtime);
+  await sup.start();
+  ref(runtime, 'b.a')!.send({ type: 'boom' });
+  await new Promise((resolve) => setTimeout(resolve, 10));
+  const started = Date.now();
+  sup.shutdown();
+  assert.deepEqual(await sup.exited, { kind: 'normal' });
+  assert.ok(Date.now() - started < 1_000, 'did not wait for the 5 s backoff');
+  assert.equal(restarts(runtime, 'b.a'), 0, 'the crashed child was not started again');
+  assert.deepEqual(log, ['start b.z', 'shutdown b.z']);
+});

@@ -46,7 +46,6 @@ export interface SourceConnector {
 
 /** A source failed this cycle. `message` is safe to notify: it never contains keys or credentialed URLs. */
 export class SourceFetchError extends Error {
-  static readonly code = 'SourceFetchError';
   override readonly name = 'SourceFetchError';
   constructor(
     readonly source: SourceName,

@@ -5,6 +5,7 @@
 // (notes/rates.md E.3, F.1).
 
 import type { Quote, SourceName } from '../types.js';
+import { isServable, roundTo } from '../triangulate.js';
 import {
   SourceFetchError,
   UpstreamRequestError,
@@ -72,8 +73,8 @@ export function requireJson(source: SourceName, response: HttpJsonResponse): unk
 
 /** `price` rounded to `decimals` places, or undefined when that is not a positive finite number (nothing to serve). */
 export function roundPrice(price: number, decimals: number): number | undefined {
-  const value = Number(price.toFixed(decimals));
-  return Number.isFinite(value) && value > 0 ? value : undefined;
+  const value = roundTo(price, decimals);
+  return isServable(value) ? value : undefined;
 }
 
 /** The quote of `pair` at `price` rounded to `decimals`, or undefined when the rounded price is unusable. */

@@ -70,6 +70,7 @@ test('discovery retries with growing waits, disables a source after 4 failures o
     discoveryRetryDelayMs: 10_000,
     discoveryAttempts: 4,
     startupNotices: [{ level: 'info', message: 'Infoservice v4.2.0 started on port 1' }],
+    sourceBudgetMs: 60_000,
   });
   const actor = createActor(logic, { clock, input: { merge: settings, mappings: {}, lifetimeMs: 3_600_000, intervalMs: 600_000, startedAt: 0 } }).start();
   await flush();

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { ratesView, REFRESH_ID } from '../../../actors/rates/view.js';
+import { RATES_REFRESH_ID as REFRESH_ID } from '../../../actors/rates/ids.js';
+import { ratesView } from '../../../actors/rates/view.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { refreshCycleMachine, type DiscoveryOutput, type FetchInput, type FetchOutput, type StoreInput, type StoreOutput } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { MergeSettings } from '../../../src/rates/types.js';
@@ -19,8 +20,8 @@ test('before any refresh snapshot: not ready, updating, next_update = start; an 
   clock.set(5_000);
   const view = ratesView(createRuntime(clock, captureLogger().logger));
   assert.deepEqual(view.status(), { ready: false, updating: true, next_update: 5_000, last_updated: null });
-  assert.deepEqual(view.table(), {});
-  assert.deepEqual(view.table(5), {});
+  assert.deepEqual(view.table().table, {});
+  assert.deepEqual(view.table(5).table, {});
 });
 
 test('while rates.refresh is restarting, the last table is served and the status says updating', async () => {
@@ -45,9 +46,9 @@ test('while rates.refresh is restarting, the last table is served and the status
   for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
   const view = ratesView(runtime);
   assert.deepEqual(view.status(), { ready: true, updating: false, next_update: 1_600_000, last_updated: 1_000_000 });
-  assert.equal(view.table()['BTC/USD'], 100);
+  assert.equal(view.table().table['BTC/USD'], 100);
   actor.stop();
   assert.deepEqual(view.status(), { ready: true, updating: true, next_update: 1_600_000, last_updated: 1_000_000 });
-  assert.equal(view.table()['BTC/USD'], 100);
-  assert.equal(view.table(30)['BTC/USD'], 100, 'a per-request window is evaluated over the last retained quotes');
+  assert.equal(view.table().table['BTC/USD'], 100);
+  assert.equal(view.table(30).table['BTC/USD'], 100, 'a per-request window is evaluated over the last retained quotes');
 });
