@@ -108,3 +108,17 @@ test('GET /machines lists machines; .json and .mmd give the definition and a Mer
     assert.equal((await get('/machines/nope.mmd', KEY)).status, 404);
   });
 });
+
+test('GET /metrics reports the request counters per listener and route', async () => {
+  await withAdmin(KEY, async (_port, get) => {
+    await get('/actors', KEY);
+    await get('/actors', KEY);
+    await get('/actors');
+    const { status, body } = await get('/metrics', KEY);
+    assert.equal(status, 200);
+    const actors = body.routes['admin /actors'];
+    assert.equal(actors.requests, 3);
+    assert.deepEqual(actors.byStatus, { '2xx': 2, '4xx': 1 });
+    assert.ok(actors.totalMs >= 0);
+  });
+});
