@@ -5,6 +5,7 @@
 // they are read. Handlers are plain async functions from a copied request to a reply.
 
 import { STATUS_CODES } from 'node:http';
+import { Readable } from 'node:stream';
 import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from '../src/logger.js';
@@ -24,12 +25,19 @@ export interface HttpRequest {
   readonly remoteAddress: string;
   /** The request body when the route asked for one (`body.maxBytes`). */
   readonly body?: Buffer;
+  /** The request body as a stream when the route asked for one (`stream`): backpressure pauses the socket. */
+  readonly bodyStream?: Readable;
 }
 
 export interface HttpReply {
   readonly status: number;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string | Buffer;
+  /**
+   * A body streamed with backpressure (uWS sets Content-Length from `length`). If `chunks` throws after
+   * the first byte, the connection is closed so the client sees an incomplete response, never a short 200.
+   */
+  readonly stream?: { readonly length: number; readonly chunks: AsyncIterable<Uint8Array> };
 }
 
 export interface RequestContext {
@@ -42,6 +50,8 @@ export type Handler = (request: HttpRequest, context: RequestContext) => HttpRep
 export interface RouteOptions {
   /** Read and bound the request body before the handler runs. */
   readonly body?: { readonly maxBytes: number };
+  /** Hand the body to the handler as a stream (`request.bodyStream`), failing past `maxBytes` streamed bytes. */
+  readonly stream?: { readonly maxBytes: number };
 }
 
 export interface HttpServerOptions {
@@ -226,20 +236,28 @@ export class HttpServer {
     // uWS aborts the process if a handler returns before the response is finished without an abort
     // handler, so one is attached whenever an answer outlives this callback (async handler, backpressure).
     let abortHandlerAttached = false;
+    /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
+    let wakeStream: (() => void) | undefined;
     const attachAbortHandler = () => {
       if (abortHandlerAttached) return;
       abortHandlerAttached = true;
       res.onAborted(() => {
         aborted = true;
         controller?.abort(new AbortedError('client disconnected'));
+        wakeStream?.();
       });
     };
     const started = performance.now();
-    const respond = (reply: HttpReply) => {
+    const respond = (reply: HttpReply): Promise<void> | undefined => {
       observe(metrics, reply.status, performance.now() - started);
-      if (aborted) return;
+      if (aborted) return undefined;
+      if (reply.stream) {
+        const whenAborted = new Promise<void>((resolve) => (wakeStream = resolve));
+        return this.#stream(res, reply, reply.stream, () => aborted, whenAborted);
+      }
       // Inside the handler's synchronous part uWS is already corked; after an await it is not.
       res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted));
+      return undefined;
     };
     const onError = (error: unknown): HttpReply => {
       // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
@@ -258,7 +276,15 @@ export class HttpServer {
 
     // Fast path: a handler without a body that answers synchronously is answered right here.
     let result: HttpReply | Promise<HttpReply>;
-    if (options.body) {
+    if (options.stream) {
+      // uWS delivers body chunks only to an onData attached before this callback returns.
+      settle();
+      attachAbortHandler();
+      const bodyStream = streamBody(res, options.stream.maxBytes, context.signal);
+      result = Promise.resolve().then(() =>
+        handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, bodyStream }, context),
+      );
+    } else if (options.body) {
       settle();
       attachAbortHandler();
       result = readBody(res, request.headers, options.body.maxBytes, () => context.signal).then((body) =>
@@ -270,10 +296,11 @@ export class HttpServer {
       } catch (error) {
         result = onError(error);
       }
-      if (!(result instanceof Promise)) {
+      if (!(result instanceof Promise) && !result.stream) {
         respond(result);
         return;
       }
+      result = Promise.resolve(result);
     }
 
     // Asynchronous answer: copy what is left of `req`, and count the request as in flight for a graceful close.
@@ -291,10 +318,64 @@ export class HttpServer {
       });
   }
 
-  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean): void {
+  #writeHead(res: UwsResponse, reply: HttpReply): void {
     res.writeStatus(statusLine(reply.status));
     for (const [key, value] of this.#defaultHeaders) res.writeHeader(key, value);
     if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
+  }
+
+  /** Streams `stream.chunks` with tryEnd/onWritable; resolves when done, aborted or cut off. */
+  async #stream(
+    res: UwsResponse,
+    reply: HttpReply,
+    stream: NonNullable<HttpReply['stream']>,
+    isAborted: () => boolean,
+    whenAborted: Promise<void>,
+  ): Promise<void> {
+    const total = stream.length;
+    let started = false;
+    const iterator = stream.chunks[Symbol.asyncIterator]();
+    try {
+      if (total === 0) {
+        res.cork(() => {
+          this.#writeHead(res, reply);
+          res.end();
+        });
+        return;
+      }
+      for (;;) {
+        const next = await iterator.next();
+        if (isAborted()) return;
+        if (next.done) {
+          // The source ended short of the announced length: never let it pass for a complete answer.
+          if (started) res.close();
+          return;
+        }
+        const chunk = next.value;
+        if (!started) {
+          started = true;
+          res.cork(() => this.#writeHead(res, reply));
+        }
+        const done = await Promise.race([sendChunk(res, chunk, total, isAborted), whenAborted.then(() => true)]);
+        if (done || isAborted()) return;
+      }
+    } catch (error) {
+      if (isAborted()) return;
+      this.#options.logger.warn({ listener: this.#options.name, err: error }, 'response stream failed');
+      if (started) res.close();
+      else res.cork(() => this.#write(res, this.#options.mapError(error, EMPTY_REQUEST), () => {}, isAborted));
+    } finally {
+      // Ends the source (for example a unixfs cat) when the client went away or the body is complete.
+      await iterator.return?.();
+    }
+  }
+
+  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean): void {
+    this.#writeHead(res, reply);
+    if (reply.status === 304 || reply.status === 204) {
+      res.endWithoutBody();
+      return;
+    }
     const raw = reply.body ?? '';
     // Small bodies go out in one write (strings without a copy); large ones with backpressure below.
     if (raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
@@ -341,4 +422,63 @@ function readBody(res: UwsResponse, headers: Record<string, string>, maxBytes: n
       if (isLast) resolve(Buffer.concat(chunks, received));
     });
   });
+}
+
+/** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */
+const EMPTY_REQUEST: HttpRequest = { method: '', path: '', query: '', headers: {}, params: [], remoteAddress: '' };
+
+/**
+ * Sends one chunk of a body of `total` bytes. Resolves with true once the whole body has been sent,
+ * false when this chunk is accepted and more may follow; waits on onWritable under backpressure.
+ */
+function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted: () => boolean): Promise<boolean> {
+  const lastOffset = res.getWriteOffset();
+  let ok = false;
+  let done = false;
+  res.cork(() => ([ok, done] = res.tryEnd(chunk, total)));
+  if (done) return Promise.resolve(true);
+  if (ok) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    res.onWritable((offset) => {
+      if (isAborted()) {
+        resolve(true);
+        return true;
+      }
+      const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - lastOffset), total);
+      if (retryDone) resolve(true);
+      else if (retryOk) resolve(false);
+      return retryOk;
+    });
+  });
+}
+
+/** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
+function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal): Readable {
+  let paused = false;
+  let received = 0;
+  const stream = new Readable({
+    highWaterMark: 1024 * 1024,
+    read() {
+      if (paused) {
+        paused = false;
+        res.resume();
+      }
+    },
+  });
+  signal.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+  res.onData((chunk, isLast) => {
+    if (stream.destroyed) return;
+    received += chunk.byteLength;
+    if (received > maxBytes) {
+      stream.destroy(new PayloadTooLargeError(maxBytes));
+      return;
+    }
+    // uWS neuters the chunk after this callback returns: copy it.
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused) {
+      paused = true;
+      res.pause();
+    }
+    if (isLast) stream.push(null);
+  });
+  return stream;
 }
