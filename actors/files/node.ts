@@ -1,0 +1,42 @@
+// The running helia node, shared by the files actors that move content (upload, download, GC, pins).
+// The runtime actor sets it when the node has started and clears it before stopping; every user reads it
+// at the moment of use (never caches it), so a restarted runtime is picked up like a restarted actor.
+
+import type { Helia } from '@helia/utils';
+import type { UnixFS } from '@helia/unixfs';
+import type { Libp2p } from '@libp2p/interface';
+import type { NodeStore } from '../../storage/files/node-store.js';
+
+export interface FilesNode {
+  readonly helia: Helia<Libp2p>;
+  readonly libp2p: Libp2p;
+  readonly unixfs: UnixFS;
+  readonly store: NodeStore;
+  readonly peerId: string;
+}
+
+/** The node is not running (starting, restarting or stopping). */
+export class NodeNotRunningError extends Error {
+  override readonly name = 'NodeNotRunningError';
+  constructor() {
+    super('the files node is not running');
+  }
+}
+
+export class NodeHolder {
+  #node: FilesNode | undefined;
+
+  set(node: FilesNode | undefined): void {
+    this.#node = node;
+  }
+
+  /** The running node, or NodeNotRunningError. */
+  get(): FilesNode {
+    if (!this.#node) throw new NodeNotRunningError();
+    return this.#node;
+  }
+
+  get running(): boolean {
+    return this.#node !== undefined;
+  }
+}

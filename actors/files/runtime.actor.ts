@@ -1,0 +1,96 @@
+// `files.runtime`: the runtime machine with its I/O supplied. Starts helia from @helia/utils with
+// libp2p over TCP + noise + yamux, identify and ping, no content routing (`routers: []`) and bitswap as the
+// only block broker (notes 0.3, B.3): a CID that exists only on a public network is never found.
+// The peer key lives in the store's datastore (/pkcs8/self), so the peer id survives restarts and an
+// original ipfs-node store keeps its identity.
+
+import { noise } from '@chainsafe/libp2p-noise';
+import { yamux } from '@chainsafe/libp2p-yamux';
+import { bitswap } from '@helia/block-brokers';
+import { unixfs } from '@helia/unixfs';
+import { Helia } from '@helia/utils';
+import { loadOrCreateSelfKey } from '@libp2p/config';
+import { identify } from '@libp2p/identify';
+import { peerIdFromPrivateKey } from '@libp2p/peer-id';
+import { ping } from '@libp2p/ping';
+import { tcp } from '@libp2p/tcp';
+import { createLibp2p } from 'libp2p';
+import { fromPromise } from 'xstate';
+import type { Logger } from '../../src/logger.js';
+import { runtimeMachine, type RuntimeStarted } from '../../machines/files/runtime.machine.js';
+import { openNodeStore } from '../../storage/files/node-store.js';
+import type { FilesNode, NodeHolder } from './node.js';
+
+export interface RuntimeOptions {
+  /** `<home>/<storeFolder>`. */
+  readonly storeDirectory: string;
+  /** `peerDiscovery.listen` multiaddrs. */
+  readonly listen: readonly string[];
+  /** Multiaddrs of the configured `nodes`, always allowed by the connection manager. */
+  readonly allow: readonly string[];
+  readonly holder: NodeHolder;
+  readonly logger: Logger;
+}
+
+/** Connection ceiling of the original (notes B.3). */
+const MAX_CONNECTIONS = 100;
+
+export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode> {
+  const store = await openNodeStore(options.storeDirectory);
+  try {
+    const privateKey = await loadOrCreateSelfKey(store.datastore);
+    const libp2p = await createLibp2p({
+      privateKey,
+      datastore: store.datastore,
+      addresses: { listen: [...options.listen] },
+      transports: [tcp()],
+      connectionEncrypters: [noise()],
+      streamMuxers: [yamux()],
+      peerDiscovery: [],
+      connectionManager: { maxConnections: MAX_CONNECTIONS, allow: [...options.allow] },
+      services: { identify: identify(), ping: ping() },
+      start: false,
+    });
+    const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
+    await helia.start();
+    return { helia, libp2p, unixfs: unixfs(helia), store, peerId: peerIdFromPrivateKey(privateKey).toString() };
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+}
+
+export function runtimeLogic(options: RuntimeOptions) {
+  let node: FilesNode | undefined;
+  return runtimeMachine.provide({
+    actors: {
+      startNode: fromPromise<RuntimeStarted>(async ({ signal }) => {
+        const started = await startFilesNode(options);
+        if (signal.aborted) {
+          // Shutdown arrived while starting: stop what just started instead of leaking it.
+          await stopFilesNode(started);
+          return { peerId: started.peerId };
+        }
+        node = started;
+        options.holder.set(started);
+        options.logger.info({ listen: started.libp2p.getMultiaddrs().length }, 'runtime started');
+        return { peerId: started.peerId };
+      }),
+      stopNode: fromPromise<void>(async () => {
+        const current = node;
+        node = undefined;
+        options.holder.set(undefined);
+        if (current) await stopFilesNode(current);
+        options.logger.info('runtime stopped');
+      }),
+    },
+  });
+}
+
+export async function stopFilesNode(node: FilesNode): Promise<void> {
+  try {
+    await node.helia.stop();
+  } finally {
+    await node.store.close();
+  }
+}
