@@ -1,0 +1,335 @@
+// SQLite backend of the file registry port: `<home>/<storeFolder>/registry.sqlite`, next to the blockstore
+// and datastore, so the store folder stays one unit (spec §1 "Durable state"; notes B.7).
+//
+// Tables (STRICT, so a non-integer time or a boolean that is not 0/1 is rejected, not silently stored):
+// - `files`: one row per FileRecord, keyed by the CID string exactly as given (a CIDv0 `Qm…` stays v0).
+// - `pin_intents`: pin-intent markers of in-flight upload/copy sessions (notes C22).
+// - `gc_runs`: the last N GC reports as evidence (notes A.4), JSON.
+// - `kv`: versioned actor state (health checkpoint, repair cursor, cycle evidence), JSON.
+//
+// Partial indexes over `state = 'temporary'` serve the collector's two questions (expired by TTL, oldest
+// unconfirmed) without touching confirmed rows, which are the bulk of a long-lived registry.
+
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type { LifecycleCounts } from '../../src/files/lifecycle.js';
+import type { FileRecord, FileState, RecordOrigin } from '../../src/files/types.js';
+import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type ListQuery, type PinIntent } from './registry.js';
+
+/** `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes. */
+export const SQLITE_REGISTRY_SCHEMA_VERSION = 1;
+
+export interface SqliteRegistryOptions {
+  /** GC runs kept as evidence; default DEFAULT_GC_RUNS_KEPT (20). */
+  readonly gcRunsKept?: number;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS files (
+  cid          TEXT    NOT NULL PRIMARY KEY CHECK (length(cid) > 0),
+  state        TEXT    NOT NULL CHECK (state IN ('temporary', 'confirmed', 'expired')),
+  pinned       INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+  held_locally INTEGER NOT NULL CHECK (held_locally IN (0, 1)),
+  created_at   INTEGER NOT NULL,
+  expires_at   INTEGER,
+  confirmed_at INTEGER,
+  dag_bytes    INTEGER CHECK (dag_bytes IS NULL OR dag_bytes >= 0),
+  origin       TEXT    NOT NULL CHECK (origin IN ('upload', 'backfill', 'pin', 'replica'))
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS files_state_cid ON files (state, cid);
+CREATE INDEX IF NOT EXISTS files_temporary_expiry ON files (expires_at, cid) WHERE state = 'temporary';
+CREATE INDEX IF NOT EXISTS files_temporary_age ON files (created_at, cid) WHERE state = 'temporary';
+
+CREATE TABLE IF NOT EXISTS pin_intents (
+  cid        TEXT    NOT NULL,
+  session_id TEXT    NOT NULL,
+  created_at INTEGER NOT NULL,
+  PRIMARY KEY (cid, session_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS pin_intents_session ON pin_intents (session_id);
+
+CREATE TABLE IF NOT EXISTS gc_runs (
+  id          INTEGER PRIMARY KEY AUTOINCREMENT,
+  started_at  INTEGER NOT NULL,
+  finished_at INTEGER NOT NULL,
+  report      TEXT    NOT NULL
+) STRICT;
+
+CREATE TABLE IF NOT EXISTS kv (
+  key   TEXT NOT NULL PRIMARY KEY,
+  value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+`;
+
+const COLUMNS = 'cid, state, pinned, held_locally, created_at, expires_at, confirmed_at, dag_bytes, origin';
+
+interface FileRow {
+  cid: string;
+  state: FileState;
+  pinned: 0 | 1;
+  held_locally: 0 | 1;
+  created_at: number;
+  expires_at: number | null;
+  confirmed_at: number | null;
+  dag_bytes: number | null;
+  origin: RecordOrigin;
+}
+
+interface IntentRow {
+  cid: string;
+  session_id: string;
+  created_at: number;
+}
+
+interface GcRunRow {
+  id: number;
+  started_at: number;
+  finished_at: number;
+  report: string;
+}
+
+function toRecord(row: FileRow): FileRecord {
+  return {
+    cid: row.cid,
+    state: row.state,
+    pinned: row.pinned === 1,
+    heldLocally: row.held_locally === 1,
+    createdAt: row.created_at,
+    expiresAt: row.expires_at,
+    confirmedAt: row.confirmed_at,
+    dagBytes: row.dag_bytes,
+    origin: row.origin,
+  };
+}
+
+/** Named parameters of the upsert (better-sqlite3 binds no booleans). */
+function toParams(record: FileRecord): Record<string, string | number | null> {
+  return {
+    cid: record.cid,
+    state: record.state,
+    pinned: record.pinned ? 1 : 0,
+    held_locally: record.heldLocally ? 1 : 0,
+    created_at: record.createdAt,
+    expires_at: record.expiresAt,
+    confirmed_at: record.confirmedAt,
+    dag_bytes: record.dagBytes,
+    origin: record.origin,
+  };
+}
+
+function toGcRun<R>(row: GcRunRow): GcRunEvidence<R> {
+  return { id: row.id, startedAt: row.started_at, finishedAt: row.finished_at, report: JSON.parse(row.report) as R };
+}
+
+function checkLimit(limit: number): number {
+  if (!Number.isSafeInteger(limit) || limit < 0) throw new RangeError(`registry: limit must be an integer >= 0, got ${limit}`);
+  return limit;
+}
+
+function toJson(what: string, value: unknown): string {
+  const text = JSON.stringify(value);
+  if (text === undefined) throw new TypeError(`registry: ${what} is not JSON-serializable`);
+  return text;
+}
+
+export function openSqliteRegistry(path: string, options: SqliteRegistryOptions = {}): FileRegistry {
+  const inMemory = path === ':memory:' || path === '';
+  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
+  const db = new Database(path);
+  try {
+    return createRegistry(db, inMemory, options);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function createRegistry(db: Database.Database, inMemory: boolean, options: SqliteRegistryOptions): FileRegistry {
+  const gcRunsKept = options.gcRunsKept ?? DEFAULT_GC_RUNS_KEPT;
+  if (!Number.isSafeInteger(gcRunsKept) || gcRunsKept < 1) throw new RangeError(`registry: gcRunsKept must be an integer >= 1, got ${gcRunsKept}`);
+
+  if (!inMemory) db.pragma('journal_mode = WAL');
+  // FULL, not NORMAL: a commit must survive power loss too, because the pin set (datastore) and this
+  // registry must agree after any crash (notes A.8, C22). Commits are per upload, so the fsync is cheap.
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  migrate(db);
+
+  const getStmt = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid = ?`);
+  const upsertStmt = db.prepare(
+    `INSERT INTO files (${COLUMNS})
+     VALUES (@cid, @state, @pinned, @held_locally, @created_at, @expires_at, @confirmed_at, @dag_bytes, @origin)
+     ON CONFLICT (cid) DO UPDATE SET
+       state = excluded.state, pinned = excluded.pinned, held_locally = excluded.held_locally,
+       created_at = excluded.created_at, expires_at = excluded.expires_at, confirmed_at = excluded.confirmed_at,
+       dag_bytes = excluded.dag_bytes, origin = excluded.origin`,
+  );
+  const deleteStmt = db.prepare('DELETE FROM files WHERE cid = ?');
+  // One statement per filter shape, so each walks its index (an `@x IS NULL OR …` form would not).
+  const listAll = db.prepare(`SELECT ${COLUMNS} FROM files ORDER BY cid LIMIT @limit`);
+  const listAfter = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid > @after ORDER BY cid LIMIT @limit`);
+  const listState = db.prepare(`SELECT ${COLUMNS} FROM files WHERE state = @state ORDER BY cid LIMIT @limit`);
+  const listStateAfter = db.prepare(
+    `SELECT ${COLUMNS} FROM files WHERE state = @state AND cid > @after ORDER BY cid LIMIT @limit`,
+  );
+  const countsStmt = db.prepare('SELECT state, COUNT(*) AS n FROM files GROUP BY state');
+  const pinnedBytesStmt = db.prepare('SELECT COALESCE(SUM(dag_bytes), 0) FROM files WHERE pinned = 1').pluck();
+  // `expires_at < now` is notes C3's `now > expiresAt`; NULL (no expiry) never matches.
+  const expiredStmt = db.prepare(
+    `SELECT ${COLUMNS} FROM files WHERE state = 'temporary' AND expires_at < @now ORDER BY expires_at, cid LIMIT @limit`,
+  );
+  const oldestStmt = db.prepare(
+    `SELECT ${COLUMNS} FROM files WHERE state = 'temporary' ORDER BY created_at, cid LIMIT @limit`,
+  );
+
+  const addIntentStmt = db.prepare(
+    'INSERT INTO pin_intents (cid, session_id, created_at) VALUES (?, ?, ?) ON CONFLICT (cid, session_id) DO NOTHING',
+  );
+  const removeIntentStmt = db.prepare('DELETE FROM pin_intents WHERE cid = ? AND session_id = ?');
+  const removeSessionStmt = db.prepare('DELETE FROM pin_intents WHERE session_id = ?');
+  const intentsStmt = db.prepare('SELECT cid, session_id, created_at FROM pin_intents ORDER BY created_at, cid, session_id');
+
+  const insertGcStmt = db.prepare('INSERT INTO gc_runs (started_at, finished_at, report) VALUES (?, ?, ?)');
+  const trimGcStmt = db.prepare('DELETE FROM gc_runs WHERE id NOT IN (SELECT id FROM gc_runs ORDER BY id DESC LIMIT ?)');
+  const lastGcStmt = db.prepare('SELECT id, started_at, finished_at, report FROM gc_runs ORDER BY id DESC LIMIT 1');
+  const gcRunsStmt = db.prepare('SELECT id, started_at, finished_at, report FROM gc_runs ORDER BY id DESC');
+
+  const getStateStmt = db.prepare('SELECT value FROM kv WHERE key = ?').pluck();
+  const setStateStmt = db.prepare('INSERT INTO kv (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const deleteStateStmt = db.prepare('DELETE FROM kv WHERE key = ?');
+
+  const putManyTx = db.transaction((records: readonly FileRecord[]) => {
+    for (const record of records) upsertStmt.run(toParams(record));
+  });
+  const commitTx = db.transaction((records: readonly FileRecord[], sessionId: string) => {
+    for (const record of records) upsertStmt.run(toParams(record));
+    removeSessionStmt.run(sessionId);
+  });
+  const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
+    const id = Number(insertGcStmt.run(startedAt, finishedAt, report).lastInsertRowid);
+    trimGcStmt.run(gcRunsKept);
+    return id;
+  });
+
+  let closed = false;
+
+  return {
+    get(cid) {
+      const row = getStmt.get(cid) as FileRow | undefined;
+      return row === undefined ? undefined : toRecord(row);
+    },
+
+    put(record) {
+      upsertStmt.run(toParams(record));
+    },
+
+    putMany(records) {
+      putManyTx(records);
+    },
+
+    delete(cid) {
+      return deleteStmt.run(cid).changes > 0;
+    },
+
+    list(query: ListQuery) {
+      const limit = checkLimit(query.limit);
+      const { state, afterCid } = query;
+      let rows: unknown[];
+      if (state === undefined) {
+        rows = afterCid === undefined ? listAll.all({ limit }) : listAfter.all({ after: afterCid, limit });
+      } else {
+        rows = afterCid === undefined ? listState.all({ state, limit }) : listStateAfter.all({ state, after: afterCid, limit });
+      }
+      return (rows as FileRow[]).map(toRecord);
+    },
+
+    counts() {
+      const counts: LifecycleCounts = { temporary: 0, confirmed: 0, expired: 0 };
+      for (const row of countsStmt.all() as Array<{ state: FileState; n: number }>) counts[row.state] = row.n;
+      return counts;
+    },
+
+    pinnedBytes() {
+      return pinnedBytesStmt.get() as number;
+    },
+
+    expiredTemporaries(now, limit) {
+      return (expiredStmt.all({ now, limit: checkLimit(limit) }) as FileRow[]).map(toRecord);
+    },
+
+    oldestUnconfirmed(limit) {
+      return (oldestStmt.all({ limit: checkLimit(limit) }) as FileRow[]).map(toRecord);
+    },
+
+    addIntent(cid, sessionId, now) {
+      addIntentStmt.run(cid, sessionId, now);
+    },
+
+    removeIntent(cid, sessionId) {
+      return removeIntentStmt.run(cid, sessionId).changes > 0;
+    },
+
+    removeSessionIntents(sessionId) {
+      return removeSessionStmt.run(sessionId).changes;
+    },
+
+    intents(): PinIntent[] {
+      return (intentsStmt.all() as IntentRow[]).map((row) => ({
+        cid: row.cid,
+        sessionId: row.session_id,
+        createdAt: row.created_at,
+      }));
+    },
+
+    commitUpload(records, sessionId) {
+      commitTx(records, sessionId);
+    },
+
+    recordGcRun(run) {
+      return gcTx(run.startedAt, run.finishedAt, toJson('GC report', run.report));
+    },
+
+    lastGcRun<R>() {
+      const row = lastGcStmt.get() as GcRunRow | undefined;
+      return row === undefined ? undefined : toGcRun<R>(row);
+    },
+
+    gcRuns<R>() {
+      return (gcRunsStmt.all() as GcRunRow[]).map((row) => toGcRun<R>(row));
+    },
+
+    getState<T>(key: string) {
+      const text = getStateStmt.get(key) as string | undefined;
+      return text === undefined ? undefined : (JSON.parse(text) as T);
+    },
+
+    setState(key, value) {
+      setStateStmt.run(key, toJson(`state '${key}'`, value));
+    },
+
+    deleteState(key) {
+      return deleteStateStmt.run(key).changes > 0;
+    },
+
+    close() {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+function migrate(db: Database.Database): void {
+  const version = db.pragma('user_version', { simple: true }) as number;
+  if (version > SQLITE_REGISTRY_SCHEMA_VERSION) {
+    throw new Error(
+      `file registry database has schema version ${version}; this build supports up to ${SQLITE_REGISTRY_SCHEMA_VERSION}`,
+    );
+  }
+  if (version === SQLITE_REGISTRY_SCHEMA_VERSION) return;
+  db.transaction(() => {
+    db.exec(SCHEMA);
+    db.pragma(`user_version = ${SQLITE_REGISTRY_SCHEMA_VERSION}`);
+  })();
+}
