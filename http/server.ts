@@ -248,9 +248,15 @@ export class HttpServer {
       });
     };
     const started = performance.now();
+    let responded = false;
+    /** Set when the route streams its body: un-pauses the socket before the response is written. */
+    let releaseBody: (() => void) | undefined;
     const respond = (reply: HttpReply): Promise<void> | undefined => {
       observe(metrics, reply.status, performance.now() - started);
       if (aborted) return undefined;
+      // A socket left paused would never read the next request of this keep-alive connection.
+      releaseBody?.();
+      responded = true;
       if (reply.stream) {
         const whenAborted = new Promise<void>((resolve) => (wakeStream = resolve));
         return this.#stream(res, reply, reply.stream, () => aborted, whenAborted);
@@ -280,7 +286,9 @@ export class HttpServer {
       // uWS delivers body chunks only to an onData attached before this callback returns.
       settle();
       attachAbortHandler();
-      const bodyStream = streamBody(res, options.stream.maxBytes, context.signal);
+      const body = streamBody(res, options.stream.maxBytes, context.signal, () => aborted || responded);
+      releaseBody = body.release;
+      const bodyStream = body.stream;
       result = Promise.resolve().then(() =>
         handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, bodyStream }, context),
       );
@@ -453,13 +461,14 @@ function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted
 }
 
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
-function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal): Readable {
+function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean): { stream: Readable; release(): void } {
   let paused = false;
   let received = 0;
   const stream = new Readable({
     highWaterMark: 1024 * 1024,
     read() {
-      if (paused) {
+      // After an abort or a written response uWS forbids touching `res`.
+      if (paused && !finished()) {
         paused = false;
         res.resume();
       }
@@ -474,11 +483,20 @@ function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal): Re
       return;
     }
     // uWS neuters the chunk after this callback returns: copy it.
-    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused) {
+    // Never pause on the last chunk: nothing more would come to resume for.
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
       paused = true;
       res.pause();
     }
     if (isLast) stream.push(null);
   });
-  return stream;
+  return {
+    stream,
+    release() {
+      if (paused && !finished()) {
+        paused = false;
+        res.resume();
+      }
+    },
+  };
 }

@@ -6,12 +6,15 @@ import type { Helia } from '@helia/utils';
 import type { UnixFS } from '@helia/unixfs';
 import type { Libp2p } from '@libp2p/interface';
 import type { NodeStore } from '../../storage/files/node-store.js';
+import type { FileRegistry } from '../../storage/files/registry.js';
 
 export interface FilesNode {
   readonly helia: Helia<Libp2p>;
   readonly libp2p: Libp2p;
   readonly unixfs: UnixFS;
   readonly store: NodeStore;
+  /** The file registry (registry.sqlite in the store folder), open as long as the node runs. */
+  readonly registry: FileRegistry;
   readonly peerId: string;
 }
 

@@ -19,6 +19,7 @@ import { fromPromise } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { runtimeMachine, type RuntimeStarted } from '../../machines/files/runtime.machine.js';
 import { openNodeStore } from '../../storage/files/node-store.js';
+import { openSqliteRegistry } from '../../storage/files/registry.sqlite.js';
 import type { FilesNode, NodeHolder } from './node.js';
 
 export interface RuntimeOptions {
@@ -37,7 +38,9 @@ const MAX_CONNECTIONS = 100;
 
 export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode> {
   const store = await openNodeStore(options.storeDirectory);
+  let registry: ReturnType<typeof openSqliteRegistry> | undefined;
   try {
+    registry = openSqliteRegistry(store.registryPath);
     const privateKey = await loadOrCreateSelfKey(store.datastore);
     const libp2p = await createLibp2p({
       privateKey,
@@ -53,8 +56,9 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
     });
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
     await helia.start();
-    return { helia, libp2p, unixfs: unixfs(helia), store, peerId: peerIdFromPrivateKey(privateKey).toString() };
+    return { helia, libp2p, unixfs: unixfs(helia), store, registry, peerId: peerIdFromPrivateKey(privateKey).toString() };
   } catch (error) {
+    registry?.close();
     await store.close();
     throw error;
   }
@@ -91,6 +95,7 @@ export async function stopFilesNode(node: FilesNode): Promise<void> {
   try {
     await node.helia.stop();
   } finally {
+    node.registry.close();
     await node.store.close();
   }
 }

@@ -19,6 +19,9 @@ export const IMPORTER_SETTINGS = {
   reduceSingleLeafToSelf: true,
   layout: balanced({ maxChildrenPerNode: 1024 }),
   chunker: fixedSize({ chunkSize: 1_048_576 }),
+  // The importer otherwise holds 10 leaves before writing: one at a time keeps memory bounded and puts
+  // every finished leaf on disk at once (so an aborted upload is cleaned up from real, recorded blocks).
+  blockWriteConcurrency: 1,
 } as const;
 
 const blockKey = (cid: CID) => Buffer.from(cid.multihash.bytes).toString('base64');

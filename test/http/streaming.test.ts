@@ -135,3 +135,45 @@ test('a streamed request body reaches the handler whole, even with a slow reader
     await server.close();
   }
 });
+
+test('a keep-alive connection keeps serving after a streamed body that filled the buffer', async () => {
+  const server = newServer();
+  server.route(
+    'post',
+    '/slow',
+    async (request) => {
+      // Read one chunk, then stall long enough for the buffer to fill and the socket to pause, then drain.
+      const iterator = request.bodyStream![Symbol.asyncIterator]();
+      await iterator.next();
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        // drain
+      }
+      return { status: 200, body: 'read' };
+    },
+    { stream: { maxBytes: 64 * 1024 * 1024 } },
+  );
+  server.route('get', '/after', () => ({ status: 200, body: 'still here' }));
+  const port = await server.listen();
+  const agent = new (await import('node:http')).Agent({ keepAlive: true, maxSockets: 1 });
+  const call = (method: string, path: string, body?: Buffer) =>
+    new Promise<string>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, path, method, agent }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk));
+        res.on('end', () => resolve(text));
+      });
+      req.on('error', reject);
+      req.setTimeout(5_000, () => req.destroy(new Error('no answer on the reused connection')));
+      req.end(body);
+    });
+  try {
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await call('POST', '/slow', pattern(8 * 1024 * 1024)), 'read');
+      assert.equal(await call('GET', '/after'), 'still here');
+    }
+  } finally {
+    agent.destroy();
+    await server.close();
+  }
+});

@@ -1,0 +1,228 @@
+// `files.content`: every operation that moves or describes content, answered over ask() so the edge never
+// touches helia, the blockstore or the registry (DESIGN.md rule 5). Upload sessions, content reads with the
+// download deadlines, file status and lifecycle events, and the operator pin routes.
+
+import { CID } from 'multiformats/cid';
+import { randomUUID } from 'node:crypto';
+import { fromCallback } from 'xstate';
+import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
+import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
+import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
+import type { FileEvent, FileRecord } from '../../src/files/types.js';
+import type { Logger } from '../../src/logger.js';
+import type { Reply } from '../../src/reply.js';
+import type { Clock } from '../clock.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
+
+export interface ContentSettings {
+  readonly confirmationRequired: boolean;
+  readonly temporaryTtlMs: number;
+  /** Discovery deadline (`findFileTimeout`). */
+  readonly findFileTimeoutMs: number;
+  /** Stalled-transfer deadline (`downloadIdleTimeout`). */
+  readonly downloadIdleTimeoutMs: number;
+  readonly downloadMinBytesPerSecond: number;
+  readonly downloadMaxDurationMs: number;
+}
+
+/** One upload request's transaction (notes A.8). */
+export interface UploadHandle {
+  importFile(content: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<ImportedFile>;
+  /** Pins and registers every imported file in one registry transaction; the session's blocks then stay. */
+  commit(files: ReadonlyArray<{ cid: CID; dagBytes: number }>, signal: AbortSignal): Promise<FileRecord[]>;
+  /** Undoes everything this request did: its pins, its intents, the blocks it created. */
+  rollback(): Promise<void>;
+}
+
+/** A readable file, found before any byte is sent (so 304 and 408 are decided first). */
+export interface OpenedContent {
+  readonly cid: string;
+  readonly size: number;
+  /** The bytes, bounded by the idle and size-aware complete deadlines; ends the retrieval on return. */
+  chunks(signal: AbortSignal): AsyncIterable<Uint8Array>;
+}
+
+export type ContentEvent =
+  | { type: 'upload.begin'; reply: Reply<UploadHandle> }
+  | { type: 'content.open'; cid: CID; reply: Reply<OpenedContent> }
+  | { type: 'file.status'; cid: CID; reply: Reply<FileStatus> }
+  | { type: 'file.change'; cid: CID; change: 'confirm' | 'unpin'; reply: Reply<FileStatus> }
+  | { type: 'pins.list'; reply: Reply<Array<{ cid: string; depth: number; metadata: Record<string, unknown> }>> }
+  | { type: 'pins.add'; cid: CID; reply: Reply<FileStatus> }
+  | { type: 'pins.isPinned'; cid: CID; reply: Reply<boolean> };
+
+export interface ContentOptions {
+  readonly holder: NodeHolder;
+  readonly clock: Clock;
+  readonly settings: ContentSettings;
+  readonly logger: Logger;
+}
+
+/** notes A.3: min(downloadMaxDurationMs, ceil(size / minBytesPerSecond) s + idle). */
+export function completeDeadlineMs(size: number, settings: ContentSettings): number {
+  return Math.min(settings.downloadMaxDurationMs, Math.ceil(size / settings.downloadMinBytesPerSecond) * 1000 + settings.downloadIdleTimeoutMs);
+}
+
+export function contentLogic(options: ContentOptions) {
+  const inFlight = new InFlightBlocks();
+  const { holder, clock, settings, logger } = options;
+
+  const answer = <T>(reply: Reply<T>, work: () => Promise<T>) => {
+    work().then(reply.resolve, (error: unknown) => reply.reject(error as Error));
+  };
+
+  const beginUpload = (): UploadHandle => {
+    const node = holder.get();
+    const session = new UploadSession(node.store.blockstore, inFlight);
+    const sessionId = randomUUID();
+    const pinnedHere: CID[] = [];
+    let registered = false;
+    return {
+      importFile: (content, signal) => session.importFile(content, signal),
+      async commit(files, signal) {
+        const now = clock.now();
+        const records: FileRecord[] = [];
+        for (const file of files) {
+          const cid = file.cid.toString();
+          // The intent marker goes first: a crash between pin and registry is rolled back at the next start.
+          node.registry.addIntent(cid, sessionId, now);
+          if (!(await node.helia.pins.isPinned(file.cid, { signal }))) {
+            await drain(node.helia.pins.add(file.cid, { signal }));
+            pinnedHere.push(file.cid);
+          }
+          const existing = node.registry.get(cid);
+          records.push(
+            existing && existing.state !== 'expired'
+              ? { ...existing, pinned: true, heldLocally: true }
+              : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
+          );
+        }
+        node.registry.commitUpload(records, sessionId);
+        registered = true;
+        session.commit();
+        return records;
+      },
+      async rollback() {
+        if (registered) return;
+        for (const cid of pinnedHere) await drain(node.helia.pins.rm(cid)).catch(() => undefined);
+        node.registry.removeSessionIntents(sessionId);
+        await session.rollback((cid) => node.helia.pins.isPinned(cid));
+      },
+    };
+  };
+
+  const open = async (cid: CID, signal: AbortSignal): Promise<OpenedContent> => {
+    const node = holder.get();
+    const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
+    let size: number;
+    try {
+      const stat = await node.unixfs.stat(cid, { signal: AbortSignal.any([signal, discovery]) });
+      size = Number((stat as { size?: bigint | number }).size ?? 0);
+    } catch (error) {
+      if (discovery.aborted) throw new FileTimeoutError('discovery');
+      throw error;
+    }
+    return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, size, readSignal) };
+  };
+
+  const readWithDeadlines = async function* (node: FilesNode, cid: CID, size: number, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+    const controller = new AbortController();
+    const abort = () => controller.abort(signal.reason);
+    signal.addEventListener('abort', abort, { once: true });
+    let expired: FileTimeoutError | undefined;
+    const complete = clock.setTimeout(() => {
+      expired = new FileTimeoutError('complete');
+      controller.abort(expired);
+    }, completeDeadlineMs(size, settings));
+    let idle: unknown;
+    const armIdle = () => {
+      clock.clearTimeout(idle);
+      idle = clock.setTimeout(() => {
+        expired = new FileTimeoutError('idle');
+        controller.abort(expired);
+      }, settings.downloadIdleTimeoutMs);
+    };
+    try {
+      armIdle();
+      for await (const chunk of node.unixfs.cat(cid, { signal: controller.signal })) {
+        armIdle();
+        yield chunk;
+      }
+    } catch (error) {
+      throw expired ?? error;
+    } finally {
+      clock.clearTimeout(idle);
+      clock.clearTimeout(complete);
+      signal.removeEventListener('abort', abort);
+      controller.abort();
+    }
+  };
+
+  const statusOf = (node: FilesNode, cid: CID): FileStatus => {
+    const record = node.registry.get(cid.toString());
+    if (!record) throw new FileNotFoundError();
+    return publicStatus(record);
+  };
+
+  const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: () => FileRecord): Promise<FileStatus> => {
+    const node = holder.get();
+    const existing = node.registry.get(cid.toString()) ?? create?.();
+    if (!existing) throw new FileNotFoundError();
+    const { record, effect } = applyFileEvent(existing, { type: kind, at: clock.now() } as FileEvent);
+    if (effect === 'pin' && !(await node.helia.pins.isPinned(cid, { signal }))) {
+      // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
+      const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
+      try {
+        await drain(node.helia.pins.add(cid, { signal: AbortSignal.any([signal, discovery]) }));
+      } catch (error) {
+        throw discovery.aborted ? new FileTimeoutError('discovery') : error;
+      }
+    }
+    if (effect === 'unpin' && (await node.helia.pins.isPinned(cid, { signal }))) {
+      await drain(node.helia.pins.rm(cid, { signal })).catch((error: unknown) => {
+        // Not pinned as a root (only as part of another DAG): nothing of ours to release.
+        if ((error as Error).name !== 'NotFoundError') throw error;
+      });
+    }
+    node.registry.put(record);
+    logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
+    return publicStatus(record);
+  };
+
+  return fromCallback<ContentEvent>(({ receive }) => {
+    receive((event) => {
+      switch (event.type) {
+        case 'upload.begin':
+          return answer(event.reply, async () => beginUpload());
+        case 'content.open':
+          return answer(event.reply, () => open(event.cid, event.reply.signal));
+        case 'file.status':
+          return answer(event.reply, async () => statusOf(holder.get(), event.cid));
+        case 'file.change':
+          return answer(event.reply, () => change(event.cid, event.change === 'confirm' ? 'file.confirm' : 'file.unpin', event.reply.signal));
+        case 'pins.list':
+          return answer(event.reply, async () => {
+            const pins = [];
+            for await (const pin of holder.get().helia.pins.ls({ signal: event.reply.signal })) {
+              pins.push({ cid: pin.cid.toString(), depth: pin.depth, metadata: pin.metadata });
+            }
+            return pins;
+          });
+        case 'pins.add':
+          // notes A.7: re-pinning registers the file as confirmed again (a new record when unknown).
+          return answer(event.reply, () =>
+            change(event.cid, 'file.repin', event.reply.signal, () => ({ ...confirmedRecord(event.cid.toString(), clock.now(), 'pin', null), pinned: false, state: 'expired' })),
+          );
+        case 'pins.isPinned':
+          return answer(event.reply, () => holder.get().helia.pins.isPinned(event.cid, { signal: event.reply.signal }));
+      }
+    });
+  });
+}
+
+async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of iterable) {
+    // consume: pins.add and pins.rm are generators that yield each block they visit
+  }
+}

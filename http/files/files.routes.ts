@@ -1,0 +1,278 @@
+// The files node's HTTP contract (specs/files-node.md §4, §5, §7; notes A.1–A.5): node, file and operator
+// routes, errors as `{error}`, admin routes fail closed. Content moves through `files.content` (ask).
+
+import busboy from 'busboy';
+import { CID } from 'multiformats/cid';
+import type { OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
+import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
+import type { Runtime } from '../../actors/runtime.js';
+import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
+import type { FileStatus } from '../../src/files/lifecycle.js';
+import { localOnlyReport } from '../../src/files/report.js';
+import type { FileRecord } from '../../src/files/types.js';
+import { checkAdminKey } from '../auth.js';
+import type { HttpMetrics } from '../metrics.js';
+import { HttpServer, PayloadTooLargeError, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
+
+
+export interface FilesListenerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly adminApiKey: string | undefined;
+  readonly maxFileCount: number;
+  readonly uploadLimitSizeBytes: number;
+  readonly maxRequestSizeBytes: number;
+  /** Discovery deadline; asks wait a little longer than it. */
+  readonly findFileTimeoutMs: number;
+  /** The fresh placement tier's copies (1 when replication is disabled) and the ack quorum. */
+  readonly desiredCopies: number;
+  readonly ackQuorum: number;
+  readonly metrics?: HttpMetrics;
+}
+
+/** A clean refusal with a status and the `{error}` text of notes C10. */
+export class FilesHttpError extends Error {
+  override readonly name = 'FilesHttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+const json = (status: number, body: unknown, headers?: Record<string, string>): HttpReply => ({
+  status,
+  headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+  body: JSON.stringify(body),
+});
+
+/** spec §7: one table from failure kind to status and `{error}` text. */
+export function mapFilesError(error: unknown): HttpReply {
+  if (error instanceof FilesHttpError) return json(error.status, { error: error.message }, error.headers);
+  if (error instanceof FileTimeoutError) return json(408, { error: 'File request timed out' });
+  if (error instanceof FileNotFoundError) return json(404, { error: 'File not found' });
+  if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
+  const name = (error as Error | undefined)?.name;
+  if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError') return json(503, { error: 'Service unavailable' });
+  return json(500, { error: 'Internal Server Error' });
+}
+
+function parseCid(text: string | undefined): CID {
+  try {
+    return CID.parse(text ?? '');
+  } catch {
+    throw new FilesHttpError(400, 'Invalid CID');
+  }
+}
+
+/** `If-None-Match` against a strong ETag: exact, weak (`W/`) or `*`, in a comma list (notes A.3). */
+export function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  return header.split(',').some((part) => {
+    const tag = part.trim();
+    return tag === '*' || tag === etag || tag === `W/${etag}`;
+  });
+}
+
+export function filesServer(runtime: Runtime, options: FilesListenerOptions): HttpServer {
+  const logger = runtime.logger.child({ actor: 'files.http' });
+  const askTimeoutMs = options.findFileTimeoutMs + 5_000;
+  const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs = askTimeoutMs) =>
+    runtime.ask<T>(FILES_CONTENT_ID, event, { signal, timeoutMs });
+
+  const server = new HttpServer({
+    name: 'files',
+    host: options.host,
+    port: options.port,
+    logger,
+    metrics: options.metrics,
+    mapError: mapFilesError,
+    notFound: () => json(404, { error: 'Not found' }),
+  });
+
+  /** spec §5: key unset → 503 before anything else; missing or wrong → 401. */
+  const admin =
+    (handler: (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>) =>
+    (request: HttpRequest, context: RequestContext) => {
+      const check = checkAdminKey(request.headers['x-api-key'], options.adminApiKey);
+      if (check === 'notConfigured') return json(503, { error: 'Service not configured' });
+      if (check === 'wrongKey') return json(401, { error: 'Unauthorized' });
+      return handler(request, context);
+    };
+  const adminJson = (status: number, body: unknown) => json(status, body, { 'cache-control': 'no-store' });
+
+  server.route('get', '/', () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'IPFS node' }));
+
+  server.route(
+    'post',
+    '/api/file/upload',
+    async (request, { signal }) => {
+      const declared = request.headers['content-length'];
+      if (declared !== undefined && Number(declared) > options.maxRequestSizeBytes) throw new FilesHttpError(413, 'Request too large');
+      const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
+      try {
+        const imported = await parseUpload(request, handle, options, signal);
+        const records = await handle.commit(imported, signal);
+        return json(200, uploadResult(imported, records, options));
+      } catch (error) {
+        await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
+        throw error;
+      }
+    },
+    { stream: { maxBytes: options.maxRequestSizeBytes } },
+  );
+
+  server.route('get', '/api/file/:cid', async (request, { signal }) => {
+    const cid = parseCid(request.params[0]);
+    // Availability first: a 304 is only answered once the content was found (spec §4.2).
+    const content = await ask<OpenedContent>({ type: 'content.open', cid }, signal);
+    const etag = `"${content.cid}"`;
+    const cache = { etag, 'cache-control': 'private, max-age=3600, must-revalidate' };
+    if (matchesEtag(request.headers['if-none-match'], etag)) return { status: 304, headers: cache };
+    return {
+      status: 200,
+      headers: {
+        'content-type': 'application/octet-stream',
+        'content-disposition': `attachment; filename="${content.cid}"`,
+        'x-content-type-options': 'nosniff',
+        ...cache,
+        'accept-ranges': 'none',
+      },
+      stream: { length: content.size, chunks: content.chunks(signal) },
+    };
+  });
+
+  server.route('get', '/api/file/:cid/status', async (request, { signal }) => {
+    const cid = parseCid(request.params[0]);
+    return json(200, await ask<FileStatus>({ type: 'file.status', cid }, signal));
+  });
+
+  for (const change of ['confirm', 'unpin'] as const) {
+    server.route(
+      'post',
+      `/api/file/:cid/${change}`,
+      admin(async (request, { signal }) => {
+        const cid = parseCid(request.params[0]);
+        return adminJson(200, await ask<FileStatus>({ type: 'file.change', cid, change }, signal));
+      }),
+    );
+  }
+
+  // Operator routes (spec §4.4), also under the original's /api/helia prefix for existing tooling.
+  for (const prefix of ['/api/runtime', '/api/helia']) {
+    server.route(
+      'get',
+      `${prefix}/pins`,
+      admin(async (_request, { signal }) => adminJson(200, { pins: await ask({ type: 'pins.list' }, signal) })),
+    );
+    server.route(
+      'post',
+      `${prefix}/pin/:cid`,
+      admin(async (request, { signal }) => {
+        const cid = parseCid(request.params[0]);
+        await ask<FileStatus>({ type: 'pins.add', cid }, signal);
+        return adminJson(200, { pinned: true, cid: cid.toString() });
+      }),
+    );
+    server.route(
+      'get',
+      `${prefix}/pins/isPinned/:cid`,
+      admin(async (request, { signal }) => {
+        const cid = parseCid(request.params[0]);
+        return adminJson(200, { cid: cid.toString(), isPinned: await ask<boolean>({ type: 'pins.isPinned', cid }, signal) });
+      }),
+    );
+  }
+
+  return server;
+}
+
+interface ImportedUpload {
+  readonly name: string;
+  readonly cid: CID;
+  readonly dagBytes: number;
+}
+
+/**
+ * Streams the multipart body through busboy into the upload session, one file after another (spec §4.2):
+ * parts must be files named `files`; counts and sizes are bounded while parsing. Any refusal keeps
+ * draining the body so the client gets the answer after sending.
+ */
+function parseUpload(request: HttpRequest, handle: UploadHandle, options: FilesListenerOptions, signal: AbortSignal): Promise<ImportedUpload[]> {
+  return new Promise((resolve, reject) => {
+    let parser: busboy.Busboy;
+    try {
+      parser = busboy({
+        headers: request.headers as Record<string, string>,
+        limits: { files: options.maxFileCount, fileSize: options.uploadLimitSizeBytes, fields: 0 },
+      });
+    } catch {
+      reject(new FilesHttpError(400, 'No file uploaded'));
+      return;
+    }
+    const imported: ImportedUpload[] = [];
+    let failure: Error | undefined;
+    let work: Promise<void> = Promise.resolve();
+    const fail = (error: Error) => (failure ??= error);
+
+    parser.on('file', (field, stream, info) => {
+      if (failure) return void stream.resume();
+      if (field !== 'files') {
+        fail(new FilesHttpError(400, 'Unexpected field'));
+        return void stream.resume();
+      }
+      work = work.then(async () => {
+        if (failure) return void stream.resume();
+        try {
+          const file = await handle.importFile(stream, signal);
+          if ((stream as { truncated?: boolean }).truncated) fail(new FilesHttpError(400, 'File too large'));
+          else imported.push({ name: info.filename ?? '', cid: file.cid, dagBytes: file.dagBytes });
+        } catch (error) {
+          fail(error as Error);
+          stream.resume();
+        }
+      });
+    });
+    parser.on('field', () => fail(new FilesHttpError(400, 'Unexpected field')));
+    parser.on('fieldsLimit', () => fail(new FilesHttpError(400, 'Unexpected field')));
+    parser.on('filesLimit', () => fail(new FilesHttpError(400, `File limit exceeded. Max ${options.maxFileCount} allowed.`)));
+    parser.on('error', (error: Error) => {
+      fail(error instanceof PayloadTooLargeError ? error : new FilesHttpError(400, 'Malformed multipart body'));
+      resolveWhenDone();
+    });
+    parser.on('close', () => resolveWhenDone());
+    const body = request.bodyStream!;
+    body.on('error', (error) => {
+      fail(error);
+      parser.destroy(error);
+      resolveWhenDone();
+    });
+    body.pipe(parser);
+
+    let settled = false;
+    function resolveWhenDone() {
+      if (settled) return;
+      settled = true;
+      work.then(() => {
+        if (failure) reject(failure);
+        else if (imported.length === 0) reject(new FilesHttpError(400, 'No file uploaded'));
+        else resolve(imported);
+      }, reject);
+    }
+  });
+}
+
+function uploadResult(imported: readonly ImportedUpload[], records: readonly FileRecord[], options: FilesListenerOptions) {
+  const report = localOnlyReport(options.desiredCopies, options.ackQuorum);
+  const files = imported.map((file, i) => ({
+    cid: file.cid.toString(),
+    name: file.name,
+    state: records[i]!.state,
+    expiresAt: records[i]!.expiresAt,
+    replication: report,
+  }));
+  return { filesNames: imported.map((f) => f.name), cids: files.map((f) => f.cid), files, replication: files[0]!.replication };
+}

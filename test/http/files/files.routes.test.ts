@@ -1,0 +1,275 @@
+// The files node in-process: supervisor + runtime (real helia) + content actor + the uWS listener on
+// 127.0.0.1, exercised over HTTP (specs/files-node.md §4.1, §4.2, §5, §7; notes E).
+
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it, test } from 'node:test';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { sha256 } from 'multiformats/hashes/sha2';
+import { systemClock } from '../../../actors/clock.js';
+import { filesTree, type FilesTreeSettings } from '../../../actors/files/tree.js';
+import { createRuntime } from '../../../actors/runtime.js';
+import { Supervisor } from '../../../actors/supervisor.js';
+import { filesServer, type FilesListenerOptions } from '../../../http/files/files.routes.js';
+import { listenerChild } from '../../../http/listener.js';
+import { captureLogger } from '../../support/logger.js';
+import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
+import { waitFor } from '../../support/wait.js';
+import { freePort } from '../../support/cli.js';
+
+const KEY = 'f'.repeat(64);
+const README = Buffer.from('Hello ipfs-node!\n');
+const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
+
+interface Node {
+  port: number;
+  storeDirectory: string;
+  stop(): Promise<void>;
+  startupDone: Promise<void>;
+}
+
+async function startNode(storeDirectory: string, overrides: Partial<FilesListenerOptions & FilesTreeSettings> = {}): Promise<Node> {
+  const port = await freePort();
+  const settings: FilesTreeSettings = {
+    storeDirectory,
+    listen: ['/ip4/127.0.0.1/tcp/0'],
+    allow: [],
+    confirmationRequired: false,
+    temporaryTtlMs: 86_400_000,
+    findFileTimeoutMs: 700,
+    // Generous: a loaded CI machine must not trip the stalled-transfer deadline between two local blocks.
+    downloadIdleTimeoutMs: 10_000,
+    downloadMinBytesPerSecond: 32_768,
+    downloadMaxDurationMs: 60_000,
+    ...overrides,
+  };
+  const listener: FilesListenerOptions = {
+    host: '127.0.0.1',
+    port,
+    adminApiKey: KEY,
+    maxFileCount: 3,
+    uploadLimitSizeBytes: 4 * 1024 * 1024,
+    maxRequestSizeBytes: 8 * 1024 * 1024,
+    findFileTimeoutMs: settings.findFileTimeoutMs,
+    desiredCopies: 4,
+    ackQuorum: 1,
+    ...overrides,
+  };
+  let markDone!: () => void;
+  const startupDone = new Promise<void>((resolve) => (markDone = resolve));
+  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
+  const root = new Supervisor(
+    {
+      id: 'root',
+      strategy: 'one_for_one',
+      intensity: 1,
+      periodMs: 10_000,
+      children: [filesTree(settings, { edge: [listenerChild('files.http', (rt) => filesServer(rt, listener))], onStartupComplete: () => markDone() })],
+    },
+    runtime,
+  );
+  await root.start();
+  return {
+    port,
+    storeDirectory,
+    startupDone,
+    async stop() {
+      root.shutdown();
+      await root.exited;
+    },
+  };
+}
+
+const url = (node: Node, path: string) => `http://127.0.0.1:${node.port}${path}`;
+
+function form(files: Array<{ field?: string; name: string; bytes: Buffer }>, fields: Record<string, string> = {}): FormData {
+  const body = new FormData();
+  for (const [key, value] of Object.entries(fields)) body.append(key, value);
+  for (const file of files) body.append(file.field ?? "files", new Blob([new Uint8Array(file.bytes)]), file.name);
+  return body;
+}
+
+async function upload(node: Node, body: FormData) {
+  const response = await fetch(url(node, '/api/file/upload'), { method: 'POST', body });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+function blockCount(storeDirectory: string): number {
+  let count = 0;
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.data')) count++;
+    }
+  };
+  walk(join(storeDirectory, 'blockstore'));
+  return count;
+}
+
+describe('files node over HTTP', () => {
+  let node: Node;
+  let home: string;
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'files-http-'));
+    node = await startNode(join(home, '.adm-ipfs'));
+    await node.startupDone;
+  });
+  after(async () => {
+    await node?.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('E1/E3: GET / answers IPFS node; unknown paths answer 404 {error}', async () => {
+    const root = await fetch(url(node, '/'));
+    assert.equal(await root.text(), 'IPFS node');
+    const missing = await fetch(url(node, '/no/such/route'));
+    assert.equal(missing.status, 404);
+    assert.deepEqual(await missing.json(), { error: 'Not found' });
+    assert.equal(missing.headers.get('x-powered-by'), null);
+  });
+
+  it('E19/E21/E22: an upload gives the original CID and the full result shape', async () => {
+    const { status, body } = await upload(node, form([{ name: 'file.txt', bytes: README }]));
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.deepEqual(body.filesNames, ['file.txt']);
+    assert.deepEqual(body.cids, [README_CID]);
+    const file = body.files[0];
+    assert.deepEqual(Object.keys(file), ['cid', 'name', 'state', 'expiresAt', 'replication']);
+    assert.equal(file.state, 'confirmed');
+    assert.equal(file.expiresAt, null);
+    assert.deepEqual(Object.keys(file.replication).sort(), [
+      'acknowledged', 'attempts', 'cachedCount', 'copies', 'desiredCopies', 'failedAttemptCount', 'mode', 'networkTooSmall', 'replicaCount', 'required', 'satisfied',
+    ]);
+    assert.deepEqual(body.replication, file.replication);
+    assert.equal(file.replication.networkTooSmall, true);
+    assert.equal(file.replication.acknowledged, 1);
+    const status2 = await fetch(url(node, `/api/file/${README_CID}/status`));
+    const statusBody = (await status2.json()) as any;
+    assert.equal(statusBody.pinned, true);
+    assert.equal(statusBody.replication.heldLocally, true);
+    assert.ok(!JSON.stringify(statusBody).includes('file.txt'), 'no filename in the status');
+  });
+
+  it('E33/E35: a download has the exact headers and bytes; If-None-Match answers 304 with no body', async () => {
+    const bytes = randomBytes(3 * 1024 * 1024 + 77);
+    const { body } = await upload(node, form([{ name: 'big.bin', bytes }]));
+    const cid = body.cids[0];
+    const response = await fetch(url(node, `/api/file/${cid}`), { headers: { range: 'bytes=0-10' } });
+    assert.equal(response.status, 200, 'Range is ignored');
+    assert.equal(response.headers.get('content-type'), 'application/octet-stream');
+    assert.equal(response.headers.get('content-disposition'), `attachment; filename="${cid}"`);
+    assert.equal(response.headers.get('x-content-type-options'), 'nosniff');
+    assert.equal(response.headers.get('etag'), `"${cid}"`);
+    assert.equal(response.headers.get('cache-control'), 'private, max-age=3600, must-revalidate');
+    assert.equal(response.headers.get('accept-ranges'), 'none');
+    assert.equal(response.headers.get('content-length'), String(bytes.length));
+    assert.ok(Buffer.from(await response.arrayBuffer()).equals(bytes));
+    const cached = await fetch(url(node, `/api/file/${cid}`), { headers: { 'if-none-match': `W/"${cid}"` } });
+    assert.equal(cached.status, 304);
+    assert.equal((await cached.arrayBuffer()).byteLength, 0);
+    assert.equal(cached.headers.get('etag'), `"${cid}"`);
+  });
+
+  it('E37/E38: an invalid CID is 400; an unretrievable one is 408 after the discovery deadline, never 404', async () => {
+    for (const path of ['/api/file/not-a-cid', '/api/file/not-a-cid/status']) {
+      const response = await fetch(url(node, path));
+      assert.equal(response.status, 400, path);
+      assert.deepEqual(await response.json(), { error: 'Invalid CID' });
+    }
+    const confirm = await fetch(url(node, '/api/file/not-a-cid/confirm'), { method: 'POST', headers: { 'x-api-key': KEY } });
+    assert.equal(confirm.status, 400);
+    const unknown = CID.createV1(raw.code, await sha256.digest(randomBytes(64))).toString();
+    const started = Date.now();
+    const response = await fetch(url(node, `/api/file/${unknown}`));
+    assert.equal(response.status, 408);
+    assert.deepEqual(await response.json(), { error: 'File request timed out' });
+    assert.ok(Date.now() - started >= 650, 'answered after the discovery deadline');
+    assert.equal((await fetch(url(node, `/api/file/${unknown}/status`))).status, 404);
+  });
+
+  it('E41/E44: confirm and unpin need the key; unpin expires the file but it still downloads', async () => {
+    assert.equal((await fetch(url(node, `/api/file/${README_CID}/unpin`), { method: 'POST' })).status, 401);
+    assert.equal((await fetch(url(node, `/api/file/${README_CID}/unpin`), { method: 'POST', headers: { 'x-api-key': 'x'.repeat(64) } })).status, 401);
+    const unknown = CID.createV1(raw.code, await sha256.digest(randomBytes(8))).toString();
+    assert.equal((await fetch(url(node, `/api/file/${unknown}/confirm`), { method: 'POST', headers: { 'x-api-key': KEY } })).status, 404);
+    const unpinned = await fetch(url(node, `/api/file/${README_CID}/unpin`), { method: 'POST', headers: { 'x-api-key': KEY } });
+    assert.equal(unpinned.status, 200);
+    const status = (await unpinned.json()) as any;
+    assert.equal(status.state, 'expired');
+    assert.equal(status.pinned, false);
+    const download = await fetch(url(node, `/api/file/${README_CID}`));
+    assert.equal(download.status, 200, 'blocks stay until collected');
+    assert.equal(await download.text(), README.toString());
+    // E60: the operator pin route registers it as confirmed again.
+    const repin = await fetch(url(node, `/api/runtime/pin/${README_CID}`), { method: 'POST', headers: { 'x-api-key': KEY } });
+    assert.equal(repin.status, 200);
+    const after = (await (await fetch(url(node, `/api/file/${README_CID}/status`))).json()) as any;
+    assert.equal(after.state, 'confirmed');
+    assert.equal(after.pinned, true);
+    const pins = (await (await fetch(url(node, '/api/runtime/pins'), { headers: { 'x-api-key': KEY } })).json()) as any;
+    assert.ok(pins.pins.some((p: any) => p.cid === README_CID));
+    assert.equal((await fetch(url(node, `/api/runtime/routing/findProviders/${README_CID}`), { headers: { 'x-api-key': KEY } })).status, 404);
+  });
+
+  it('E23–E26 and 413: every upload refusal, and none leaves a block behind', async () => {
+    const before = blockCount(node.storeDirectory);
+    const cases: Array<[string, () => Promise<{ status: number; body: any }>, number, string]> = [
+      ['no file', () => upload(node, form([], { note: 'x' })), 400, 'Unexpected field'],
+      ['empty form', () => upload(node, form([])), 400, 'No file uploaded'],
+      ['text field next to a file', () => upload(node, form([{ name: 'a.bin', bytes: randomBytes(1000) }], { comment: 'hi' })), 400, 'Unexpected field'],
+      ['wrong part name', () => upload(node, form([{ field: 'other', name: 'a.bin', bytes: randomBytes(1000) }])), 400, 'Unexpected field'],
+      ['too many files', () => upload(node, form([1, 2, 3, 4].map((i) => ({ name: `${i}.bin`, bytes: randomBytes(500 + i) })))), 400, 'File limit exceeded. Max 3 allowed.'],
+      ['file above the limit', () => upload(node, form([{ name: 'big.bin', bytes: randomBytes(4 * 1024 * 1024 + 1) }])), 400, 'File too large'],
+      ['request above the limit', () => upload(node, form([{ name: 'a.bin', bytes: randomBytes(3 * 1024 * 1024) }, { name: 'b.bin', bytes: randomBytes(3 * 1024 * 1024) }, { name: 'c.bin', bytes: randomBytes(3 * 1024 * 1024) }])), 413, 'Request too large'],
+    ];
+    for (const [name, run, status, error] of cases) {
+      const result = await run();
+      assert.equal(result.status, status, name);
+      assert.deepEqual(result.body, { error }, name);
+    }
+    assert.equal(blockCount(node.storeDirectory), before, 'refused uploads removed every block they wrote');
+  });
+
+  it('an upload aborted by the client leaves no blocks', async () => {
+    const before = blockCount(node.storeDirectory);
+    const boundary = 'xyzBOUNDARY';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const socket = connect(node.port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(`POST /api/file/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${6 * 1024 * 1024}\r\n\r\n${head}`);
+    socket.write(randomBytes(2 * 1024 * 1024 + 5));
+    await waitFor(() => blockCount(node.storeDirectory) > before, { what: 'blocks written by the partial upload' });
+    socket.destroy();
+    await waitFor(() => blockCount(node.storeDirectory) === before, { what: 'the session rolled its blocks back' });
+  });
+});
+
+test('drop-in: an original ipfs-node store is registered by the startup walk and serves every file', async () => {
+  const manifest = originalStoreManifest();
+  const home = homeWithOriginalStore();
+  const node = await startNode(join(home, manifest.storeFolder));
+  try {
+    await node.startupDone;
+    for (const file of manifest.files) {
+      const status = await fetch(url(node, `/api/file/${file.cid}/status`));
+      assert.equal(status.status, 200, file.name);
+      const body = (await status.json()) as any;
+      assert.equal(body.state, 'confirmed');
+      assert.equal(body.pinned, true);
+      const download = await fetch(url(node, `/api/file/${file.cid}`));
+      const bytes = Buffer.from(await download.arrayBuffer());
+      assert.equal(bytes.length, file.size, file.name);
+      assert.equal(createHash('sha256').update(bytes).digest('hex'), file.sha256, file.name);
+    }
+  } finally {
+    await node.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
