@@ -19,6 +19,11 @@ export interface ActorChildOptions<TLogic extends AnyActorLogic> {
   readonly shutdown?: 'event' | 'stop';
   readonly restart?: RestartType;
   readonly shutdownTimeoutMs?: number;
+  /**
+   * Start completes only once the actor's snapshot satisfies this (e.g. a runtime that is `running`), so
+   * later siblings, such as the HTTP listener, never see it half started. A crash before that fails the start.
+   */
+  readonly readyWhen?: (snapshot: { value?: unknown; status: string }) => boolean;
 }
 
 export function actorChild<TLogic extends AnyActorLogic>(options: ActorChildOptions<TLogic>): ChildSpec {
@@ -26,7 +31,7 @@ export function actorChild<TLogic extends AnyActorLogic>(options: ActorChildOpti
     id: options.systemId,
     restart: options.restart,
     shutdownTimeoutMs: options.shutdownTimeoutMs,
-    start(runtime): ChildHandle {
+    async start(runtime): Promise<ChildHandle> {
       const logic = options.logic(runtime);
       const record = runtime.inspector.record(options.systemId);
       record.machineId = (logic as { id?: string }).id ?? options.systemId;
@@ -56,6 +61,7 @@ export function actorChild<TLogic extends AnyActorLogic>(options: ActorChildOpti
       actor.start();
       const first = actor.getSnapshot() as { status: string; error?: unknown };
       if (first.status === 'error') throw first.error;
+      if (options.readyWhen) await untilReady(actor, options.readyWhen);
 
       return {
         exited,
@@ -73,4 +79,29 @@ export function actorChild<TLogic extends AnyActorLogic>(options: ActorChildOpti
       };
     },
   };
+}
+
+function untilReady(
+  actor: { getSnapshot(): unknown; subscribe(observer: { next(snapshot: unknown): void; error(error: unknown): void }): { unsubscribe(): void } },
+  readyWhen: (snapshot: { value?: unknown; status: string }) => boolean,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (snapshot: unknown): boolean => {
+      const current = snapshot as { value?: unknown; status: string; error?: unknown };
+      if (readyWhen(current)) return resolve(), true;
+      if (current.status === 'error') return reject(current.error), true;
+      if (current.status === 'done' || current.status === 'stopped') return reject(new Error('actor ended before it was ready')), true;
+      return false;
+    };
+    if (check(actor.getSnapshot())) return;
+    const subscription = actor.subscribe({
+      next: (snapshot) => {
+        if (check(snapshot)) subscription.unsubscribe();
+      },
+      error: (error) => {
+        subscription.unsubscribe();
+        reject(error);
+      },
+    });
+  });
 }

@@ -32,6 +32,8 @@ export const REDACT_PATHS = [
 
 export interface LoggerOptions {
   level?: LevelWithSilent;
+  /** Replaces CIDs, peer ids, multiaddrs and stacks in every line (the files service, spec §6). */
+  scrub?: { log(object: Record<string, unknown>): Record<string, unknown>; value(value: unknown): unknown };
   /** Defaults to stdout; tests pass a stream to read the lines back. */
   destination?: DestinationStream;
 }
@@ -42,7 +44,9 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? process.env.LOG_LEVEL ?? 'info',
       base: undefined,
       redact: { paths: REDACT_PATHS, censor: '[REDACTED]' },
-      formatters: { level: (label) => ({ level: label }) },
+      formatters: { level: (label) => ({ level: label }), ...(options.scrub ? { log: options.scrub.log } : {}) },
+      // pino never passes the message string through formatters.log: scrub it as a serializer too.
+      ...(options.scrub ? { serializers: { msg: options.scrub.value as (value: unknown) => unknown } } : {}),
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     options.destination ?? pino.destination({ dest: 1, sync: true }),

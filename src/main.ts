@@ -16,24 +16,35 @@ import { readConfigFile } from './config.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
+import { FILES_DEFAULT_CONFIG, parseFilesConfig, resolveFilesConfigPath, storeDirectory, type FilesConfig } from './files/config.js';
+import { scrubLogObject, scrubValue } from './files/scrub.js';
+import { filesTree, type FilesTreeSettings } from '../actors/files/tree.js';
+import { filesServer, type FilesListenerOptions } from '../http/files/files.routes.js';
+import { homedir } from 'node:os';
+
+/** spec files §8: idle connections are force-closed at 12 s of a shutdown (the 15 s hard deadline is not built yet). */
+const FILES_DRAIN_MS = 12_000;
 
 export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 /** Services this build can run; the others are listed so operators see what is coming. */
-export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['rates']);
+export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates']);
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
 
 Services:
   rates       exchange-rates aggregator (/get, /getHistory, /status), default port 36661
-  files       content-addressed file storage node (not in this build yet)
+  files       content-addressed file storage node (one node: upload, download, lifecycle), default port 4000
   transfers   Ethereum transfers indexer and read gateway (not in this build yet)
   console     ADAMANT JSON-RPC console server (not in this build yet)
   all         every available service in one process, each on its embedded defaults
 
 Options:
-  --config FILE     the service's configuration file (rates: JSONC/JSON5 in the currencyinfo 4.2 format;
-                    default: $CURRENCYINFO_CONFIG, else the embedded defaults)
+  --config FILE     the service's configuration file
+                    rates: JSONC/JSON5 in the currencyinfo 4.2 format; default $CURRENCYINFO_CONFIG, else
+                    the embedded defaults
+                    files: the ipfs-node config.json5 format; default $IPFS_NODE_CONFIG (a name selects
+                    config.<name>.json5), else ./config.json5
   --check-config    validate the configuration, print the report and exit (0 valid, 1 invalid)
   --host HOST       address the public listeners bind to (default 0.0.0.0)
   -h, --help        this text
@@ -98,6 +109,43 @@ export function loadRatesConfig(path: string | undefined, env: NodeJS.ProcessEnv
   return { config: result.config, source: file ?? '(embedded defaults)', warnings: result.warnings };
 }
 
+/** Loads the files configuration (notes B.6): --config, else $IPFS_NODE_CONFIG, else ./config.json5; `all` uses the embedded default. */
+export function loadFilesConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: FilesConfig; source: string; warnings: string[] } {
+  const file = useDefaults ? undefined : resolveFilesConfigPath(path, env, process.cwd());
+  const raw = file ? readConfigFile(file) : structuredClone(FILES_DEFAULT_CONFIG);
+  const result = parseFilesConfig(raw);
+  if (!result.ok) throw new ConfigError('Invalid config', [...result.problems]);
+  return { config: result.config, source: file ?? '(embedded defaults)', warnings: [...result.warnings] };
+}
+
+/** What the files tree and its listener need, from the configuration and the process user's home. */
+export function filesSettings(config: FilesConfig, home: string, host: string): { tree: FilesTreeSettings; listener: Omit<FilesListenerOptions, 'metrics'> } {
+  return {
+    tree: {
+      storeDirectory: storeDirectory(config, home),
+      listen: config.peerDiscovery.listen,
+      allow: config.nodes.map((node) => node.multiAddr),
+      confirmationRequired: config.storage.confirmationRequired,
+      temporaryTtlMs: config.storage.temporaryTtlMs,
+      findFileTimeoutMs: config.findFileTimeout,
+      downloadIdleTimeoutMs: config.downloadIdleTimeout,
+      downloadMinBytesPerSecond: config.downloadMinBytesPerSecond,
+      downloadMaxDurationMs: config.downloadMaxDurationMs,
+    },
+    listener: {
+      host,
+      port: config.serverPort,
+      adminApiKey: config.adminApiKey || undefined,
+      maxFileCount: config.maxFileCount,
+      uploadLimitSizeBytes: config.uploadLimitSizeBytes,
+      maxRequestSizeBytes: config.storage.maxRequestSizeBytes,
+      findFileTimeoutMs: config.findFileTimeout,
+      desiredCopies: config.replication.enabled ? (config.replication.placement[0]?.copies ?? 1) : 1,
+      ackQuorum: config.replication.ackQuorum,
+    },
+  };
+}
+
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {
@@ -129,7 +177,7 @@ export interface ServiceOptions {
 /** The children of the root supervisor for a validated command line. */
 export function serviceChildren(
   command: CommandLine,
-  configs: { rates?: RatesConfig },
+  configs: { rates?: RatesConfig; files?: FilesConfig },
   operator: OperatorSettings | undefined,
   options: ServiceOptions = {},
 ): ChildSpec[] {
@@ -144,6 +192,10 @@ export function serviceChildren(
         edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port, metrics }))],
       }),
     );
+  }
+  if (configs.files) {
+    const { tree, listener } = filesSettings(configs.files, homedir(), command.host);
+    children.push(filesTree(tree, { edge: [listenerChild('files.http', (runtime) => filesServer(runtime, { ...listener, metrics }), FILES_DRAIN_MS)] }));
   }
   if (operator) {
     children.push(
@@ -192,7 +244,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return EXIT.usage;
   }
 
-  const configs: { rates?: RatesConfig } = {};
+  const configs: { rates?: RatesConfig; files?: FilesConfig } = {};
   let operator: OperatorSettings | undefined;
   const warnings: string[] = [];
   const sources: string[] = [];
@@ -200,6 +252,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (wanted.includes('rates')) {
       const loaded = loadRatesConfig(command.configPath, command.service === 'all' ? {} : env);
       configs.rates = loaded.config;
+      warnings.push(...loaded.warnings);
+      sources.push(loaded.source);
+    }
+    if (wanted.includes('files')) {
+      const loaded = loadFilesConfig(command.configPath, env, command.service === 'all');
+      configs.files = loaded.config;
       warnings.push(...loaded.warnings);
       sources.push(loaded.source);
     }
@@ -216,8 +274,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return EXIT.ok;
   }
 
-  const level = configs.rates && command.service === 'rates' ? PINO_LEVELS[configs.rates.log_level] : undefined;
-  const logger = createLogger({ level });
+  const level =
+    command.service === 'rates' && configs.rates ? PINO_LEVELS[configs.rates.log_level] : command.service === 'files' && configs.files ? configs.files.logLevel : undefined;
+  // spec files §6: no CID, peer id, multiaddr or stack in any line once the files service runs here.
+  const logger = createLogger({ level, scrub: configs.files ? { log: scrubLogObject, value: scrubValue } : undefined });
   for (const source of sources) logger.info({ config: source }, `InfoService successfully read the config-file '${source}'.`);
   for (const warning of warnings) logger.warn(warning);
 

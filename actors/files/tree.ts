@@ -56,6 +56,8 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           }),
         // helia's stop closes libp2p connections and the stores; spec §8 wants supervisor timeouts > 15 s.
         shutdownTimeoutMs: 16_000,
+        // The content actor and the HTTP port start only once the node runs (no 503 at startup).
+        readyWhen: (snapshot) => snapshot.value === 'running',
       }),
       actorChild({
         systemId: FILES_CONTENT_ID,

@@ -1,0 +1,81 @@
+// Black-box acceptance of the files node (notes/files-node.md E): the built CLI as a real process with its
+// own HOME, observed through HTTP, its exit code and its stdout.
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { freePort, startCli } from '../support/cli.js';
+
+const KEY = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4';
+const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
+
+function config(port: number, extra: Record<string, unknown> = {}) {
+  return {
+    storeFolder: '.adm-ipfs',
+    serverPort: port,
+    peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
+    nodes: [],
+    maxFileCount: 5,
+    uploadLimitSizeBytes: 1024 * 1024,
+    findFileTimeout: 1000,
+    cors: { allowedOrigins: ['*'] },
+    adminApiKey: KEY,
+    storage: { diskReserveBytes: 0 },
+    someKeyFromTheFuture: true, // unknown keys are ignored (spec §8)
+    ...extra,
+  };
+}
+
+test('files: upload, download, restart persistence, no CID in the logs, SIGTERM exits 0', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'files-cli-'));
+  try {
+    const port = await freePort();
+    writeFileSync(join(home, 'config.json5'), `// operator comments are allowed\n${JSON.stringify(config(port))}`);
+    let node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
+    await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
+    const body = new FormData();
+    body.append('files', new Blob([new TextEncoder().encode('Hello ipfs-node!\n')]), 'file.txt');
+    const uploaded = await fetch(`http://127.0.0.1:${port}/api/file/upload`, { method: 'POST', body });
+    assert.equal(uploaded.status, 200);
+    assert.deepEqual(((await uploaded.json()) as any).cids, [README_CID]);
+    assert.equal(await (await fetch(`http://127.0.0.1:${port}/api/file/${README_CID}`)).text(), 'Hello ipfs-node!\n');
+    assert.equal(await node.stop(), 0);
+    assert.ok(node.lines.some((line) => line.msg === 'stopped'));
+    assert.ok(!node.stdout().includes(README_CID) && !node.stdout().includes('12D3KooW'), 'no CID or peer id in any log line');
+    assert.ok(!node.stdout().includes('file.txt'), 'no filename in any log line');
+
+    node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
+    await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
+    const status = await fetch(`http://127.0.0.1:${port}/api/file/${README_CID}/status`);
+    assert.equal(status.status, 200, 'the registry survived the restart');
+    assert.equal(((await status.json()) as any).state, 'confirmed');
+    assert.equal(await node.stop(), 0);
+  } finally {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+});
+
+test('files: an invalid configuration is reported and the process exits non-zero before opening its port', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'files-badcfg-'));
+  try {
+    const port = await freePort();
+    const cases: Array<[string, Record<string, unknown>, RegExp]> = [
+      ['31-character key', { adminApiKey: 'x'.repeat(31) }, /adminApiKey/],
+      ['trustProxy true', { trustProxy: true }, /trustProxy/],
+      ['watermarks', { storage: { gc: { highWatermarkBytes: 10, lowWatermarkBytes: 10 } } }, /lowWatermarkBytes/],
+      ['empty origins', { cors: { allowedOrigins: [] } }, /allowedOrigins/],
+    ];
+    for (const [name, extra, problem] of cases) {
+      writeFileSync(join(home, 'config.json5'), JSON.stringify(config(port, extra)));
+      const node = startCli(['files', '--config', join(home, 'config.json5')], { HOME: home });
+      const code = await node.exited();
+      assert.notEqual(code, 0, name);
+      assert.match(node.stderr(), problem, name);
+      await assert.rejects(fetch(`http://127.0.0.1:${port}/`), `${name}: the port never opened`);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+});
