@@ -18,6 +18,7 @@ import { createLogger, type Logger } from './logger.js';
 import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
 import { FILES_DEFAULT_CONFIG, parseFilesConfig, resolveFilesConfigPath, storeDirectory, type FilesConfig } from './files/config.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
+import { storagePolicy } from './files/policy.js';
 import { filesTree, type FilesTreeSettings } from '../actors/files/tree.js';
 import { filesServer, type FilesListenerOptions } from '../http/files/files.routes.js';
 import { homedir } from 'node:os';
@@ -142,6 +143,7 @@ export function filesSettings(config: FilesConfig, home: string, host: string): 
       findFileTimeoutMs: config.findFileTimeout,
       desiredCopies: config.replication.enabled ? (config.replication.placement[0]?.copies ?? 1) : 1,
       ackQuorum: config.replication.ackQuorum,
+      policy: storagePolicy(config),
     },
   };
 }

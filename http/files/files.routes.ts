@@ -8,6 +8,7 @@ import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
+import type { StoragePolicy } from '../../src/files/policy.js';
 import { localOnlyReport } from '../../src/files/report.js';
 import type { FileRecord } from '../../src/files/types.js';
 import { checkAdminKey } from '../auth.js';
@@ -27,6 +28,8 @@ export interface FilesListenerOptions {
   /** The fresh placement tier's copies (1 when replication is disabled) and the ack quorum. */
   readonly desiredCopies: number;
   readonly ackQuorum: number;
+  /** The public storage policy (spec §2.7), fixed for the life of the process. */
+  readonly policy?: StoragePolicy;
   readonly metrics?: HttpMetrics;
 }
 
@@ -105,6 +108,11 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   const adminJson = (status: number, body: unknown) => json(status, body, { 'cache-control': 'no-store' });
 
   server.route('get', '/', () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'IPFS node' }));
+
+  if (options.policy) {
+    const policyBody = JSON.stringify(options.policy);
+    server.route('get', '/api/storage/policy', () => ({ status: 200, headers: JSON_HEADERS, body: policyBody }));
+  }
 
   server.route(
     'post',

@@ -41,6 +41,18 @@ test('files: upload, download, restart persistence, no CID in the logs, SIGTERM 
     assert.equal(uploaded.status, 200);
     assert.deepEqual(((await uploaded.json()) as any).cids, [README_CID]);
     assert.equal(await (await fetch(`http://127.0.0.1:${port}/api/file/${README_CID}`)).text(), 'Hello ipfs-node!\n');
+    // E49: the policy echoes the configuration; replication is on by default, so durability is quorum.
+    const policy = (await (await fetch(`http://127.0.0.1:${port}/api/storage/policy`)).json()) as any;
+    assert.equal(policy.maxFileCount, 5);
+    assert.equal(policy.uploadLimitSizeBytes, 1024 * 1024);
+    assert.equal(policy.maxRequestSizeBytes, 536870912);
+    assert.equal(policy.confirmationRequired, false);
+    assert.equal(policy.temporaryTtlMs, 86_400_000);
+    assert.deepEqual(policy.durability, {
+      mode: 'quorum',
+      placement: [{ minAgeMs: 0, copies: 4 }, { minAgeMs: 15552000000, copies: 3 }, { minAgeMs: 31536000000, copies: 2 }],
+      ackQuorum: 1,
+    });
     assert.equal(await node.stop(), 0);
     assert.ok(node.lines.some((line) => line.msg === 'stopped'));
     assert.ok(!node.stdout().includes(README_CID) && !node.stdout().includes('12D3KooW'), 'no CID or peer id in any log line');
