@@ -16,3 +16,11 @@ export function checkAdminKey(provided: string | undefined, configured: string |
   const b = createHash('sha256').update(configured).digest();
   return timingSafeEqual(a, b) ? 'ok' : 'wrongKey';
 }
+
+/** The refusal for a request without the right key (503 fail-closed, else 401), or undefined when allowed. */
+export function adminRefusal(provided: string | undefined, configured: string | undefined): { status: 401 | 503; error: string } | undefined {
+  const check = checkAdminKey(provided, configured);
+  if (check === 'notConfigured') return { status: 503, error: 'Service not configured' };
+  if (check === 'wrongKey') return { status: 401, error: 'Unauthorized' };
+  return undefined;
+}

@@ -282,22 +282,17 @@ export class HttpServer {
 
     // Fast path: a handler without a body that answers synchronously is answered right here.
     let result: HttpReply | Promise<HttpReply>;
-    if (options.stream) {
+    if (options.stream || options.body) {
       // uWS delivers body chunks only to an onData attached before this callback returns.
       settle();
       attachAbortHandler();
-      const body = streamBody(res, options.stream.maxBytes, context.signal, () => aborted || responded);
+      const maxBytes = (options.stream ?? options.body)!.maxBytes;
+      const body = streamBody(res, maxBytes, context.signal, () => aborted || responded);
       releaseBody = body.release;
-      const bodyStream = body.stream;
-      result = Promise.resolve().then(() =>
-        handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, bodyStream }, context),
-      );
-    } else if (options.body) {
-      settle();
-      attachAbortHandler();
-      result = readBody(res, request.headers, options.body.maxBytes, () => context.signal).then((body) =>
-        handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, body }, context),
-      );
+      const withBody = (extra: Partial<HttpRequest>) => handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, ...extra }, context);
+      result = options.body
+        ? collectBody(body.stream, request.headers, maxBytes).then((buffer) => withBody({ body: buffer }))
+        : Promise.resolve().then(() => withBody({ bodyStream: body.stream }));
     } else {
       try {
         result = handler(request, context);
@@ -404,32 +399,16 @@ export class HttpServer {
   }
 }
 
-/** Reads a request body, refusing it from Content-Length before reading and from the streamed count while reading. */
-function readBody(res: UwsResponse, headers: Record<string, string>, maxBytes: number, signalOf: () => AbortSignal): Promise<Buffer> {
-  const signal = signalOf();
-  return new Promise((resolve, reject) => {
-    const declared = headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxBytes) {
-      reject(new PayloadTooLargeError(maxBytes));
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let received = 0;
-    let failed = false;
-    signal.addEventListener('abort', () => reject(signal.reason), { once: true });
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      received += chunk.byteLength;
-      if (received > maxBytes) {
-        failed = true;
-        reject(new PayloadTooLargeError(maxBytes));
-        return;
-      }
-      // uWS neuters the chunk after this callback returns: copy it.
-      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
-      if (isLast) resolve(Buffer.concat(chunks, received));
-    });
-  });
+/** The whole request body, refused from Content-Length before reading and from the streamed count while reading. */
+async function collectBody(stream: Readable, headers: Readonly<Record<string, string>>, maxBytes: number): Promise<Buffer> {
+  const declared = headers['content-length'];
+  if (declared !== undefined && Number(declared) > maxBytes) {
+    stream.destroy();
+    throw new PayloadTooLargeError(maxBytes);
+  }
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
 }
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */

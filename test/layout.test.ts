@@ -2,18 +2,12 @@
 // (type-only imports included: they couple layers just as much).
 
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { repositoryRoot } from './support/fixtures.js';
 
-/** The repository root: the nearest folder above the compiled test that holds package.json. */
-function findRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 8 && !existsSync(join(dir, 'package.json')); i++) dir = dirname(dir);
-  return dir;
-}
-const ROOT = findRoot();
+const ROOT = repositoryRoot();
 const LAYERS = ['src', 'machines', 'actors', 'http', 'storage'] as const;
 type Layer = (typeof LAYERS)[number];
 

@@ -12,7 +12,7 @@ import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
-import type { FilesNode, NodeHolder } from './node.js';
+import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 
 export interface ContentSettings {
@@ -105,7 +105,7 @@ export function contentLogic(options: ContentOptions) {
       },
       async rollback() {
         if (registered) return;
-        for (const cid of pinnedHere) await drain(node.helia.pins.rm(cid)).catch(() => undefined);
+        for (const cid of pinnedHere) await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
         node.registry.removeSessionIntents(sessionId);
         await session.rollback((cid) => node.helia.pins.isPinned(cid));
       },
@@ -179,12 +179,7 @@ export function contentLogic(options: ContentOptions) {
         throw discovery.aborted ? new FileTimeoutError('discovery') : error;
       }
     }
-    if (effect === 'unpin' && (await node.helia.pins.isPinned(cid, { signal }))) {
-      await drain(node.helia.pins.rm(cid, { signal })).catch((error: unknown) => {
-        // Not pinned as a root (only as part of another DAG): nothing of ours to release.
-        if ((error as Error).name !== 'NotFoundError') throw error;
-      });
-    }
+    if (effect === 'unpin' && (await node.helia.pins.isPinned(cid, { signal }))) await unpin(node, cid, signal);
     node.registry.put(record);
     logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
     return publicStatus(record);
@@ -219,10 +214,4 @@ export function contentLogic(options: ContentOptions) {
       }
     });
   });
-}
-
-async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of iterable) {
-    // consume: pins.add and pins.rm are generators that yield each block they visit
-  }
 }

@@ -5,6 +5,7 @@
 import type { Helia } from '@helia/utils';
 import type { UnixFS } from '@helia/unixfs';
 import type { Libp2p } from '@libp2p/interface';
+import type { CID } from 'multiformats/cid';
 import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
 
@@ -39,7 +40,20 @@ export class NodeHolder {
     return this.#node;
   }
 
-  get running(): boolean {
-    return this.#node !== undefined;
+}
+
+/** Consumes a helia pin generator (`pins.add` and `pins.rm` yield every block they visit). */
+export async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of iterable) {
+    // each visited block; nothing to do with it
+  }
+}
+
+/** Releases the root pin of `cid`; a CID that is not pinned as a root (only inside another DAG) is left alone. */
+export async function unpin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<void> {
+  try {
+    await drain(node.helia.pins.rm(cid, { signal }));
+  } catch (error) {
+    if ((error as Error).name !== 'NotFoundError') throw error;
   }
 }

@@ -10,8 +10,8 @@ import { CID } from 'multiformats/cid';
 import { fromPromise } from 'xstate';
 import { backfillRecord } from '../../src/files/lifecycle.js';
 import type { Logger } from '../../src/logger.js';
-import { sleep, type Clock } from '../clock.js';
-import type { FilesNode, NodeHolder } from './node.js';
+import type { Clock } from '../clock.js';
+import { unpin, type FilesNode, type NodeHolder } from './node.js';
 
 export interface ReconcileResult {
   readonly intentsResolved: number;
@@ -19,12 +19,9 @@ export interface ReconcileResult {
   readonly skipped: number;
 }
 
-const NODE_WAIT_MS = 100;
-
 export function reconcileLogic(options: { holder: NodeHolder; clock: Clock; logger: Logger; onComplete: (result: ReconcileResult) => void }) {
   return fromPromise<ReconcileResult>(async ({ signal }) => {
-    // The runtime starts asynchronously: wait for it (bounded by shutdown, which aborts the signal).
-    while (!options.holder.running) await sleep(options.clock, NODE_WAIT_MS, signal);
+    // The runtime is its earlier sibling and counts as started only once the node runs (tree.ts readyWhen).
     const result = await reconcile(options.holder.get(), options.clock.now(), signal);
     options.logger.info({ ...result }, 'startup reconciliation complete');
     options.onComplete(result);
@@ -39,15 +36,7 @@ export async function reconcile(node: FilesNode, now: number, signal: AbortSigna
     const cid = CID.parse(intent.cid);
     const record = node.registry.get(intent.cid);
     const pinned = await node.helia.pins.isPinned(cid, { signal });
-    if ((!record || !record.pinned) && pinned) {
-      try {
-        for await (const _ of node.helia.pins.rm(cid, { signal })) {
-          // walk
-        }
-      } catch (error) {
-        if ((error as Error).name !== 'NotFoundError') throw error;
-      }
-    }
+    if ((!record || !record.pinned) && pinned) await unpin(node, cid, signal);
     node.registry.removeIntent(intent.cid, intent.sessionId);
     intentsResolved++;
   }

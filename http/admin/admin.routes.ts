@@ -4,7 +4,7 @@
 
 import type { Runtime } from '../../actors/runtime.js';
 import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
-import { checkAdminKey } from '../auth.js';
+import { adminRefusal } from '../auth.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
 
@@ -47,10 +47,8 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
 
   /** Refuses the request unless it carries the admin key; undefined means allowed. */
   const guard = (request: HttpRequest): HttpReply | undefined => {
-    const check = checkAdminKey(request.headers['x-api-key'], options.apiKey);
-    if (check === 'notConfigured') return json(503, { error: 'Service not configured' });
-    if (check === 'wrongKey') return json(401, { error: 'Unauthorized' });
-    return undefined;
+    const refusal = adminRefusal(request.headers['x-api-key'], options.apiKey);
+    return refusal && json(refusal.status, { error: refusal.error });
   };
   const guarded = (handler: (request: HttpRequest) => HttpReply) => (request: HttpRequest) => guard(request) ?? handler(request);
 

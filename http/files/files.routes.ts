@@ -11,7 +11,7 @@ import type { FileStatus } from '../../src/files/lifecycle.js';
 import type { StoragePolicy } from '../../src/files/policy.js';
 import { localOnlyReport } from '../../src/files/report.js';
 import type { FileRecord } from '../../src/files/types.js';
-import { checkAdminKey } from '../auth.js';
+import { adminRefusal } from '../auth.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, PayloadTooLargeError, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
 
@@ -100,10 +100,8 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   const admin =
     (handler: (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>) =>
     (request: HttpRequest, context: RequestContext) => {
-      const check = checkAdminKey(request.headers['x-api-key'], options.adminApiKey);
-      if (check === 'notConfigured') return json(503, { error: 'Service not configured' });
-      if (check === 'wrongKey') return json(401, { error: 'Unauthorized' });
-      return handler(request, context);
+      const refusal = adminRefusal(request.headers['x-api-key'], options.adminApiKey);
+      return refusal ? json(refusal.status, { error: refusal.error }) : handler(request, context);
     };
   const adminJson = (status: number, body: unknown) => json(status, body, { 'cache-control': 'no-store' });
 

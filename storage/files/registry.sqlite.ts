@@ -10,9 +10,8 @@
 // Partial indexes over `state = 'temporary'` serve the collector's two questions (expired by TTL, oldest
 // unconfirmed) without touching confirmed rows, which are the bulk of a long-lived registry.
 
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../sqlite.js';
 import type { LifecycleCounts } from '../../src/files/lifecycle.js';
 import type { FileRecord, FileState, RecordOrigin } from '../../src/files/types.js';
 import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type ListQuery, type PinIntent } from './registry.js';
@@ -134,27 +133,19 @@ function toJson(what: string, value: unknown): string {
 }
 
 export function openSqliteRegistry(path: string, options: SqliteRegistryOptions = {}): FileRegistry {
-  const inMemory = path === ':memory:' || path === '';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  try {
-    return createRegistry(db, inMemory, options);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
+  // FULL, not NORMAL: a commit must survive power loss too, because the pin set (datastore) and this
+  // registry must agree after any crash (notes A.8, C22). Commits are per upload, so the fsync is cheap.
+  return openSqlite(
+    path,
+    { synchronous: 'FULL', schema: { name: 'file registry', version: SQLITE_REGISTRY_SCHEMA_VERSION, sql: SCHEMA } },
+    (db) => createRegistry(db, options),
+  );
 }
 
-function createRegistry(db: Database.Database, inMemory: boolean, options: SqliteRegistryOptions): FileRegistry {
+function createRegistry(db: Database.Database, options: SqliteRegistryOptions): FileRegistry {
   const gcRunsKept = options.gcRunsKept ?? DEFAULT_GC_RUNS_KEPT;
   if (!Number.isSafeInteger(gcRunsKept) || gcRunsKept < 1) throw new RangeError(`registry: gcRunsKept must be an integer >= 1, got ${gcRunsKept}`);
 
-  if (!inMemory) db.pragma('journal_mode = WAL');
-  // FULL, not NORMAL: a commit must survive power loss too, because the pin set (datastore) and this
-  // registry must agree after any crash (notes A.8, C22). Commits are per upload, so the fsync is cheap.
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
 
   const getStmt = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid = ?`);
   const upsertStmt = db.prepare(
@@ -320,16 +311,3 @@ function createRegistry(db: Database.Database, inMemory: boolean, options: Sqlit
   };
 }
 
-function migrate(db: Database.Database): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > SQLITE_REGISTRY_SCHEMA_VERSION) {
-    throw new Error(
-      `file registry database has schema version ${version}; this build supports up to ${SQLITE_REGISTRY_SCHEMA_VERSION}`,
-    );
-  }
-  if (version === SQLITE_REGISTRY_SCHEMA_VERSION) return;
-  db.transaction(() => {
-    db.exec(SCHEMA);
-    db.pragma(`user_version = ${SQLITE_REGISTRY_SCHEMA_VERSION}`);
-  })();
-}

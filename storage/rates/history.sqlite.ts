@@ -9,9 +9,8 @@
 // through a covering index, joined to the registry, in chunks (stops at `limit` included snapshots or
 // at the scan cap); phase 2 fetches the matching rows of each included date through an index.
 
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
+import { openSqlite } from '../sqlite.js';
 import {
   MAX_CANDIDATE_DATES,
   MAX_GROUPS_SCANNED,
@@ -105,24 +104,16 @@ interface Included {
 const KINDS: readonly CoinKind[] = ['none', 'either', 'base', 'quote', 'pair'];
 
 export function openSqliteHistory(path: string): SqliteHistoryStore {
-  const inMemory = path === ':memory:' || path === '';
-  if (!inMemory) mkdirSync(dirname(path), { recursive: true });
-  const db = new Database(path);
-  try {
-    return createStore(db, inMemory);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-}
-
-function createStore(db: Database.Database, inMemory: boolean): SqliteHistoryStore {
-  if (!inMemory) db.pragma('journal_mode = WAL');
   // WAL + NORMAL: a committed snapshot survives a process crash; at worst the last ones are lost on
   // power failure, which costs one refresh cycle.
-  db.pragma('synchronous = NORMAL');
-  db.pragma('busy_timeout = 5000');
-  migrate(db);
+  return openSqlite(
+    path,
+    { synchronous: 'NORMAL', schema: { name: 'rates history', version: SQLITE_HISTORY_SCHEMA_VERSION, sql: SCHEMA } },
+    (db) => createStore(db),
+  );
+}
+
+function createStore(db: Database.Database): SqliteHistoryStore {
 
   const datesStmt = new Map<CoinKind, Database.Statement>();
   const rowsStmt = new Map<CoinKind, Database.Statement>();
@@ -225,20 +216,6 @@ function createStore(db: Database.Database, inMemory: boolean): SqliteHistorySto
       db.close();
     },
   };
-}
-
-function migrate(db: Database.Database): void {
-  const version = db.pragma('user_version', { simple: true }) as number;
-  if (version > SQLITE_HISTORY_SCHEMA_VERSION) {
-    throw new Error(
-      `rates history database has schema version ${version}; this build supports up to ${SQLITE_HISTORY_SCHEMA_VERSION}`,
-    );
-  }
-  if (version === SQLITE_HISTORY_SCHEMA_VERSION) return;
-  db.transaction(() => {
-    db.exec(SCHEMA);
-    db.pragma(`user_version = ${SQLITE_HISTORY_SCHEMA_VERSION}`);
-  })();
 }
 
 function coinParameters(coin: CoinFilter | undefined): Record<string, string> {

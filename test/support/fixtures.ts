@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-function repositoryRoot(): string {
+/** The nearest folder above the compiled test that holds package.json. */
+export function repositoryRoot(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (let i = 0; i < 8 && !existsSync(join(dir, 'package.json')); i++) dir = dirname(dir);
   return dir;
