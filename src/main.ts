@@ -18,9 +18,8 @@ import { createLogger, type Logger } from './logger.js';
 import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
 import { FILES_DEFAULT_CONFIG, parseFilesConfig, resolveFilesConfigPath, storeDirectory, type FilesConfig } from './files/config.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
-import { storagePolicy } from './files/policy.js';
-import { filesTree, type FilesTreeSettings } from '../actors/files/tree.js';
-import { filesServer, type FilesListenerOptions } from '../http/files/files.routes.js';
+import { filesTree } from '../actors/files/tree.js';
+import { filesServer } from '../http/files/files.routes.js';
 import { homedir } from 'node:os';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the 15 s hard deadline is not built yet). */
@@ -119,35 +118,6 @@ export function loadFilesConfig(path: string | undefined, env: NodeJS.ProcessEnv
   return { config: result.config, source: file ?? '(embedded defaults)', warnings: [...result.warnings] };
 }
 
-/** What the files tree and its listener need, from the configuration and the process user's home. */
-export function filesSettings(config: FilesConfig, home: string, host: string): { tree: FilesTreeSettings; listener: Omit<FilesListenerOptions, 'metrics'> } {
-  return {
-    tree: {
-      storeDirectory: storeDirectory(config, home),
-      listen: config.peerDiscovery.listen,
-      allow: config.nodes.map((node) => node.multiAddr),
-      confirmationRequired: config.storage.confirmationRequired,
-      temporaryTtlMs: config.storage.temporaryTtlMs,
-      findFileTimeoutMs: config.findFileTimeout,
-      downloadIdleTimeoutMs: config.downloadIdleTimeout,
-      downloadMinBytesPerSecond: config.downloadMinBytesPerSecond,
-      downloadMaxDurationMs: config.downloadMaxDurationMs,
-    },
-    listener: {
-      host,
-      port: config.serverPort,
-      adminApiKey: config.adminApiKey || undefined,
-      maxFileCount: config.maxFileCount,
-      uploadLimitSizeBytes: config.uploadLimitSizeBytes,
-      maxRequestSizeBytes: config.storage.maxRequestSizeBytes,
-      findFileTimeoutMs: config.findFileTimeout,
-      desiredCopies: config.replication.enabled ? (config.replication.placement[0]?.copies ?? 1) : 1,
-      ackQuorum: config.replication.ackQuorum,
-      policy: storagePolicy(config),
-    },
-  };
-}
-
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {
@@ -196,8 +166,9 @@ export function serviceChildren(
     );
   }
   if (configs.files) {
-    const { tree, listener } = filesSettings(configs.files, homedir(), command.host);
-    children.push(filesTree(tree, { edge: [listenerChild('files.http', (runtime) => filesServer(runtime, { ...listener, metrics }), FILES_DRAIN_MS)] }));
+    const config = configs.files;
+    const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics }), FILES_DRAIN_MS);
+    children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge] }));
   }
   if (operator) {
     children.push(

@@ -8,6 +8,7 @@ import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
+import type { FilesConfig } from '../../src/files/config.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -57,6 +58,18 @@ export interface ContentOptions {
   readonly clock: Clock;
   readonly settings: ContentSettings;
   readonly logger: Logger;
+}
+
+/** The content actor's settings from the files configuration. */
+export function contentSettings(config: FilesConfig): ContentSettings {
+  return {
+    confirmationRequired: config.storage.confirmationRequired,
+    temporaryTtlMs: config.storage.temporaryTtlMs,
+    findFileTimeoutMs: config.findFileTimeout,
+    downloadIdleTimeoutMs: config.downloadIdleTimeout,
+    downloadMinBytesPerSecond: config.downloadMinBytesPerSecond,
+    downloadMaxDurationMs: config.downloadMaxDurationMs,
+  };
 }
 
 /** notes A.3: min(downloadMaxDurationMs, ceil(size / minBytesPerSecond) s + idle). */

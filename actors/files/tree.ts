@@ -12,21 +12,22 @@
 import { actorChild } from '../actor-child.js';
 import type { ChildSpec } from '../supervisor.js';
 import { supervisorSpec } from '../supervisor.js';
-import { contentLogic, type ContentSettings } from './content.actor.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import { contentLogic, contentSettings } from './content.actor.js';
 import { NodeHolder } from './node.js';
 import { reconcileLogic, type ReconcileResult } from './reconcile.actor.js';
 import { runtimeLogic } from './runtime.actor.js';
+import { StartupSignal } from './startup.js';
 
 export const FILES_RUNTIME_ID = 'files.runtime';
 export const FILES_CONTENT_ID = 'files.content';
 export const FILES_RECONCILE_ID = 'files.reconcile';
 
-export interface FilesTreeSettings extends ContentSettings {
+export interface FilesTreeSettings {
+  /** The validated configuration; each actor takes the part it needs. */
+  readonly config: FilesConfig;
   /** `<home>/<storeFolder>`. */
   readonly storeDirectory: string;
-  readonly listen: readonly string[];
-  /** Multiaddrs of the configured `nodes` (always allowed to connect). */
-  readonly allow: readonly string[];
 }
 
 export interface FilesTreeOptions {
@@ -36,7 +37,10 @@ export interface FilesTreeOptions {
 }
 
 export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions = {}): ChildSpec {
+  const { config } = settings;
   const holder = new NodeHolder();
+  const startup = new StartupSignal();
+  if (options.onStartupComplete) startup.onComplete(options.onStartupComplete);
   return supervisorSpec({
     id: 'files',
     strategy: 'rest_for_one',
@@ -49,8 +53,9 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
         logic: (runtime) =>
           runtimeLogic({
             storeDirectory: settings.storeDirectory,
-            listen: settings.listen,
-            allow: settings.allow,
+            listen: config.peerDiscovery.listen,
+            // The configured nodes may always connect (connection manager allow list).
+            allow: config.nodes.map((node) => node.multiAddr),
             holder,
             logger: runtime.logger.child({ actor: FILES_RUNTIME_ID }),
           }),
@@ -62,7 +67,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
       actorChild({
         systemId: FILES_CONTENT_ID,
         shutdown: 'stop',
-        logic: (runtime) => contentLogic({ holder, clock: runtime.clock, settings, logger: runtime.logger.child({ actor: FILES_CONTENT_ID }) }),
+        logic: (runtime) => contentLogic({ holder, clock: runtime.clock, settings: contentSettings(config), logger: runtime.logger.child({ actor: FILES_CONTENT_ID }) }),
       }),
       actorChild({
         systemId: FILES_RECONCILE_ID,
@@ -73,7 +78,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             holder,
             clock: runtime.clock,
             logger: runtime.logger.child({ actor: FILES_RECONCILE_ID }),
-            onComplete: (result) => options.onStartupComplete?.(result),
+            onComplete: (result) => startup.complete(result),
           }),
       }),
       ...(options.edge ?? []),

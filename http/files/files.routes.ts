@@ -1,74 +1,28 @@
-// The files node's HTTP contract (specs/files-node.md §4, §5, §7; notes A.1–A.5): node, file and operator
-// routes, errors as `{error}`, admin routes fail closed. Content moves through `files.content` (ask).
+// The files node's HTTP contract (specs/files-node.md §4, §5, §7; notes A.1–A.5): the listener, file and
+// operator pin routes here; node, storage and peer-network routes in their own modules, registered below.
+// Content moves through the files actors (ask); the edge never touches helia, the blockstore or the registry.
 
 import busboy from 'busboy';
-import { CID } from 'multiformats/cid';
+import type { CID } from 'multiformats/cid';
 import type { OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
 import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
-import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
+import type { FilesConfig } from '../../src/files/config.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
-import type { StoragePolicy } from '../../src/files/policy.js';
+import { storagePolicy } from '../../src/files/policy.js';
 import { localOnlyReport } from '../../src/files/report.js';
 import type { FileRecord } from '../../src/files/types.js';
-import { adminRefusal } from '../auth.js';
 import type { HttpMetrics } from '../metrics.js';
-import { HttpServer, PayloadTooLargeError, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
+import { HttpServer, PayloadTooLargeError, type HttpRequest } from '../server.js';
+import { adminJson, FilesHttpError, filesRouteContext, json, JSON_HEADERS, mapFilesError, parseCid } from './files.http.js';
 
+export { FilesHttpError, mapFilesError } from './files.http.js';
 
 export interface FilesListenerOptions {
+  readonly config: FilesConfig;
+  /** Interface the HTTP port binds to (the port is `config.serverPort`). */
   readonly host: string;
-  readonly port: number;
-  readonly adminApiKey: string | undefined;
-  readonly maxFileCount: number;
-  readonly uploadLimitSizeBytes: number;
-  readonly maxRequestSizeBytes: number;
-  /** Discovery deadline; asks wait a little longer than it. */
-  readonly findFileTimeoutMs: number;
-  /** The fresh placement tier's copies (1 when replication is disabled) and the ack quorum. */
-  readonly desiredCopies: number;
-  readonly ackQuorum: number;
-  /** The public storage policy (spec §2.7), fixed for the life of the process. */
-  readonly policy?: StoragePolicy;
   readonly metrics?: HttpMetrics;
-}
-
-/** A clean refusal with a status and the `{error}` text of notes C10. */
-export class FilesHttpError extends Error {
-  override readonly name = 'FilesHttpError';
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly headers?: Record<string, string>,
-  ) {
-    super(message);
-  }
-}
-
-const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
-const json = (status: number, body: unknown, headers?: Record<string, string>): HttpReply => ({
-  status,
-  headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
-  body: JSON.stringify(body),
-});
-
-/** spec §7: one table from failure kind to status and `{error}` text. */
-export function mapFilesError(error: unknown): HttpReply {
-  if (error instanceof FilesHttpError) return json(error.status, { error: error.message }, error.headers);
-  if (error instanceof FileTimeoutError) return json(408, { error: 'File request timed out' });
-  if (error instanceof FileNotFoundError) return json(404, { error: 'File not found' });
-  if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
-  const name = (error as Error | undefined)?.name;
-  if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError') return json(503, { error: 'Service unavailable' });
-  return json(500, { error: 'Internal Server Error' });
-}
-
-function parseCid(text: string | undefined): CID {
-  try {
-    return CID.parse(text ?? '');
-  } catch {
-    throw new FilesHttpError(400, 'Invalid CID');
-  }
 }
 
 /** `If-None-Match` against a strong ETag: exact, weak (`W/`) or `*`, in a comma list (notes A.3). */
@@ -81,54 +35,43 @@ export function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 export function filesServer(runtime: Runtime, options: FilesListenerOptions): HttpServer {
+  const { config } = options;
   const logger = runtime.logger.child({ actor: 'files.http' });
-  const askTimeoutMs = options.findFileTimeoutMs + 5_000;
-  const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs = askTimeoutMs) =>
-    runtime.ask<T>(FILES_CONTENT_ID, event, { signal, timeoutMs });
-
   const server = new HttpServer({
     name: 'files',
     host: options.host,
-    port: options.port,
+    port: config.serverPort,
     logger,
     metrics: options.metrics,
     mapError: mapFilesError,
     notFound: () => json(404, { error: 'Not found' }),
   });
-
-  /** spec §5: key unset → 503 before anything else; missing or wrong → 401. */
-  const admin =
-    (handler: (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>) =>
-    (request: HttpRequest, context: RequestContext) => {
-      const refusal = adminRefusal(request.headers['x-api-key'], options.adminApiKey);
-      return refusal ? json(refusal.status, { error: refusal.error }) : handler(request, context);
-    };
-  const adminJson = (status: number, body: unknown) => json(status, body, { 'cache-control': 'no-store' });
+  const context = filesRouteContext(server, runtime, config, logger);
+  const { admin } = context;
+  const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal) => context.ask<T>(FILES_CONTENT_ID, event, signal);
 
   server.route('get', '/', () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'IPFS node' }));
 
-  if (options.policy) {
-    const policyBody = JSON.stringify(options.policy);
-    server.route('get', '/api/storage/policy', () => ({ status: 200, headers: JSON_HEADERS, body: policyBody }));
-  }
+  const policyBody = JSON.stringify(storagePolicy(config));
+  server.route('get', '/api/storage/policy', () => ({ status: 200, headers: JSON_HEADERS, body: policyBody }));
 
   server.route(
     'post',
     '/api/file/upload',
     async (request, { signal }) => {
       const declared = request.headers['content-length'];
-      if (declared !== undefined && Number(declared) > options.maxRequestSizeBytes) throw new FilesHttpError(413, 'Request too large');
+      if (declared !== undefined && Number(declared) > config.storage.maxRequestSizeBytes) throw new FilesHttpError(413, 'Request too large');
       const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
       try {
-        const imported = await parseUpload(request, handle, options, signal);
+        const imported = await parseUpload(request, handle, config, signal);
         const records = await handle.commit(imported, signal);
-        return json(200, uploadResult(imported, records, options));
+        return json(200, uploadResult(imported, records, config));
       } catch (error) {
         await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
         throw error;
       }
     },
-    { stream: { maxBytes: options.maxRequestSizeBytes } },
+    { stream: { maxBytes: config.storage.maxRequestSizeBytes } },
   );
 
   server.route('get', '/api/file/:cid', async (request, { signal }) => {
@@ -193,6 +136,8 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     );
   }
 
+  // Node, storage and peer-network routes (one module each) register here.
+
   return server;
 }
 
@@ -207,13 +152,13 @@ interface ImportedUpload {
  * parts must be files named `files`; counts and sizes are bounded while parsing. Any refusal keeps
  * draining the body so the client gets the answer after sending.
  */
-function parseUpload(request: HttpRequest, handle: UploadHandle, options: FilesListenerOptions, signal: AbortSignal): Promise<ImportedUpload[]> {
+function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesConfig, signal: AbortSignal): Promise<ImportedUpload[]> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {
       parser = busboy({
         headers: request.headers as Record<string, string>,
-        limits: { files: options.maxFileCount, fileSize: options.uploadLimitSizeBytes, fields: 0 },
+        limits: { files: config.maxFileCount, fileSize: config.uploadLimitSizeBytes, fields: 0 },
       });
     } catch {
       reject(new FilesHttpError(400, 'No file uploaded'));
@@ -244,7 +189,7 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, options: FilesL
     });
     parser.on('field', () => fail(new FilesHttpError(400, 'Unexpected field')));
     parser.on('fieldsLimit', () => fail(new FilesHttpError(400, 'Unexpected field')));
-    parser.on('filesLimit', () => fail(new FilesHttpError(400, `File limit exceeded. Max ${options.maxFileCount} allowed.`)));
+    parser.on('filesLimit', () => fail(new FilesHttpError(400, `File limit exceeded. Max ${config.maxFileCount} allowed.`)));
     parser.on('error', (error: Error) => {
       fail(error instanceof PayloadTooLargeError ? error : new FilesHttpError(400, 'Malformed multipart body'));
       resolveWhenDone();
@@ -271,8 +216,10 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, options: FilesL
   });
 }
 
-function uploadResult(imported: readonly ImportedUpload[], records: readonly FileRecord[], options: FilesListenerOptions) {
-  const report = localOnlyReport(options.desiredCopies, options.ackQuorum);
+function uploadResult(imported: readonly ImportedUpload[], records: readonly FileRecord[], config: FilesConfig) {
+  // The fresh placement tier's copies; one (this node) when replication is disabled.
+  const desiredCopies = config.replication.enabled ? (config.replication.placement[0]?.copies ?? 1) : 1;
+  const report = localOnlyReport(desiredCopies, config.replication.ackQuorum);
   const files = imported.map((file, i) => ({
     cid: file.cid.toString(),
     name: file.name,

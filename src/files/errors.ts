@@ -1,4 +1,4 @@
-// Failure kinds of the files service, matched by class at the edge (http/files/files.errors.ts).
+// Failure kinds of the files service, matched by class at the edge (mapFilesError in http/files/files.http.ts).
 
 /** Discovery, idle or complete-transfer deadline passed (spec §4.2, §7: 408 `File request timed out`). */
 export class FileTimeoutError extends Error {
@@ -13,5 +13,21 @@ export class FileNotFoundError extends Error {
   override readonly name = 'FileNotFoundError';
   constructor() {
     super('File not found');
+  }
+}
+
+/** Storing the request would consume the disk reserve (spec §4.2, §7: 507 `Insufficient storage`). */
+export class InsufficientStorageError extends Error {
+  override readonly name = 'InsufficientStorageError';
+  constructor() {
+    super('Insufficient storage');
+  }
+}
+
+/** A GC or repair run is already in progress (spec §4.3, §7: 409; texts of notes C10). */
+export class RunInProgressError extends Error {
+  override readonly name = 'RunInProgressError';
+  constructor(readonly run: 'gc' | 'repair') {
+    super(run === 'gc' ? 'Garbage collection is already running' : 'Replication repair is already running');
   }
 }

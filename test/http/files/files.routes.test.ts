@@ -12,17 +12,18 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { systemClock } from '../../../actors/clock.js';
-import { filesTree, type FilesTreeSettings } from '../../../actors/files/tree.js';
+import { filesTree } from '../../../actors/files/tree.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { Supervisor } from '../../../actors/supervisor.js';
-import { filesServer, type FilesListenerOptions } from '../../../http/files/files.routes.js';
+import { filesServer } from '../../../http/files/files.routes.js';
 import { listenerChild } from '../../../http/listener.js';
 import { captureLogger } from '../../support/logger.js';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
 import { waitFor } from '../../support/wait.js';
 import { freePort } from '../../support/cli.js';
+import { filesTestConfig } from '../../support/files-config.js';
 
-const KEY = 'f'.repeat(64);
+const KEY = '3f9a1c7e5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 const README = Buffer.from('Hello ipfs-node!\n');
 const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
 
@@ -33,33 +34,17 @@ interface Node {
   startupDone: Promise<void>;
 }
 
-async function startNode(storeDirectory: string, overrides: Partial<FilesListenerOptions & FilesTreeSettings> = {}): Promise<Node> {
+async function startNode(storeDirectory: string, overrides: Record<string, unknown> = {}): Promise<Node> {
   const port = await freePort();
-  const settings: FilesTreeSettings = {
-    storeDirectory,
-    listen: ['/ip4/127.0.0.1/tcp/0'],
-    allow: [],
-    confirmationRequired: false,
-    temporaryTtlMs: 86_400_000,
-    findFileTimeoutMs: 700,
-    // Generous: a loaded CI machine must not trip the stalled-transfer deadline between two local blocks.
-    downloadIdleTimeoutMs: 10_000,
-    downloadMinBytesPerSecond: 32_768,
-    downloadMaxDurationMs: 60_000,
-    ...overrides,
-  };
-  const listener: FilesListenerOptions = {
-    host: '127.0.0.1',
-    port,
+  const config = filesTestConfig({
+    serverPort: port,
     adminApiKey: KEY,
     maxFileCount: 3,
     uploadLimitSizeBytes: 4 * 1024 * 1024,
-    maxRequestSizeBytes: 8 * 1024 * 1024,
-    findFileTimeoutMs: settings.findFileTimeoutMs,
-    desiredCopies: 4,
-    ackQuorum: 1,
+    storage: { maxRequestSizeBytes: 8 * 1024 * 1024 },
+    replication: { placement: [{ minAgeMs: 0, copies: 4 }], ackQuorum: 1 },
     ...overrides,
-  };
+  });
   let markDone!: () => void;
   const startupDone = new Promise<void>((resolve) => (markDone = resolve));
   const runtime = createRuntime(systemClock, captureLogger('warn').logger);
@@ -69,7 +54,7 @@ async function startNode(storeDirectory: string, overrides: Partial<FilesListene
       strategy: 'one_for_one',
       intensity: 1,
       periodMs: 10_000,
-      children: [filesTree(settings, { edge: [listenerChild('files.http', (rt) => filesServer(rt, listener))], onStartupComplete: () => markDone() })],
+      children: [filesTree({ config, storeDirectory }, { edge: [listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1' }))], onStartupComplete: () => markDone() })],
     },
     runtime,
   );

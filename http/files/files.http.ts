@@ -1,0 +1,83 @@
+// What every files route module shares (specs/files-node.md §5, §7; notes A.1, C10): `{error}` bodies, the
+// one table from failure kind to status, CID parsing, the admin guard, and the context the route modules
+// register against. Route modules: files.routes.ts (files, operator pins) and the modules it registers.
+
+import { CID } from 'multiformats/cid';
+import type { Runtime } from '../../actors/runtime.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, RunInProgressError } from '../../src/files/errors.js';
+import type { Logger } from '../../src/logger.js';
+import { adminRefusal } from '../auth.js';
+import { PayloadTooLargeError, type Handler, type HttpReply, type HttpServer } from '../server.js';
+
+/** A clean refusal with a status and the `{error}` text of notes C10. */
+export class FilesHttpError extends Error {
+  override readonly name = 'FilesHttpError';
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+  }
+}
+
+export const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+export const json = (status: number, body: unknown, headers?: Record<string, string>): HttpReply => ({
+  status,
+  headers: headers ? { ...JSON_HEADERS, ...headers } : JSON_HEADERS,
+  body: JSON.stringify(body),
+});
+
+/** Authenticated answers are never cached by an intermediary (notes A.1). */
+export const adminJson = (status: number, body: unknown): HttpReply => json(status, body, { 'cache-control': 'no-store' });
+
+/** spec §7: one table from failure kind to status and `{error}` text. */
+export function mapFilesError(error: unknown): HttpReply {
+  if (error instanceof FilesHttpError) return json(error.status, { error: error.message }, error.headers);
+  if (error instanceof FileTimeoutError) return json(408, { error: 'File request timed out' });
+  if (error instanceof FileNotFoundError) return json(404, { error: 'File not found' });
+  if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
+  if (error instanceof InsufficientStorageError) return json(507, { error: 'Insufficient storage' });
+  if (error instanceof RunInProgressError) return json(409, { error: error.message });
+  const name = (error as Error | undefined)?.name;
+  if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError') return json(503, { error: 'Service unavailable' });
+  return json(500, { error: 'Internal Server Error' });
+}
+
+export function parseCid(text: string | undefined): CID {
+  try {
+    return CID.parse(text ?? '');
+  } catch {
+    throw new FilesHttpError(400, 'Invalid CID');
+  }
+}
+
+/** What a route module registers against. */
+export interface FilesRouteContext {
+  readonly server: HttpServer;
+  readonly runtime: Runtime;
+  readonly config: FilesConfig;
+  readonly logger: Logger;
+  /** ask() an actor of the files tree, bounded by the request's signal and (by default) discovery + 5 s. */
+  ask<T>(systemId: string, event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs?: number): Promise<T>;
+  /** spec §5: key unset → 503 before anything else; missing or wrong → 401; then the handler. */
+  admin(handler: Handler): Handler;
+}
+
+export function filesRouteContext(server: HttpServer, runtime: Runtime, config: FilesConfig, logger: Logger): FilesRouteContext {
+  const defaultTimeoutMs = config.findFileTimeout + 5_000;
+  const adminApiKey = config.adminApiKey || undefined;
+  return {
+    server,
+    runtime,
+    config,
+    logger,
+    ask: (systemId, event, signal, timeoutMs = defaultTimeoutMs) => runtime.ask(systemId, event, { signal, timeoutMs }),
+    admin: (handler) => (request, context) => {
+      const refusal = adminRefusal(request.headers['x-api-key'], adminApiKey);
+      return refusal ? json(refusal.status, { error: refusal.error }) : handler(request, context);
+    },
+  };
+}

@@ -1,0 +1,29 @@
+// A validated files configuration for in-process tests: the embedded default with a test's overrides, in
+// the config file's own key names (so a test reads like the config.json5 an operator would write).
+// Inert on import (node --test runs every module under dist/test/).
+
+import { FILES_DEFAULT_CONFIG, parseFilesConfig, type FilesConfig } from '../../src/files/config.js';
+
+type Raw = Record<string, unknown>;
+
+function merge(base: unknown, override: unknown): unknown {
+  if (override === undefined) return base;
+  const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
+  if (!isObject(base) || !isObject(override)) return override;
+  const merged: Raw = { ...base };
+  for (const [key, value] of Object.entries(override)) merged[key] = merge(base[key], value);
+  return merged;
+}
+
+/** Test defaults: loopback libp2p, no disk reserve, short discovery, a generous idle deadline for loaded CI. */
+const TEST_DEFAULTS: Raw = {
+  findFileTimeout: 700,
+  downloadIdleTimeout: 10_000,
+  storage: { diskReserveBytes: 0 },
+};
+
+export function filesTestConfig(overrides: Raw = {}): FilesConfig {
+  const parsed = parseFilesConfig(merge(merge(structuredClone(FILES_DEFAULT_CONFIG), TEST_DEFAULTS), overrides));
+  if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
+  return parsed.config;
+}
