@@ -10,7 +10,7 @@ import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
-import { HttpMetrics, observe, type RouteMetrics } from './metrics.js';
+import { HttpMetrics, ListenerTotals, observe, type RouteMetrics } from './metrics.js';
 
 export interface HttpRequest {
   readonly method: string;
@@ -68,6 +68,8 @@ export interface HttpServerOptions {
   readonly defaultHeaders?: Readonly<Record<string, string>>;
   /** Shared by every listener of the process so the operator listener can serve them (default: own). */
   readonly metrics?: HttpMetrics;
+  /** Log every answered request at info: method, route pattern (never the path), status (files spec §6). */
+  readonly logRequests?: boolean;
 }
 
 /** The request body was larger than the route allows (DESIGN.md: bounded before read). */
@@ -106,6 +108,8 @@ type Method = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'a
 
 export class HttpServer {
   readonly metrics: HttpMetrics;
+  /** This listener's totals since start (requests, status families, aborted, in flight, response times). */
+  readonly totals = new ListenerTotals();
   readonly #options: HttpServerOptions;
   readonly #app: TemplatedApp;
   #listenSocket: us_listen_socket | undefined;
@@ -248,11 +252,19 @@ export class HttpServer {
       });
     };
     const started = performance.now();
+    this.totals.started();
+    let status = 0;
+    /** Called once the answer is complete (or abandoned): totals and the request log. */
+    const finish = () => {
+      this.totals.finished(status, aborted, performance.now() - started);
+      if (this.#options.logRequests) this.#options.logger.info({ method: request.method, route: pattern, status: aborted ? 'aborted' : status }, 'request');
+    };
     let responded = false;
     /** Set when the route streams its body: un-pauses the socket before the response is written. */
     let releaseBody: (() => void) | undefined;
     const respond = (reply: HttpReply): Promise<void> | undefined => {
       observe(metrics, reply.status, performance.now() - started);
+      status = reply.status;
       if (aborted) return undefined;
       // A socket left paused would never read the next request of this keep-alive connection.
       releaseBody?.();
@@ -301,6 +313,7 @@ export class HttpServer {
       }
       if (!(result instanceof Promise) && !result.stream) {
         respond(result);
+        finish();
         return;
       }
       result = Promise.resolve(result);
@@ -316,6 +329,7 @@ export class HttpServer {
       .then(respond)
       .catch((error: unknown) => this.#options.logger.error({ listener: this.#options.name, route: pattern, err: error }, 'writing the response failed'))
       .finally(() => {
+        finish();
         this.#inFlight.delete(inFlight);
         if (this.#inFlight.size === 0) this.#drained?.();
       });

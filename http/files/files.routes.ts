@@ -44,6 +44,8 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     logger,
     metrics: options.metrics,
     mapError: mapFilesError,
+    // spec §6: request logs hold method, masked route shape and status code.
+    logRequests: true,
     notFound: () => json(404, { error: 'Not found' }),
   });
   const context = filesRouteContext(server, runtime, config, logger);
