@@ -4,6 +4,7 @@
 
 import { CID } from 'multiformats/cid';
 import type { Runtime } from '../../actors/runtime.js';
+import { AdmissionLimiter } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, RunInProgressError } from '../../src/files/errors.js';
 import type { Logger } from '../../src/logger.js';
@@ -60,6 +61,8 @@ export interface FilesRouteContext {
   readonly runtime: Runtime;
   readonly config: FilesConfig;
   readonly logger: Logger;
+  /** Upload, incoming-copy and download slots of this process (their occupancy is node details' `concurrency`). */
+  readonly admission: AdmissionLimiter;
   /** ask() an actor of the files tree, bounded by the request's signal and (by default) discovery + 5 s. */
   ask<T>(systemId: string, event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs?: number): Promise<T>;
   /** spec §5: key unset → 503 before anything else; missing or wrong → 401; then the handler. */
@@ -74,6 +77,12 @@ export function filesRouteContext(server: HttpServer, runtime: Runtime, config: 
     runtime,
     config,
     logger,
+    admission: new AdmissionLimiter({
+      uploads: config.storage.maxConcurrentUploads,
+      incomingCopies: config.storage.maxConcurrentIncomingCopies,
+      downloads: config.storage.maxConcurrentDownloads,
+      downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
+    }),
     ask: (systemId, event, signal, timeoutMs = defaultTimeoutMs) => runtime.ask(systemId, event, { signal, timeoutMs }),
     admin: (handler) => (request, context) => {
       const refusal = adminRefusal(request.headers['x-api-key'], adminApiKey);

@@ -32,3 +32,30 @@ export type FileEvent =
   | { type: 'file.unpin'; at: number }
   | { type: 'file.expire'; at: number }
   | { type: 'file.repin'; at: number };
+
+/** Admission-limiter occupancy (spec §2.5 "Concurrency metrics"). */
+export interface ConcurrencyMetrics {
+  readonly uploads: { readonly active: number; readonly limit: number };
+  readonly incomingCopies: { readonly active: number; readonly limit: number };
+  readonly downloads: { readonly active: number; readonly limit: number; readonly perClientLimit: number };
+}
+
+/** The newest GC run as storage metrics show it (notes C-shapes, `gc.lastRun`). */
+export interface GcLastRun {
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly dryRun: boolean;
+  readonly collected: boolean;
+  readonly trigger: string;
+  readonly releasedCount: number;
+  readonly removedBlocks: number;
+  readonly errors: readonly string[];
+}
+
+/** The collector's job state in storage metrics (spec §2.6; notes C-shapes `gc`). */
+export interface GcStatus {
+  readonly enabled: boolean;
+  readonly schedule: string;
+  readonly running: boolean;
+  readonly lastRun: GcLastRun | null;
+}
