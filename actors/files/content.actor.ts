@@ -9,6 +9,7 @@ import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
+import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -56,6 +57,12 @@ export type ContentEvent =
 export interface ContentOptions {
   readonly holder: NodeHolder;
   readonly clock: Clock;
+  /**
+   * The tree's storage lease (notes A.4 rule 8), held shared while blocks this actor writes are not yet pinned: an
+   * upload from its first block write to commit or rollback, an operator pin while it fetches. The collector's
+   * deletion pass holds it exclusively, so it never deletes such a block as "unpinned".
+   */
+  readonly lease: StorageLease;
   readonly settings: ContentSettings;
   readonly logger: Logger;
 }
@@ -79,7 +86,7 @@ export function completeDeadlineMs(size: number, settings: ContentSettings): num
 
 export function contentLogic(options: ContentOptions) {
   const inFlight = new InFlightBlocks();
-  const { holder, clock, settings, logger } = options;
+  const { holder, clock, settings, logger, lease } = options;
 
   const answer = <T>(reply: Reply<T>, work: () => Promise<T>) => {
     work().then(reply.resolve, (error: unknown) => reply.reject(error as Error));
@@ -91,9 +98,34 @@ export function contentLogic(options: ContentOptions) {
     const sessionId = randomUUID();
     const pinnedHere: CID[] = [];
     let registered = false;
+    // The shared lease is taken lazily, right before the first block write (first importFile), with the request's
+    // signal: taking it at `upload.begin` would bound a wait behind a long collector pass by the ask timeout, and
+    // a request that is refused before sending a file never waits at all. It is given back once, when the
+    // session ends (commit or rollback), since those are the two ends the edge always reaches.
+    let held: LeaseRelease | undefined;
+    let acquiring: Promise<void> | undefined;
+    let ended = false;
+    const holdLease = (signal: AbortSignal): Promise<void> => {
+      if (ended) return Promise.reject(new Error('the upload session has ended'));
+      acquiring ??= lease.acquireShared(signal).then((release) => {
+        // Granted after the session ended (a rollback raced the wait): give it straight back.
+        if (ended) release();
+        else held = release;
+      });
+      return acquiring;
+    };
+    const endLease = () => {
+      ended = true;
+      held?.();
+      held = undefined;
+    };
     return {
-      importFile: (content, signal) => session.importFile(content, signal),
+      async importFile(content, signal) {
+        await holdLease(signal);
+        return session.importFile(content, signal);
+      },
       async commit(files, signal) {
+        await holdLease(signal);
         const now = clock.now();
         const records: FileRecord[] = [];
         for (const file of files) {
@@ -114,13 +146,20 @@ export function contentLogic(options: ContentOptions) {
         node.registry.commitUpload(records, sessionId);
         registered = true;
         session.commit();
+        // Every block of the request is pinned now: the collector may run.
+        endLease();
         return records;
       },
       async rollback() {
-        if (registered) return;
-        for (const cid of pinnedHere) await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
-        node.registry.removeSessionIntents(sessionId);
-        await session.rollback((cid) => node.helia.pins.isPinned(cid));
+        try {
+          if (registered) return;
+          for (const cid of pinnedHere) await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
+          node.registry.removeSessionIntents(sessionId);
+          await session.rollback((cid) => node.helia.pins.isPinned(cid));
+        } finally {
+          // After the created blocks are gone (or failed to go): the collector may take the rest.
+          endLease();
+        }
       },
     };
   };
@@ -184,12 +223,16 @@ export function contentLogic(options: ContentOptions) {
     if (!existing) throw new FileNotFoundError();
     const { record, effect } = applyFileEvent(existing, { type: kind, at: clock.now() } as FileEvent);
     if (effect === 'pin' && !(await node.helia.pins.isPinned(cid, { signal }))) {
+      // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
+      const release = await lease.acquireShared(signal);
       // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
       const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
       try {
         await drain(node.helia.pins.add(cid, { signal: AbortSignal.any([signal, discovery]) }));
       } catch (error) {
         throw discovery.aborted ? new FileTimeoutError('discovery') : error;
+      } finally {
+        release();
       }
     }
     if (effect === 'unpin' && (await node.helia.pins.isPinned(cid, { signal }))) await unpin(node, cid, signal);

@@ -4,6 +4,11 @@
 //   ├── files.runtime    runtime machine: helia + libp2p + the store folder + the registry
 //   ├── files.content    uploads, downloads, status, lifecycle changes, pins (asked by the edge)
 //   ├── files.reconcile  the startup walk (transient: runs once, restarted only if it crashes)
+//   ├── files.gc         garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
+//   ├── files.disk       disk-usage scan on diskUsageScanPeriod (storage metrics) and the disk-reserve claims
+//   ├── files.health     the health checkpoint machine and the node's health/identity answers
+//   ├── files.p2p        peering with the configured nodes (its start waits for the first pass, bounded) and
+//   │                    the peer-network operator questions; before the edge, so the API serves peered
 //   └── …edge            the HTTP listener, supplied by the caller (actors/ never imports http/)
 //
 // rest_for_one: everything after the runtime works on the node it started, so a runtime restart
@@ -12,9 +17,16 @@
 import { actorChild } from '../actor-child.js';
 import type { ChildSpec } from '../supervisor.js';
 import { supervisorSpec } from '../supervisor.js';
-import type { FilesConfig } from '../../src/files/config.js';
+import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
+import type { PeeringTimings } from '../../src/files/peering.js';
+import { StorageLease } from '../../src/files/storage-lease.js';
 import { contentLogic, contentSettings } from './content.actor.js';
+import { diskLogic, type DiskSnapshot } from './disk.actor.js';
+import { gcLogic, gcSettings } from './gc.actor.js';
+import { GcStatusBoard } from './gc-status.js';
+import { healthLogic, healthSettings } from './health.actor.js';
 import { NodeHolder } from './node.js';
+import { p2pChild } from './p2p.actor.js';
 import { reconcileLogic, type ReconcileResult } from './reconcile.actor.js';
 import { runtimeLogic } from './runtime.actor.js';
 import { StartupSignal } from './startup.js';
@@ -22,6 +34,13 @@ import { StartupSignal } from './startup.js';
 export const FILES_RUNTIME_ID = 'files.runtime';
 export const FILES_CONTENT_ID = 'files.content';
 export const FILES_RECONCILE_ID = 'files.reconcile';
+export const FILES_GC_ID = 'files.gc';
+export const FILES_DISK_ID = 'files.disk';
+export const FILES_HEALTH_ID = 'files.health';
+export const FILES_P2P_ID = 'files.p2p';
+
+/** The disk actor answers from memory; a health read that waits longer treats the storage evidence as unknown. */
+const HEALTH_DISK_ASK_MS = 2_000;
 
 export interface FilesTreeSettings {
   /** The validated configuration; each actor takes the part it needs. */
@@ -34,12 +53,20 @@ export interface FilesTreeOptions {
   readonly edge?: readonly ChildSpec[];
   /** Told when the startup walk has finished (the health checkpoint and the collector wait for it). */
   readonly onStartupComplete?: (result: ReconcileResult) => void;
+  /** Peering dial timeout, concurrency and startup bound (defaults: PEERING_DEFAULTS in src/files/peering.ts). */
+  readonly peering?: Partial<PeeringTimings>;
 }
 
 export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions = {}): ChildSpec {
   const { config } = settings;
   const holder = new NodeHolder();
   const startup = new StartupSignal();
+  // The collector's job state: the GC actor writes it, the disk actor shows it in storage metrics.
+  const gcStatus = new GcStatusBoard(config.storage.gc.enabled, config.storage.gc.schedule);
+  // One lease per node (notes A.4 rule 8): block writers (uploads, operator pins, incoming copies) hold it shared
+  // until their blocks are pinned, the collector exclusively while it releases and deletes.
+  const storageLease = new StorageLease();
+  const health = healthSettings(config);
   if (options.onStartupComplete) startup.onComplete(options.onStartupComplete);
   return supervisorSpec({
     id: 'files',
@@ -67,7 +94,8 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
       actorChild({
         systemId: FILES_CONTENT_ID,
         shutdown: 'stop',
-        logic: (runtime) => contentLogic({ holder, clock: runtime.clock, settings: contentSettings(config), logger: runtime.logger.child({ actor: FILES_CONTENT_ID }) }),
+        logic: (runtime) =>
+          contentLogic({ holder, clock: runtime.clock, lease: storageLease, settings: contentSettings(config), logger: runtime.logger.child({ actor: FILES_CONTENT_ID }) }),
       }),
       actorChild({
         systemId: FILES_RECONCILE_ID,
@@ -81,6 +109,61 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             onComplete: (result) => startup.complete(result),
           }),
       }),
+      // Scheduled collection waits for the walk (spec §9.6); POST /api/storage/gc works from the start.
+      actorChild({
+        systemId: FILES_GC_ID,
+        shutdown: 'stop',
+        logic: (runtime) =>
+          gcLogic({
+            holder,
+            clock: runtime.clock,
+            lease: storageLease,
+            status: gcStatus,
+            startup,
+            settings: gcSettings(config),
+            logger: runtime.logger.child({ actor: FILES_GC_ID }),
+            // Fresh metrics after a collection; no disk actor (or a stopped one) is not the collector's problem.
+            afterRun: () => void runtime.registry.send(FILES_DISK_ID, { type: 'disk.rescan' }),
+            inspect: (rootSessionId) => runtime.inspector.observer(FILES_GC_ID, rootSessionId),
+          }),
+      }),
+      actorChild({
+        systemId: FILES_DISK_ID,
+        shutdown: 'stop',
+        logic: (runtime) =>
+          diskLogic({
+            storeDirectory: settings.storeDirectory,
+            schedule: config.diskUsageScanPeriod,
+            diskReserveBytes: config.storage.diskReserveBytes,
+            holder,
+            gcStatus,
+            clock: runtime.clock,
+            logger: runtime.logger.child({ actor: FILES_DISK_ID }),
+          }),
+      }),
+      // After the walk and never waited for: its start only arms the first attempt, so the HTTP port opens while
+      // the node is still `starting` (spec §4.1: health answers 200 throughout).
+      actorChild({
+        systemId: FILES_HEALTH_ID,
+        shutdown: 'stop',
+        logic: (runtime) =>
+          healthLogic({
+            ...health,
+            holder,
+            startup,
+            readStorage: async (signal, afterFirstScan) => {
+              // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
+              const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : HEALTH_DISK_ASK_MS;
+              return (await runtime.ask<DiskSnapshot>(FILES_DISK_ID, { type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
+            },
+            clock: runtime.clock,
+            logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),
+            // `uptimeMs` (spec §2.3) is the process's uptime, not this actor's: restarts do not reset it.
+            meta: { version: FILES_VERSION, startedAt: runtime.clock.now() - Math.round(process.uptime() * 1000) },
+            inspect: (rootSessionId) => runtime.inspector.observer(FILES_HEALTH_ID, rootSessionId),
+          }),
+      }),
+      p2pChild({ systemId: FILES_P2P_ID, holder, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
       ...(options.edge ?? []),
     ],
   });

@@ -5,11 +5,13 @@
 import { CID } from 'multiformats/cid';
 import type { Runtime } from '../../actors/runtime.js';
 import { AdmissionLimiter } from '../../src/files/admission.js';
+import { ProxyTrust } from '../../src/files/client-address.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, RunInProgressError } from '../../src/files/errors.js';
+import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-limit.js';
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
-import { PayloadTooLargeError, type Handler, type HttpReply, type HttpServer } from '../server.js';
+import { PayloadTooLargeError, type Handler, type HttpReply, type HttpRequest, type HttpServer } from '../server.js';
 
 /** A clean refusal with a status and the `{error}` text of notes C10. */
 export class FilesHttpError extends Error {
@@ -55,6 +57,21 @@ export function parseCid(text: string | undefined): CID {
   }
 }
 
+/** The per-client request rate limits (spec §8; notes A.9): uploads; pins (operator); downloads and status reads. */
+export type RateLimitName = 'upload' | 'pin' | 'read';
+
+/** notes C10, C23: the rate-limit refusal text; its `Retry-After` is the time left in the client's window. */
+export const RATE_LIMITED_TEXT = 'Too many requests. Please try again later.';
+
+/**
+ * Seconds an admission refusal asks the client to wait (spec §7: "an admission refusal carries
+ * `Retry-After: 5`"): fixed, unlike a rate-limit refusal, so a client can tell the two apart.
+ */
+export const ADMISSION_RETRY_AFTER_SECONDS = '5';
+
+/** Adds headers to a reply (the RateLimit fields of an allowed request). */
+export const withHeaders = (reply: HttpReply, headers: Record<string, string>): HttpReply => ({ ...reply, headers: { ...reply.headers, ...headers } });
+
 /** What a route module registers against. */
 export interface FilesRouteContext {
   readonly server: HttpServer;
@@ -63,6 +80,18 @@ export interface FilesRouteContext {
   readonly logger: Logger;
   /** Upload, incoming-copy and download slots of this process (their occupancy is node details' `concurrency`). */
   readonly admission: AdmissionLimiter;
+  /** One limiter per policy for this listener, on the runtime's clock (spec §8: in memory, per process). */
+  readonly rateLimits: Readonly<Record<RateLimitName, FixedWindowRateLimiter>>;
+  /**
+   * The client address a request counts under: the socket peer, or the forwarding client when the peer is a
+   * trusted proxy (`trustProxy`, spec §5). Read it before the handler's first await (uWS request data).
+   */
+  clientKey(request: HttpRequest): string;
+  /**
+   * Counts one request of `client` against `name`. Over the limit: throws the 429 of notes C23 (RateLimit
+   * fields and `Retry-After` = seconds until the window closes). Allowed: the RateLimit fields for the answer.
+   */
+  limitRate(name: RateLimitName, client: string): Record<string, string>;
   /** ask() an actor of the files tree, bounded by the request's signal and (by default) discovery + 5 s. */
   ask<T>(systemId: string, event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs?: number): Promise<T>;
   /** spec §5: key unset → 503 before anything else; missing or wrong → 401; then the handler. */
@@ -72,6 +101,13 @@ export interface FilesRouteContext {
 export function filesRouteContext(server: HttpServer, runtime: Runtime, config: FilesConfig, logger: Logger): FilesRouteContext {
   const defaultTimeoutMs = config.findFileTimeout + 5_000;
   const adminApiKey = config.adminApiKey || undefined;
+  const trust = new ProxyTrust(config.trustProxy);
+  const now = () => runtime.clock.now();
+  const rateLimits = {
+    upload: new FixedWindowRateLimiter(config.rateLimits.upload, now, { name: 'upload' }),
+    pin: new FixedWindowRateLimiter(config.rateLimits.pin, now, { name: 'pin' }),
+    read: new FixedWindowRateLimiter(config.rateLimits.read, now, { name: 'read' }),
+  };
   return {
     server,
     runtime,
@@ -83,6 +119,15 @@ export function filesRouteContext(server: HttpServer, runtime: Runtime, config: 
       downloads: config.storage.maxConcurrentDownloads,
       downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
     }),
+    rateLimits,
+    clientKey: (request) => trust.clientOf(request.remoteAddress, request.headers['x-forwarded-for']),
+    limitRate: (name, client) => {
+      const limiter = rateLimits[name];
+      const decision = limiter.hit(client);
+      const headers = rateLimitHeaders(limiter.name, limiter.policy, decision);
+      if (!decision.allowed) throw new FilesHttpError(429, RATE_LIMITED_TEXT, { ...headers, 'retry-after': String(decision.resetSeconds) });
+      return headers;
+    },
     ask: (systemId, event, signal, timeoutMs = defaultTimeoutMs) => runtime.ask(systemId, event, { signal, timeoutMs }),
     admin: (handler) => (request, context) => {
       const refusal = adminRefusal(request.headers['x-api-key'], adminApiKey);

@@ -5,8 +5,10 @@
 import busboy from 'busboy';
 import type { CID } from 'multiformats/cid';
 import type { OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
-import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
+import type { DiskClaim } from '../../actors/files/disk.actor.js';
+import { FILES_CONTENT_ID, FILES_DISK_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
+import type { Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
@@ -14,7 +16,21 @@ import { localOnlyReport } from '../../src/files/report.js';
 import type { FileRecord } from '../../src/files/types.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, PayloadTooLargeError, type HttpRequest } from '../server.js';
-import { adminJson, FilesHttpError, filesRouteContext, json, JSON_HEADERS, mapFilesError, parseCid } from './files.http.js';
+import {
+  ADMISSION_RETRY_AFTER_SECONDS,
+  adminJson,
+  FilesHttpError,
+  filesRouteContext,
+  json,
+  JSON_HEADERS,
+  mapFilesError,
+  parseCid,
+  withHeaders,
+  type FilesRouteContext,
+} from './files.http.js';
+import { registerGcRoutes } from './gc.routes.js';
+import { registerNodeRoutes } from './node.routes.js';
+import { registerP2pRoutes } from './p2p.routes.js';
 
 export { FilesHttpError, mapFilesError } from './files.http.js';
 
@@ -23,6 +39,8 @@ export interface FilesListenerOptions {
   /** Interface the HTTP port binds to (the port is `config.serverPort`). */
   readonly host: string;
   readonly metrics?: HttpMetrics;
+  /** Sees the listener's route context once it is built (tests read `admission.snapshot()` through it). */
+  readonly onContext?: (context: FilesRouteContext) => void;
 }
 
 /** `If-None-Match` against a strong ETag: exact, weak (`W/`) or `*`, in a comma list (notes A.3). */
@@ -49,6 +67,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     notFound: () => json(404, { error: 'Not found' }),
   });
   const context = filesRouteContext(server, runtime, config, logger);
+  options.onContext?.(context);
   const { admin } = context;
   const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal) => context.ask<T>(FILES_CONTENT_ID, event, signal);
 
@@ -61,44 +80,89 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     'post',
     '/api/file/upload',
     async (request, { signal }) => {
-      const declared = request.headers['content-length'];
-      if (declared !== undefined && Number(declared) > config.storage.maxRequestSizeBytes) throw new FilesHttpError(413, 'Request too large');
-      const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
+      // notes A.3 evaluation order: rate limit 429 → admission 429 → declared size 413 → disk reserve 507 → parse.
+      let rate: Record<string, string>;
       try {
-        const imported = await parseUpload(request, handle, config, signal);
-        const records = await handle.commit(imported, signal);
-        return json(200, uploadResult(imported, records, config));
+        rate = context.limitRate('upload', context.clientKey(request));
       } catch (error) {
-        await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
-        throw error;
+        refuseUpload(request, error);
+      }
+      const release: Release =
+        context.admission.tryUpload() ?? refuseUpload(request, new FilesHttpError(429, 'Too many concurrent uploads', { 'retry-after': ADMISSION_RETRY_AFTER_SECONDS }));
+      let releaseClaim: Release | undefined;
+      // The slot is held until the answer is decided, whatever it is; a client abort fails the parse (the
+      // request's signal destroys the body) and ends up here too once the session has rolled back.
+      try {
+        const declared = request.headers['content-length'];
+        if (declared !== undefined && Number(declared) > config.storage.maxRequestSizeBytes) refuseUpload(request, new FilesHttpError(413, 'Request too large'));
+        // The disk reserve (507): claim the declared size, or the largest accepted request when undeclared; the
+        // claim is given back with the admission slot below.
+        const claimBytes = declared === undefined ? config.storage.maxRequestSizeBytes : Number(declared);
+        let claim: DiskClaim;
+        try {
+          claim = await context.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes: claimBytes }, signal);
+        } catch (error) {
+          refuseUpload(request, error);
+        }
+        releaseClaim = () => claim.release();
+        const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
+        try {
+          const imported = await parseUpload(request, handle, config, signal);
+          const records = await handle.commit(imported, signal);
+          return withHeaders(json(200, uploadResult(imported, records, config)), rate);
+        } catch (error) {
+          await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
+          throw error;
+        }
+      } finally {
+        releaseClaim?.();
+        release();
       }
     },
     { stream: { maxBytes: config.storage.maxRequestSizeBytes } },
   );
 
   server.route('get', '/api/file/:cid', async (request, { signal }) => {
+    // spec §4.2 429: read rate limit, then the per-client and global download slots.
+    const client = context.clientKey(request);
+    const rate = context.limitRate('read', client);
     const cid = parseCid(request.params[0]);
-    // Availability first: a 304 is only answered once the content was found (spec §4.2).
-    const content = await ask<OpenedContent>({ type: 'content.open', cid }, signal);
-    const etag = `"${content.cid}"`;
-    const cache = { etag, 'cache-control': 'private, max-age=3600, must-revalidate' };
-    if (matchesEtag(request.headers['if-none-match'], etag)) return { status: 304, headers: cache };
-    return {
-      status: 200,
-      headers: {
-        'content-type': 'application/octet-stream',
-        'content-disposition': `attachment; filename="${content.cid}"`,
-        'x-content-type-options': 'nosniff',
-        ...cache,
-        'accept-ranges': 'none',
-      },
-      stream: { length: content.size, chunks: content.chunks(signal) },
-    };
+    const release = context.admission.tryDownload(client);
+    if (!release) throw new FilesHttpError(429, 'Too many concurrent downloads', { 'retry-after': ADMISSION_RETRY_AFTER_SECONDS });
+    // A client that leaves gives its slot back at once, even before (or instead of) the body streaming.
+    signal.addEventListener('abort', release, { once: true });
+    let streaming = false;
+    try {
+      // Availability first: a 304 is only answered once the content was found (spec §4.2).
+      const content = await ask<OpenedContent>({ type: 'content.open', cid }, signal);
+      const etag = `"${content.cid}"`;
+      const cache = { etag, 'cache-control': 'private, max-age=3600, must-revalidate' };
+      if (matchesEtag(request.headers['if-none-match'], etag)) return withHeaders({ status: 304, headers: cache }, rate);
+      const chunks = releasedAtEnd(content.chunks(signal), release);
+      streaming = true;
+      return {
+        status: 200,
+        headers: {
+          'content-type': 'application/octet-stream',
+          'content-disposition': `attachment; filename="${content.cid}"`,
+          'x-content-type-options': 'nosniff',
+          ...cache,
+          'accept-ranges': 'none',
+          ...rate,
+        },
+        stream: { length: content.size, chunks },
+      };
+    } finally {
+      // 304, 408, 500 before streaming: no body will hold the slot.
+      if (!streaming) release();
+    }
   });
 
   server.route('get', '/api/file/:cid/status', async (request, { signal }) => {
+    // notes A.9: status reads count against the read rate limit, in the same bucket as downloads.
+    const rate = context.limitRate('read', context.clientKey(request));
     const cid = parseCid(request.params[0]);
-    return json(200, await ask<FileStatus>({ type: 'file.status', cid }, signal));
+    return withHeaders(json(200, await ask<FileStatus>({ type: 'file.status', cid }, signal)), rate);
   });
 
   for (const change of ['confirm', 'unpin'] as const) {
@@ -123,9 +187,12 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
       'post',
       `${prefix}/pin/:cid`,
       admin(async (request, { signal }) => {
+        // notes A.9 pin rate limit, counted after the key check: only an operator can start the (costly)
+        // fetch and pin, and a caller without the key never uses up the operator's budget.
+        const rate = context.limitRate('pin', context.clientKey(request));
         const cid = parseCid(request.params[0]);
         await ask<FileStatus>({ type: 'pins.add', cid }, signal);
-        return adminJson(200, { pinned: true, cid: cid.toString() });
+        return withHeaders(adminJson(200, { pinned: true, cid: cid.toString() }), rate);
       }),
     );
     server.route(
@@ -139,8 +206,51 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   }
 
   // Node, storage and peer-network routes (one module each) register here.
+  registerP2pRoutes(context);
+  registerNodeRoutes(context);
+  registerGcRoutes(context);
 
   return server;
+}
+
+/**
+ * Refuses an upload before its body is parsed. The body is dropped as it arrives instead of piling up in
+ * the request stream's buffer, so a refused request costs no memory however large it is.
+ */
+function refuseUpload(request: HttpRequest, error: unknown): never {
+  request.bodyStream?.destroy();
+  throw error;
+}
+
+/**
+ * The download body, giving the admission slot back once it ends: complete, failed, or cut off by the
+ * client (the edge calls `return()` when it stops reading, also for an empty body it never iterates).
+ */
+function releasedAtEnd(chunks: AsyncIterable<Uint8Array>, release: Release): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      const source = chunks[Symbol.asyncIterator]();
+      return {
+        async next() {
+          try {
+            const result = await source.next();
+            if (result.done) release();
+            return result;
+          } catch (error) {
+            release();
+            throw error;
+          }
+        },
+        async return(value?: unknown) {
+          try {
+            return (await source.return?.(value)) ?? { done: true, value: undefined };
+          } finally {
+            release();
+          }
+        },
+      };
+    },
+  };
 }
 
 interface ImportedUpload {

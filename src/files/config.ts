@@ -21,6 +21,7 @@
 
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { trustEntryProblem } from './client-address.js';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { peerIdFromString } from '@libp2p/peer-id';
@@ -476,7 +477,9 @@ function proxyEntryProblem(entry: string): string | undefined {
   const maxPrefix = family === 4 ? 32 : 128;
   if (!/^\d{1,3}$/.test(prefix) || Number(prefix) > maxPrefix) return `has an invalid prefix length (0-${maxPrefix})`;
   if (Number(prefix) === 0) return `'${entry}' covers every address and would trust every forwarded address; list the exact proxy addresses`;
-  return undefined;
+  // The matcher's own reading (e.g. `::ffff:0:0/96` is every IPv4 address): what it refuses is refused here.
+  const matcherProblem = trustEntryProblem(entry);
+  return matcherProblem === undefined ? undefined : `'${entry}' ${matcherProblem}`;
 }
 
 function checkTrustProxy(value: unknown, problems: string[]): string[] | undefined {

@@ -278,6 +278,12 @@ test('rejects trustProxy: true', () => {
   only({ ...MINIMAL, trustProxy: true }, 'trustProxy: true is rejected: it would trust every forwarded address; list the exact proxy addresses or CIDR ranges');
 });
 
+test('rejects a trustProxy range that covers every IPv4 address through its IPv6-mapped form', () => {
+  const result = parseFilesConfig({ ...MINIMAL, trustProxy: ['::ffff:0:0/96'] });
+  assert.equal(result.ok, false);
+  assert.match((result as { problems: readonly string[] }).problems.join('\n'), /^trustProxy\[0\]: '::ffff:0:0\/96' covers every address/m);
+});
+
 test('unknown keys are ignored at every level', () => {
   const { config, warnings } = ok({
     ...MINIMAL,

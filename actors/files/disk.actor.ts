@@ -1,0 +1,207 @@
+// `files.disk`: the disk-usage scan and the disk claims (specs/files-node.md §2.6, §4.2 507, §8
+// `storage.diskReserveBytes`; notes/files-node.md A.9 "Disk claim", B.5).
+//
+// The scan: once at start, then on `diskUsageScanPeriod` (cron with seconds), never two at once. It measures the
+// blockstore and datastore folders, the free space of the blockstore's filesystem (not `/` as the original did),
+// the pinned bytes and the file counts of the registry, and keeps the result with its time. Readers get the cached
+// result at once (`disk.snapshot`): storage metrics "refresh on the disk-usage scan schedule, not per request", and
+// a health read or an info request must never wait for a walk over a large blockstore. `disk.rescan` measures now
+// (the collector sends it after a run, so metrics show the freed space without waiting for the schedule).
+//
+// The claims: an upload (and later an incoming copy) claims its bytes before writing; the claim is admitted only if
+// free space − bytes already claimed − this request ≥ the reserve. Free space is read fresh (one statfs, cheap) at
+// claim time rather than taken from the last scan: between two scans other uploads may have filled the disk.
+// Claims live in this actor's memory only: a restart of the actor forgets them, which can only admit more than
+// it should for the requests already in flight at that moment (their handles then release nothing here).
+
+import { join } from 'node:path';
+import { fromCallback } from 'xstate';
+import { nextRun, parseCron, isCronError, type CronSchedule } from '../../src/cron.js';
+import { InsufficientStorageError } from '../../src/files/errors.js';
+import { claimFits, reclaimableBytes, type DiskMeasurement } from '../../src/files/storage-metrics.js';
+import type { GcStatus } from '../../src/files/types.js';
+import type { Logger } from '../../src/logger.js';
+import type { Reply } from '../../src/reply.js';
+import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
+import type { Clock } from '../clock.js';
+import type { GcStatusBoard } from './gc-status.js';
+import type { NodeHolder } from './node.js';
+
+/** What `disk.snapshot` answers: the last scan (null until the first has finished) and the collector's state now. */
+export interface DiskSnapshot {
+  readonly measurement: DiskMeasurement | null;
+  readonly gc: GcStatus;
+  /** Bytes claimed by requests in flight. */
+  readonly claimedBytes: number;
+}
+
+/** An admitted claim; `release()` at request end, any number of times. */
+export interface DiskClaim {
+  release(): void;
+}
+
+export type DiskEvent =
+  /**
+   * The cached measurement at once; with `afterFirstScan`, a request made before the first scan has finished is
+   * answered when it finishes (successfully or not), so a health attempt right after startup judges a real
+   * measurement instead of failing `storageFresh` for a whole checkpoint interval.
+   */
+  | { type: 'disk.snapshot'; afterFirstScan?: boolean; reply: Reply<DiskSnapshot> }
+  | { type: 'disk.rescan' }
+  | { type: 'disk.claim'; bytes: number; reply: Reply<DiskClaim> };
+
+/** The filesystem readings, injectable so the claim arithmetic can be tested against exact numbers. */
+export interface DiskProbe {
+  directoryBytes(dir: string, signal: AbortSignal): Promise<number>;
+  freeBytes(dir: string): Promise<number>;
+}
+
+export const fsDiskProbe: DiskProbe = { directoryBytes, freeBytes };
+
+export interface DiskOptions {
+  /** `<home>/<storeFolder>`. */
+  readonly storeDirectory: string;
+  /** `diskUsageScanPeriod` (validated with the configuration). */
+  readonly schedule: string;
+  /** `storage.diskReserveBytes`. */
+  readonly diskReserveBytes: number;
+  readonly holder: NodeHolder;
+  readonly gcStatus: GcStatusBoard;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly probe?: DiskProbe;
+}
+
+/**
+ * Node's timers hold at most 2^31 − 1 ms (a longer delay fires at once); a distant cron run (`@yearly`) is reached
+ * in steps of this size.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+
+export function diskLogic(options: DiskOptions) {
+  const { clock, logger, holder } = options;
+  const probe = options.probe ?? fsDiskProbe;
+  const blockstoreDir = join(options.storeDirectory, 'blockstore');
+  const datastoreDir = join(options.storeDirectory, 'datastore');
+
+  return fromCallback<DiskEvent>(({ receive }) => {
+    const parsed = parseCron(options.schedule);
+    // The configuration was validated at startup; a refusal here is a programming error, so the child crashes.
+    if (isCronError(parsed)) throw new Error(`diskUsageScanPeriod: ${parsed.error}`);
+    const schedule: CronSchedule = parsed;
+
+    let measurement: DiskMeasurement | null = null;
+    let firstScanDone = false;
+    const awaitingFirstScan: Array<() => void> = [];
+    let claimedBytes = 0;
+    let scanning = false;
+    let again = false;
+    let stopped = false;
+    let timer: unknown;
+    let dueAt = 0;
+    const controller = new AbortController();
+
+    const measure = async (): Promise<DiskMeasurement> => {
+      const [blockstoreBytes, datastoreBytes, availableBytes] = await Promise.all([
+        probe.directoryBytes(blockstoreDir, controller.signal),
+        probe.directoryBytes(datastoreDir, controller.signal),
+        probe.freeBytes(blockstoreDir),
+      ]);
+      // Read after the walk: the registry is a few indexed queries, and `measuredAt` must not predate any reading.
+      const registry = holder.get().registry;
+      const pinnedBytes = registry.pinnedBytes();
+      const files = registry.counts();
+      return {
+        measuredAt: clock.now(),
+        blockstoreBytes,
+        datastoreBytes,
+        availableBytes,
+        pinnedBytes,
+        reclaimableBytes: reclaimableBytes(blockstoreBytes, pinnedBytes),
+        files,
+      };
+    };
+
+    const arm = () => {
+      clock.clearTimeout(timer);
+      if (stopped) return;
+      const now = clock.now();
+      if (dueAt <= now) dueAt = nextRun(schedule, now);
+      timer = clock.setTimeout(() => {
+        // A long delay is reached in steps (MAX_TIMER_MS); only the real due time scans.
+        if (clock.now() < dueAt) arm();
+        else scan();
+      }, Math.min(MAX_TIMER_MS, Math.max(0, dueAt - now)));
+    };
+
+    const scan = () => {
+      if (stopped) return;
+      if (scanning) {
+        // Never overlapping: one more scan right after this one (a rescan asked for fresher numbers).
+        again = true;
+        return;
+      }
+      scanning = true;
+      again = false;
+      clock.clearTimeout(timer);
+      measure().then(
+        (result) => {
+          measurement = result;
+        },
+        (error: unknown) => {
+          // The previous measurement stays; it ages, and health's `storageFresh` turns false once it is too old.
+          if (!stopped) logger.warn({ err: error }, 'disk-usage scan failed');
+        },
+      ).finally(() => {
+        scanning = false;
+        if (!firstScanDone) {
+          firstScanDone = true;
+          for (const answer of awaitingFirstScan.splice(0)) answer();
+        }
+        if (stopped) return;
+        if (again) scan();
+        else arm();
+      });
+    };
+
+    const claim = async (bytes: number, reply: Reply<DiskClaim>): Promise<DiskClaim> => {
+      if (!Number.isFinite(bytes) || bytes < 0) throw new RangeError(`disk.claim: bytes must be a finite number >= 0, got ${bytes}`);
+      const free = await probe.freeBytes(blockstoreDir);
+      // The asker gave up while statfs ran: admitting now would leave a claim nobody releases.
+      reply.signal.throwIfAborted();
+      // Check and book in the same turn of the event loop, so two claims can never both see the same headroom.
+      if (!claimFits(free, claimedBytes, bytes, options.diskReserveBytes)) throw new InsufficientStorageError();
+      claimedBytes += bytes;
+      let released = false;
+      return {
+        release() {
+          if (released) return;
+          released = true;
+          claimedBytes -= bytes;
+        },
+      };
+    };
+
+    receive((event) => {
+      switch (event.type) {
+        case 'disk.snapshot': {
+          const answer = () => event.reply.resolve({ measurement, gc: options.gcStatus.current(), claimedBytes });
+          // A waiting asker that gives up leaves a no-op behind: its reply settles only once.
+          if (event.afterFirstScan === true && !firstScanDone) return void awaitingFirstScan.push(answer);
+          return answer();
+        }
+        case 'disk.rescan':
+          return scan();
+        case 'disk.claim':
+          return void claim(event.bytes, event.reply).then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
+      }
+    });
+
+    scan();
+    return () => {
+      stopped = true;
+      clock.clearTimeout(timer);
+      controller.abort();
+    };
+  });
+}

@@ -1,0 +1,371 @@
+// `files.gc`: the garbage collector (specs/files-node.md §2.8, §4.3, §9.6; notes/files-node.md A.4, C3, C20).
+// Runs the gc-run machine (machines/files/gc-run.machine.ts) with real I/O, one run at a time: on request
+// (`gc.run`, asked by POST /api/storage/gc) and on `storage.gc.schedule` when `storage.gc.enabled`. A request
+// while a run is in progress, manual or scheduled, is refused with RunInProgressError (409); a scheduled run that
+// finds one in progress is skipped.
+//
+// Block deletion — why not `helia.gc()`: in @helia/utils 2.5.2 `gc()` takes helia's blockstore write lock and deletes
+// through `blockstore.unwrap()` (the networked storage over the file-backed store), so unlike the facade's
+// `delete`/`deleteMany` it does NOT try to cancel a reprovide (the failure notes A.8 describes for a node without
+// content routers). It would work, but it deletes every unpinned block with no way to stop once a pressure run has
+// freed enough (rule 5), reports what it deleted only through progress events, swallows per-block errors into a
+// log line, and holds helia's write lock (stalling every download) for the whole pass. So the deletion pass here
+// walks the file-backed blockstore (node.store.blockstore, the FsBlockstore) itself: a block is deleted when no pin
+// covers it (`pins.isPinned` is per block, by multihash), counted by its bytes, listed in `removedCids` as the
+// blockstore names it, and any failure ends the pass with an error in the report. What helia's lock protected
+// against — a block written but not yet pinned — is covered by the storage lease instead: uploads hold it shared
+// from their first block write to commit, operator pins while they fetch, and this pass holds it exclusively.
+
+import { CID } from 'multiformats/cid';
+import { join } from 'node:path';
+import { createActor, fromCallback, fromPromise, toPromise, type InspectionEvent } from 'xstate';
+import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
+import {
+  gcRunMachine,
+  type DeleteUnpinnedInput,
+  type DeleteUnpinnedOutput,
+  type ReleaseFilesInput,
+  type ReleaseFilesOutput,
+  type VerifyPinsOutput,
+} from '../../machines/files/gc-run.machine.js';
+import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cron.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import { RunInProgressError } from '../../src/files/errors.js';
+import {
+  gcLastRun,
+  gcReport,
+  mustBePinned,
+  releaseEvent,
+  stillMatchesPlan,
+  storedGcLastRun,
+  type GcMeasurement,
+  type GcReport,
+  type GcSettings,
+} from '../../src/files/gc.js';
+import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
+import type { FileRecord } from '../../src/files/types.js';
+import type { Logger } from '../../src/logger.js';
+import type { Reply } from '../../src/reply.js';
+import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
+import type { Clock } from '../clock.js';
+import type { GcStatusBoard } from './gc-status.js';
+import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
+import type { StartupSignal } from './startup.js';
+
+export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
+
+export interface GcActorSettings {
+  readonly gc: GcSettings;
+  /** `storage.gc.enabled`: the scheduled collector; the endpoint works either way (spec §4.3). */
+  readonly enabled: boolean;
+  /** `storage.gc.schedule` (6-field cron, local time like the original). */
+  readonly schedule: string;
+}
+
+export interface GcOptions {
+  readonly holder: NodeHolder;
+  readonly clock: Clock;
+  readonly lease: StorageLease;
+  readonly status: GcStatusBoard;
+  /** The scheduled collector starts only after the startup walk (spec §9.6). */
+  readonly startup: StartupSignal;
+  readonly settings: GcActorSettings;
+  readonly logger: Logger;
+  /** Told after every non-dry run (the disk actor rescans, so metrics show the freed space); must not throw. */
+  readonly afterRun?: () => void;
+  /** The operator inspector's observer for each run's machine actor (actors/inspector.ts), if any. */
+  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+}
+
+export function gcSettings(config: FilesConfig): GcActorSettings {
+  return {
+    gc: {
+      highWatermarkBytes: config.storage.gc.highWatermarkBytes,
+      lowWatermarkBytes: config.storage.gc.lowWatermarkBytes,
+      diskReserveBytes: config.storage.diskReserveBytes,
+    },
+    enabled: config.storage.gc.enabled,
+    schedule: config.storage.gc.schedule,
+  };
+}
+
+/** Registry pages while reading it whole (planning, pin verification). */
+const PAGE = 1_000;
+/** Node timers overflow above 2^31 − 1 ms (~24.8 days): a later run is reached in hops. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+type RunOrigin = 'manual' | 'scheduled';
+
+export function gcLogic(options: GcOptions) {
+  const { holder, clock, lease, status, settings, logger } = options;
+
+  const logic = fromCallback<GcEvent>(({ receive }) => {
+    /** The run in progress: its machine actor and the lease it may hold. */
+    let current: { stop(): void } | undefined;
+    let timer: unknown;
+    let stopped = false;
+
+    try {
+      status.restore(storedGcLastRun(holder.get().registry.lastGcRun()?.report));
+    } catch (error) {
+      logger.warn({ err: error }, 'could not read the last GC run');
+    }
+
+    const run = async (dryRun: boolean, force: boolean, origin: RunOrigin): Promise<GcReport> => {
+      const startedAt = clock.now();
+      let heldLease: LeaseRelease | undefined;
+      const releaseLease = () => {
+        heldLease?.();
+        heldLease = undefined;
+      };
+      let runSessionId: string | undefined;
+      const actor = createActor(
+        gcRunMachine.provide({
+          actors: {
+            measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
+            loadRecords: fromPromise<FileRecord[], void>(async () => allRecords(holder.get())),
+            acquireLease: fromPromise<void, void>(async ({ signal }) => {
+              const release = await lease.acquireExclusive(signal);
+              // Stopped while waiting for the grant: give it straight back.
+              if (stopped || signal.aborted) release();
+              else heldLease = release;
+            }),
+            releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async ({ input, signal }) => releaseFiles(holder.get(), input, signal)),
+            verifyPins: fromPromise<VerifyPinsOutput, void>(async ({ signal }) => verifyPins(holder.get(), signal)),
+            deleteUnpinned: fromPromise<DeleteUnpinnedOutput, DeleteUnpinnedInput>(async ({ input, signal }) => deleteUnpinned(holder.get(), input, signal)),
+          },
+          actions: { releaseLease },
+        }),
+        { input: { dryRun, force, settings: settings.gc }, ...(options.inspect ? { inspect: options.inspect(() => runSessionId) } : {}) },
+      );
+      runSessionId = actor.sessionId;
+      current = { stop: () => (actor.stop(), releaseLease()) };
+      status.started();
+      logger.info({ origin, dryRun, force }, 'garbage collection started');
+      let report: GcReport;
+      try {
+        actor.start();
+        const result = await toPromise(actor);
+        // A run stopped with its actor (shutdown) completes without an output: nothing to report or record.
+        if (!result) throw new Error('garbage collection stopped');
+        report = gcReport(result, startedAt, clock.now());
+        logger.info(
+          {
+            origin,
+            outcome: result.outcome,
+            trigger: report.trigger,
+            released: report.releasedCids.length,
+            retained: report.retainedCids.length,
+            removedBlocks: report.removedBlocks,
+            repairedPins: report.repairedPins.length,
+            unprotected: report.unprotected.length,
+            errors: report.errors.length,
+            durationMs: report.durationMs,
+          },
+          'garbage collection finished',
+        );
+        if (report.errors.length > 0 || report.unprotected.length > 0) logger.warn({ outcome: result.outcome, errors: report.errors }, 'garbage collection did not complete');
+      } catch (error) {
+        status.finished();
+        throw error;
+      } finally {
+        releaseLease();
+        current = undefined;
+      }
+      try {
+        holder.get().registry.recordGcRun({ startedAt, finishedAt: startedAt + report.durationMs, report });
+      } catch (error) {
+        logger.warn({ err: error }, 'could not record the GC run');
+      }
+      status.finished(gcLastRun(report));
+      if (!dryRun) options.afterRun?.();
+      return report;
+    };
+
+    /** Starts a run unless one is in progress (then RunInProgressError, also for a stopped collector). */
+    const start = (dryRun: boolean, force: boolean, origin: RunOrigin): Promise<GcReport> => {
+      if (current || stopped) return Promise.reject(new RunInProgressError('gc'));
+      try {
+        // The node must run: refused (503 at the edge) rather than recorded as a failed run.
+        holder.get();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return run(dryRun, force, origin);
+    };
+
+    // The scheduled collector (notes A.4 rule 9): non-dry, not forced, only after the startup walk.
+    const schedule = settings.enabled ? parseCron(settings.schedule) : undefined;
+    if (schedule && isCronError(schedule)) logger.error({ error: schedule.error }, 'invalid storage.gc.schedule: no scheduled collection');
+    const arm = (cron: CronSchedule, due: number) => {
+      if (stopped) return;
+      const wait = Math.max(0, due - clock.now());
+      timer = clock.setTimeout(() => {
+        if (stopped) return;
+        if (clock.now() < due) return arm(cron, due);
+        if (current) logger.info({ origin: 'scheduled' }, 'garbage collection skipped: a run is in progress');
+        else start(false, false, 'scheduled').catch((error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
+        arm(cron, nextRun(cron, clock.now()));
+      }, Math.min(wait, MAX_TIMER_MS));
+    };
+    const unsubscribe =
+      schedule && !isCronError(schedule) ? options.startup.onComplete(() => arm(schedule, nextRun(schedule, clock.now()))) : () => {};
+
+    receive((event) => {
+      if (event.type !== 'gc.run') return;
+      // The run goes on if the asker gives up: it is recorded and shown in metrics either way, and a run stopped
+      // half way would only have to be redone.
+      start(event.dryRun === true, event.force === true, 'manual').then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
+    });
+
+    return () => {
+      stopped = true;
+      unsubscribe();
+      clock.clearTimeout(timer);
+      current?.stop();
+      current = undefined;
+      status.finished();
+    };
+  });
+  // The operator view draws the run machine with the state of the current (or last) run (actor-child records `logic.id`).
+  return Object.assign(logic, { id: gcRunMachine.id });
+}
+
+async function measure(node: FilesNode, clock: Clock, signal: AbortSignal): Promise<GcMeasurement> {
+  const now = clock.now();
+  const dir = join(node.store.directory, 'blockstore');
+  const [blockstoreBytes, free] = await Promise.all([directoryBytes(dir, signal), freeBytes(dir)]);
+  return { now, blockstoreBytes, freeBytes: free };
+}
+
+function allRecords(node: FilesNode): FileRecord[] {
+  const records: FileRecord[] = [];
+  let afterCid: string | undefined;
+  for (;;) {
+    const page = node.registry.list({ limit: PAGE, afterCid });
+    records.push(...page);
+    if (page.length < PAGE) return records;
+    afterCid = page[page.length - 1]!.cid;
+  }
+}
+
+const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
+  a !== undefined &&
+  a.state === b.state &&
+  a.pinned === b.pinned &&
+  a.heldLocally === b.heldLocally &&
+  a.createdAt === b.createdAt &&
+  a.expiresAt === b.expiresAt &&
+  a.confirmedAt === b.confirmedAt;
+
+/**
+ * Releases the planned files that still match the plan (rule 7) through the lifecycle machine. The record is
+ * written only after its pin is gone, and only if nobody changed it while the pin was being removed (a file
+ * confirmed meanwhile keeps its new record; pin verification then restores its pin before anything is deleted).
+ */
+async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: AbortSignal): Promise<ReleaseFilesOutput> {
+  const releasedCids: string[] = [];
+  const keptCids: string[] = [];
+  const failures: unknown[] = [];
+  for (const entry of input.release) {
+    signal.throwIfAborted();
+    const before = node.registry.get(entry.cid);
+    if (!before || !stillMatchesPlan(entry, before, input.now)) {
+      if (before?.pinned) keptCids.push(entry.cid);
+      continue;
+    }
+    const { record, changed, effect } = applyFileEvent(before, releaseEvent(entry, input.now));
+    if (!changed) {
+      if (before.pinned) keptCids.push(entry.cid);
+      continue;
+    }
+    try {
+      if (effect === 'unpin') await unpin(node, CID.parse(entry.cid), signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      failures.push(error);
+      keptCids.push(entry.cid);
+      continue;
+    }
+    if (!sameRecord(node.registry.get(entry.cid), before)) continue;
+    node.registry.put(record);
+    releasedCids.push(entry.cid);
+  }
+  return { releasedCids, keptCids, failures };
+}
+
+/**
+ * Rule 6: every file that must be pinned is; a lost pin is restored from local blocks only (offline: a missing
+ * block is not fetched), and one that cannot be restored is unprotected. `isPinned` asks about the root block,
+ * which a recursive pin covers together with its whole DAG.
+ */
+async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyPinsOutput> {
+  const repairedPins: string[] = [];
+  const unprotected: string[] = [];
+  const failures: unknown[] = [];
+  for (const record of allRecords(node)) {
+    if (!mustBePinned(record)) continue;
+    signal.throwIfAborted();
+    let cid: CID;
+    try {
+      cid = CID.parse(record.cid);
+    } catch {
+      unprotected.push(record.cid);
+      continue;
+    }
+    try {
+      if (await node.helia.pins.isPinned(cid, { signal })) continue;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      failures.push(error);
+      continue;
+    }
+    try {
+      // `offline` reaches the blockstore read of every block the pin walks (helia's AddOptions do not declare it).
+      await drain(node.helia.pins.add(cid, { signal, offline: true } as Parameters<typeof node.helia.pins.add>[1]));
+      repairedPins.push(record.cid);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      unprotected.push(record.cid);
+    }
+  }
+  return { repairedPins, unprotected, failures };
+}
+
+/**
+ * Deletes blocks no pin covers from the file-backed blockstore (see the header for why not `helia.gc()`), until
+ * `bytesToFree` bytes are gone or, with null, all of them. The candidates are listed first and deleted after, so
+ * the directory walk never races its own deletions. The first failure ends the pass.
+ */
+async function deleteUnpinned(node: FilesNode, input: DeleteUnpinnedInput, signal: AbortSignal): Promise<DeleteUnpinnedOutput> {
+  const removedCids: string[] = [];
+  const failures: unknown[] = [];
+  let freedBytes = 0;
+  if (input.bytesToFree !== null && input.bytesToFree <= 0) return { removedCids, freedBytes, failures };
+  const blockstore = node.store.blockstore;
+  const candidates: CID[] = [];
+  try {
+    for await (const { cid } of blockstore.getAll({ signal })) {
+      if (!(await node.helia.pins.isPinned(cid, { signal }))) candidates.push(cid);
+    }
+  } catch (error) {
+    if (signal.aborted) throw error;
+    return { removedCids, freedBytes, failures: [error] };
+  }
+  for (const cid of candidates) {
+    if (input.bytesToFree !== null && freedBytes >= input.bytesToFree) break;
+    signal.throwIfAborted();
+    try {
+      let size = 0;
+      for await (const chunk of blockstore.get(cid, { signal })) size += chunk.byteLength;
+      await blockstore.delete(cid, { signal });
+      freedBytes += size;
+      removedCids.push(cid.toString());
+    } catch (error) {
+      if (signal.aborted) throw error;
+      failures.push(error);
+      break;
+    }
+  }
+  return { removedCids, freedBytes, failures };
+}

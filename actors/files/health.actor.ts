@@ -1,0 +1,202 @@
+// `files.health`: the health checkpoint machine with its I/O supplied, and the answers the node routes ask for
+// (specs/files-node.md §2.3, §3.2, §4.1; notes/files-node.md A.6, C5, C16-C19).
+//
+// The machine (machines/files/health-checkpoint.machine.ts) decides; this actor only fetches and writes:
+// - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement; the attempt's
+//   time is read AFTER the evidence, so no reading is ever "in the future" of the attempt (that would clear
+//   `clockConsistent`, spec §2.3 rule 4);
+// - persistCheckpoint: the versioned record into the registry's actor state (`health.checkpoint`), which the next
+//   start reads back with parseCheckpoint (a record earned under another node list is discarded by the machine);
+// - reportFailure: a warn line (stage and error only; the logger scrubs CIDs and peer ids).
+//
+// The machine declares only its own events, so reads are answered here: this actor is a thin callback around the
+// machine actor, `health.read` builds the Health object at the read time from the machine's last snapshot and a
+// fresh look at the disk actor's measurement (the read-time freshness checks, spec §2.3 rule 1). The machine's
+// state value and events still reach the operator view (its `inspect` feeds this actor's record, and the logic
+// carries the machine's id so the statechart is drawn with the current state).
+
+import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
+import {
+  healthCheckpointMachine,
+  healthObject,
+  type GatherInput,
+  type GatherOutput,
+  type PersistInput,
+  type PersistOutput,
+} from '../../machines/files/health-checkpoint.machine.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import {
+  membershipVersion,
+  parseCheckpoint,
+  type FreshnessInputs,
+  type HealthInputs,
+  type HealthObject,
+  type HealthSettings,
+  type PersistedCheckpoint,
+} from '../../src/files/health.js';
+import type { DiskMeasurement, NodeIdentity } from '../../src/files/storage-metrics.js';
+import type { Logger } from '../../src/logger.js';
+import type { Reply } from '../../src/reply.js';
+import type { Clock } from '../clock.js';
+import type { NodeHolder } from './node.js';
+import type { StartupSignal } from './startup.js';
+
+/** Key of the persisted checkpoint in the registry's actor state (one record, spec §1 "health checkpoint"). */
+export const HEALTH_CHECKPOINT_KEY = 'health.checkpoint';
+
+export type HealthEvent =
+  | { type: 'health.read'; reply: Reply<HealthObject> }
+  | { type: 'node.identity'; reply: Reply<NodeIdentity> }
+  /** Internal: the machine actor failed; this actor crashes with it so the supervisor restarts both. */
+  | { type: 'health.machineFailed'; error: unknown };
+
+export interface HealthActorOptions {
+  readonly settings: HealthSettings;
+  /** `membership.version` of the configured node list (healthSettings below computes it). */
+  readonly membershipVersion: string;
+  readonly holder: NodeHolder;
+  readonly startup: StartupSignal;
+  /**
+   * The disk actor's last measurement (null before its first scan); a failure counts as "no evidence". An attempt
+   * asks with `afterFirstScan` (it may wait, bounded, for the scan that runs at start); a read never waits.
+   */
+  readStorage(signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null>;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** Software version (spec §9.1) and the process start, for `version` and `uptimeMs`. */
+  readonly meta: { readonly version: string; readonly startedAt: number };
+  /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
+  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+}
+
+/**
+ * Repair evidence of a node without repair: the repair sweep and its cycle evidence come with the cluster work,
+ * and until then repair is not required (spec §2.3 rule 2: `repairFresh` is then always true). A single node has
+ * nothing to repair; a configured cluster gets its repair evidence from the repair actor when it exists.
+ */
+const REPAIR_NOT_REQUIRED: HealthInputs['repair'] = { required: false, lastCompleteAt: null, backlog: 0, lastCycleSuccessful: false };
+
+/** The health settings and membership of a files configuration. */
+export function healthSettings(config: FilesConfig): { settings: HealthSettings; membershipVersion: string } {
+  return {
+    settings: {
+      intervalMs: config.health.checkpointIntervalMs,
+      maxCheckpointAgeMs: config.health.maxCheckpointAgeMs,
+      storageMaxAgeMs: config.health.storageMaxAgeMs,
+      repairMaxAgeMs: config.health.repairMaxAgeMs,
+      requiredPeerCount: config.health.requiredPeerCount,
+      diskReserveBytes: config.storage.diskReserveBytes,
+    },
+    // Every configured entry, this node's own included (notes C17): each node of a fleet computes the same digest.
+    membershipVersion: membershipVersion(config.nodes.map((node) => node.peerId)),
+  };
+}
+
+/** The libp2p status of the running node (notes C16), `stopped` when none runs. */
+export function nodeIdentity(holder: NodeHolder): NodeIdentity {
+  let node;
+  try {
+    node = holder.get();
+  } catch {
+    return { runtimeStatus: 'stopped', peerId: null, multiAddresses: [] };
+  }
+  return { runtimeStatus: node.libp2p.status, peerId: node.peerId, multiAddresses: node.libp2p.getMultiaddrs().map((address) => address.toString()) };
+}
+
+export function healthLogic(options: HealthActorOptions) {
+  const { clock, logger, holder, startup, settings } = options;
+
+  const restore = (): PersistedCheckpoint | null => {
+    try {
+      return parseCheckpoint(holder.get().registry.getState(HEALTH_CHECKPOINT_KEY));
+    } catch (error) {
+      // Unreadable evidence is no evidence: the node starts from height 0 rather than not starting.
+      logger.warn({ err: error }, 'health checkpoint could not be restored');
+      return null;
+    }
+  };
+
+  const readStorage = (signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null> =>
+    options.readStorage(signal, afterFirstScan).catch(() => null);
+
+  const machine = healthCheckpointMachine.provide({
+    actors: {
+      gatherInputs: fromPromise<GatherOutput, GatherInput>(async ({ signal }) => {
+        const storage = await readStorage(signal, true);
+        const runtimeStarted = nodeIdentity(holder).runtimeStatus === 'started';
+        const walked = startup.result !== undefined;
+        // Peer attestations (/adamant/health/1.0.0) come with the cluster work. With no peer required the calls
+        // are skipped and the check passes (spec §2.3 rule 7); with peers required nothing attests yet, so
+        // `peerAttestations` honestly fails instead of claiming evidence this node cannot gather.
+        const attestedPeers = 0;
+        const now = clock.now();
+        return {
+          now,
+          finishedAt: now,
+          inputs: {
+            // The walk either finishes (healthy: pins it could not verify are skipped by design, spec §3.1) or
+            // crashes and is restarted by its supervisor, in which case it has not finished.
+            startup: { complete: walked, healthy: walked },
+            runtimeStarted,
+            storage: { measuredAt: storage?.measuredAt ?? null, availableBytes: storage?.availableBytes ?? null },
+            repair: REPAIR_NOT_REQUIRED,
+            attestedPeers,
+          },
+        };
+      }),
+      persistCheckpoint: fromPromise<PersistOutput, PersistInput>(async ({ input }) => {
+        holder.get().registry.setState(HEALTH_CHECKPOINT_KEY, input.checkpoint);
+        return { finishedAt: clock.now() };
+      }),
+    },
+    actions: {
+      reportFailure: (_, params: { stage: 'gather' | 'persist'; error: unknown }) => {
+        logger.warn({ stage: params.stage, err: params.error }, 'health checkpoint attempt failed');
+      },
+    },
+  });
+
+  const logic = fromCallback<HealthEvent>(({ receive, self }) => {
+    let innerSessionId: string | undefined;
+    const inner = createActor(machine, {
+      clock,
+      input: { settings, membershipVersion: options.membershipVersion, restored: restore(), startedAt: clock.now() },
+      ...(options.inspect ? { inspect: options.inspect(() => innerSessionId) } : {}),
+    });
+    innerSessionId = inner.sessionId;
+    const subscription = inner.subscribe({
+      error: (error: unknown) => self.send({ type: 'health.machineFailed', error }),
+    });
+
+    const read = async (signal: AbortSignal): Promise<HealthObject> => {
+      const storage = await readStorage(signal, false);
+      // Read after the disk answer: a measurement taken during the wait must not lie in the read's future.
+      const now = clock.now();
+      const fresh: FreshnessInputs = { storage: { measuredAt: storage?.measuredAt ?? null }, repair: REPAIR_NOT_REQUIRED };
+      return healthObject(inner.getSnapshot().context, fresh, now, options.meta);
+    };
+
+    receive((event) => {
+      switch (event.type) {
+        case 'health.read':
+          return void read(event.reply.signal).then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
+        case 'node.identity':
+          return event.reply.resolve(nodeIdentity(holder));
+        case 'health.machineFailed':
+          // Thrown inside the callback's transition: XState marks this actor as errored, the supervisor restarts it.
+          throw event.error;
+      }
+    });
+
+    inner.start();
+    // An attempt the moment the walk finishes (notes C5); at once when it already has (a restarted actor).
+    const unsubscribe = startup.onComplete(() => inner.send({ type: 'health.startupComplete' }));
+    return () => {
+      unsubscribe();
+      subscription.unsubscribe();
+      inner.stop();
+    };
+  });
+  // The operator view finds the statechart by machine id (actors/actor-child.ts records `logic.id`).
+  return Object.assign(logic, { id: healthCheckpointMachine.id });
+}

@@ -1,0 +1,260 @@
+// One garbage-collection run (specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-8, C3, C20).
+//
+//   measuring ──▶ planning ──▶ routing ──dry run──▶ previewed (final: nothing touched)
+//                                  └──▶ exclusive (exit: releaseLease)
+//                                        locking ──▶ releasing ──▶ released ──a release failed──▶ failed
+//                                                                     └──▶ verifyingPins ──▶ verified
+//                                        verified ──pin lost──▶ abandoned   ──verify error──▶ failed
+//                                                 ──trigger none──▶ releasedOnly   ──▶ deleting ──▶ deleted
+//                                        deleted ──a deletion failed──▶ failed   ──▶ collected
+//   any invoked stage ──error──▶ failed
+//
+// The machine decides; the actors only do I/O (DESIGN.md rule 1). `measure` reads the blockstore size and free
+// space with the run's time, `loadRecords` the registry; the plan is made here with `planGc` (src/files/gc.ts).
+// Everything that changes pins or blocks runs inside `exclusive`, holding the storage lease exclusively (rule 8),
+// so no upload has unpinned blocks in flight while blocks are deleted; leaving `exclusive` by any path releases it.
+// `releaseFiles` re-reads each planned record and applies the release only when it still matches the plan (rule 7);
+// `verifyPins` checks that every file that must be pinned is, restoring lost pins from local blocks (rule 6); a pin
+// it cannot restore abandons the run before a single block is deleted. `deleteUnpinned` deletes unpinned blocks,
+// as many as the pressure asks for (all of them when forced), and only when the run has a trigger (spec §4.3).
+// A failed stage keeps what earlier stages did (records already released stay released) and reports the error
+// text; `collected` is true only for a deletion pass that ran to its end.
+
+import { assign, fromPromise, setup } from 'xstate';
+import { gcErrorText, planGc, type GcMeasurement, type GcPlan, type GcRunResult, type GcOutcome, type GcSettings, type GcStage, type PlannedRelease } from '../../src/files/gc.js';
+import type { FileRecord } from '../../src/files/types.js';
+
+export interface GcRunInput {
+  readonly dryRun: boolean;
+  /** `force=true` (spec §4.3): delete unpinned blocks even without pressure. */
+  readonly force: boolean;
+  readonly settings: GcSettings;
+}
+
+export interface GcRunContext {
+  readonly dryRun: boolean;
+  readonly force: boolean;
+  readonly settings: GcSettings;
+  measurement: GcMeasurement | null;
+  plan: GcPlan | null;
+  releasedCids: string[];
+  /** Planned releases the run did not apply whose files are still pinned (they are retained). */
+  keptCids: string[];
+  repairedPins: string[];
+  unprotected: string[];
+  removedCids: string[];
+  freedBytes: number;
+  errors: string[];
+  outcome: GcOutcome | null;
+}
+
+export interface ReleaseFilesInput {
+  readonly release: readonly PlannedRelease[];
+  /** The run's time (expiry is judged at it, and lifecycle events carry it). */
+  readonly now: number;
+}
+
+export interface ReleaseFilesOutput {
+  readonly releasedCids: readonly string[];
+  readonly keptCids: readonly string[];
+  /** Errors of single releases; their records were kept for the next run. */
+  readonly failures: readonly unknown[];
+}
+
+export interface VerifyPinsOutput {
+  readonly repairedPins: readonly string[];
+  readonly unprotected: readonly string[];
+  /** Checks that could not be made (not the same as a pin that is missing). */
+  readonly failures: readonly unknown[];
+}
+
+export interface DeleteUnpinnedInput {
+  /** Stop once this many bytes are freed; null: delete every unpinned block (force). */
+  readonly bytesToFree: number | null;
+}
+
+export interface DeleteUnpinnedOutput {
+  readonly removedCids: readonly string[];
+  readonly freedBytes: number;
+  /** A deletion that failed ends the pass; the blocks removed before it stay counted. */
+  readonly failures: readonly unknown[];
+}
+
+function notProvided(name: string): never {
+  throw new Error(`gc-run: '${name}' must be provided by actors/files`);
+}
+
+const texts = (stage: GcStage, failures: readonly unknown[]) => failures.map((failure) => gcErrorText(stage, failure));
+
+export const gcRunMachine = setup({
+  types: {
+    context: {} as GcRunContext,
+    input: {} as GcRunInput,
+    output: {} as GcRunResult,
+  },
+  actors: {
+    measure: fromPromise<GcMeasurement, void>(async () => notProvided('measure')),
+    loadRecords: fromPromise<FileRecord[], void>(async () => notProvided('loadRecords')),
+    acquireLease: fromPromise<void, void>(async () => notProvided('acquireLease')),
+    releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async () => notProvided('releaseFiles')),
+    verifyPins: fromPromise<VerifyPinsOutput, void>(async () => notProvided('verifyPins')),
+    deleteUnpinned: fromPromise<DeleteUnpinnedOutput, DeleteUnpinnedInput>(async () => notProvided('deleteUnpinned')),
+  },
+  actions: {
+    /** A stage failed as a whole: its error text (no stack, no CID) goes into the report. */
+    recordFailure: assign(({ context }, params: { stage: GcStage; error: unknown }) => ({ errors: [...context.errors, gcErrorText(params.stage, params.error)] })),
+    /** Gives the exclusive lease back (if it was taken); every path out of `exclusive` runs it. */
+    releaseLease: () => notProvided('releaseLease'),
+  },
+  guards: {
+    isDryRun: ({ context }) => context.dryRun,
+    releaseFailed: ({ context }) => context.errors.length > 0,
+    pinLost: ({ context }) => context.unprotected.length > 0,
+    verifyFailed: ({ context }) => context.errors.length > 0,
+    /** Deletion happens only with a trigger (notes C20: `none` deletes nothing). */
+    deletionDue: ({ context }) => context.plan !== null && context.plan.trigger !== 'none',
+    deletionFailed: ({ context }) => context.errors.length > 0,
+  },
+}).createMachine({
+  id: 'filesGcRun',
+  context: ({ input }) => ({
+    dryRun: input.dryRun,
+    force: input.force,
+    settings: input.settings,
+    measurement: null,
+    plan: null,
+    releasedCids: [],
+    keptCids: [],
+    repairedPins: [],
+    unprotected: [],
+    removedCids: [],
+    freedBytes: 0,
+    errors: [],
+    outcome: null,
+  }),
+  initial: 'measuring',
+  states: {
+    measuring: {
+      invoke: {
+        src: 'measure',
+        onDone: { target: 'planning', actions: assign({ measurement: ({ event }) => event.output }) },
+        onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'measure' as const, error: event.error }) } },
+      },
+    },
+    planning: {
+      invoke: {
+        src: 'loadRecords',
+        onDone: {
+          target: 'routing',
+          actions: assign({ plan: ({ context, event }) => planGc(event.output, context.measurement!, context.settings, context.force) }),
+        },
+        onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'plan' as const, error: event.error }) } },
+      },
+    },
+    routing: {
+      always: [{ guard: 'isDryRun', target: 'previewed' }, { target: 'exclusive' }],
+    },
+    exclusive: {
+      initial: 'locking',
+      exit: 'releaseLease',
+      states: {
+        locking: {
+          invoke: {
+            src: 'acquireLease',
+            onDone: { target: 'releasing' },
+            onError: { target: '#filesGcRun.failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'lease' as const, error: event.error }) } },
+          },
+        },
+        releasing: {
+          invoke: {
+            src: 'releaseFiles',
+            input: ({ context }) => ({ release: context.plan!.release, now: context.measurement!.now }),
+            onDone: {
+              target: 'released',
+              actions: assign(({ context, event }) => ({
+                releasedCids: [...event.output.releasedCids],
+                keptCids: [...event.output.keptCids],
+                errors: [...context.errors, ...texts('release', event.output.failures)],
+              })),
+            },
+            onError: { target: '#filesGcRun.failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'release' as const, error: event.error }) } },
+          },
+        },
+        // A release that failed (helia could not unpin) keeps its record for the next run; nothing is deleted
+        // in a run whose picture of the pin set is in doubt.
+        released: {
+          always: [{ guard: 'releaseFailed', target: '#filesGcRun.failed' }, { target: 'verifyingPins' }],
+        },
+        verifyingPins: {
+          invoke: {
+            src: 'verifyPins',
+            onDone: {
+              target: 'verified',
+              actions: assign(({ context, event }) => ({
+                repairedPins: [...event.output.repairedPins],
+                unprotected: [...event.output.unprotected],
+                errors: [...context.errors, ...texts('verify', event.output.failures)],
+              })),
+            },
+            onError: { target: '#filesGcRun.failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'verify' as const, error: event.error }) } },
+          },
+        },
+        verified: {
+          always: [
+            { guard: 'pinLost', target: '#filesGcRun.abandoned' },
+            { guard: 'verifyFailed', target: '#filesGcRun.failed' },
+            { guard: 'deletionDue', target: 'deleting' },
+            { target: '#filesGcRun.releasedOnly' },
+          ],
+        },
+        deleting: {
+          invoke: {
+            src: 'deleteUnpinned',
+            input: ({ context }) => ({ bytesToFree: context.plan!.bytesToFree }),
+            onDone: {
+              target: 'deleted',
+              actions: assign(({ context, event }) => ({
+                removedCids: [...event.output.removedCids],
+                freedBytes: event.output.freedBytes,
+                errors: [...context.errors, ...texts('delete', event.output.failures)],
+              })),
+            },
+            onError: { target: '#filesGcRun.failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'delete' as const, error: event.error }) } },
+          },
+        },
+        deleted: {
+          always: [{ guard: 'deletionFailed', target: '#filesGcRun.failed' }, { target: '#filesGcRun.collected' }],
+        },
+      },
+    },
+    previewed: { type: 'final', entry: assign({ outcome: 'previewed' }) },
+    releasedOnly: { type: 'final', entry: assign({ outcome: 'released' }) },
+    collected: { type: 'final', entry: assign({ outcome: 'collected' }) },
+    abandoned: { type: 'final', entry: assign({ outcome: 'abandoned' }) },
+    failed: { type: 'final', entry: assign({ outcome: 'failed' }) },
+  },
+  output: ({ context }) => gcRunResult(context),
+});
+
+/** The run's result from its context (the machine's output). */
+export function gcRunResult(context: GcRunContext): GcRunResult {
+  const { plan, measurement } = context;
+  const before = measurement?.blockstoreBytes ?? 0;
+  const dryRun = context.dryRun;
+  const kept = new Set([...(plan?.retainedCids ?? []), ...context.keptCids]);
+  return {
+    outcome: context.outcome ?? 'failed',
+    dryRun,
+    trigger: plan?.trigger ?? 'none',
+    blockstoreBytesBefore: before,
+    estimatedBytesAfter: dryRun ? (plan?.estimatedBytesAfter ?? before) : Math.max(0, before - context.freedBytes),
+    // A dry run reports exactly what it would release (spec §4.3); a real run what it did release (rule 7).
+    releasedCids: dryRun ? (plan?.release.map((entry) => entry.cid) ?? []) : context.releasedCids,
+    retainedCids: [...kept].sort(),
+    removedBlocks: context.removedCids.length,
+    removedCids: context.removedCids,
+    repairedPins: context.repairedPins,
+    unprotected: context.unprotected,
+    errors: context.errors,
+  };
+}

@@ -1,0 +1,283 @@
+// Garbage-collection planning and the GC report (specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules
+// 1-7, A.7, C3, C20, C-shapes "GC report"). Pure: the run machine (machines/files/gc-run.machine.ts) calls these
+// in its guards and `assign`s; the actors measure, read the registry and touch pins and blocks.
+//
+// Releasing is not deleting (rule 5). A run
+//   1. releases (unpins, state `expired`) every temporary file past its expiry, whatever the pressure (rule 4a);
+//   2. under pressure, releases the oldest temporary files until enough would be reclaimable (rule 4b);
+//   3. deletes unpinned blocks only when there is pressure or the run is forced (spec §4.3), and then only as
+//      many as the pressure asks for, or all of them when forced.
+// A confirmed file this node holds is never selected (spec §4.3); on one node nothing is handed over, so
+// `demoted` is always empty (rule 4c needs designated holders on other nodes).
+
+import { isPastExpiry } from './lifecycle.js';
+import { scrubText } from './scrub.js';
+import type { FileEvent, FileRecord, GcLastRun } from './types.js';
+
+/** Why blocks are deleted (notes C20); `none`: nothing is deleted, releases still happen. */
+export type GcTrigger = 'none' | 'highWatermark' | 'diskReserve' | 'force';
+
+/** Why a file is released: its TTL ran out (rule 4a) or the store is under pressure (rule 4b). */
+export type ReleaseReason = 'expired' | 'pressure';
+
+/**
+ * A reserve-triggered run evicts until the reserve is honoured with a 25 % margin (rule 5): stopping exactly at
+ * the reserve would have the next upload's claim push free space straight back into it.
+ */
+export const RESERVE_MARGIN = 1.25;
+
+export interface GcSettings {
+  /** `storage.gc.highWatermarkBytes`: blockstore size above which collection starts. */
+  readonly highWatermarkBytes: number;
+  /** `storage.gc.lowWatermarkBytes`: a watermark run evicts until the blockstore is below it. */
+  readonly lowWatermarkBytes: number;
+  /** `storage.diskReserveBytes`: free space below it is pressure too. */
+  readonly diskReserveBytes: number;
+}
+
+/** What the run measured before planning. */
+export interface GcMeasurement {
+  /** The run's time: expiry is judged at this instant. */
+  readonly now: number;
+  /** Bytes of `<store>/blockstore`. */
+  readonly blockstoreBytes: number;
+  /** Free bytes on the blockstore's filesystem. */
+  readonly freeBytes: number;
+}
+
+export interface PlannedRelease {
+  readonly cid: string;
+  readonly reason: ReleaseReason;
+  /** The record as planned: the run applies its plan only to records still matching it (rule 7). */
+  readonly createdAt: number;
+  readonly expiresAt: number | null;
+  readonly dagBytes: number;
+}
+
+export interface GcPlan {
+  readonly trigger: GcTrigger;
+  /** Expired temporaries first (soonest expiry first), then pressure releases oldest first. */
+  readonly release: readonly PlannedRelease[];
+  /** Pinned files the plan keeps, by CID. */
+  readonly retainedCids: readonly string[];
+  /** Bytes the deletion pass should free: null = every unpinned block (force), 0 = no deletion. */
+  readonly bytesToFree: number | null;
+  readonly estimatedBytesAfter: number;
+}
+
+const bytesOf = (record: Pick<FileRecord, 'dagBytes'>) => Math.max(0, record.dagBytes ?? 0);
+const byCid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Bytes a run must free to end the pressure it measured (0: none). */
+export function pressureBytes(measurement: GcMeasurement, settings: GcSettings): { highWatermark: number; diskReserve: number } {
+  const { blockstoreBytes, freeBytes } = measurement;
+  // "passes the high watermark" (spec §4.3): strictly above it; then "below the low watermark" (rule 4b): strictly.
+  const highWatermark = blockstoreBytes > settings.highWatermarkBytes ? blockstoreBytes - settings.lowWatermarkBytes + 1 : 0;
+  // "free space falls into the disk reserve": strictly less free space than reserved.
+  const diskReserve = freeBytes < settings.diskReserveBytes ? Math.ceil(settings.diskReserveBytes * RESERVE_MARGIN) - freeBytes : 0;
+  return { highWatermark: Math.max(0, highWatermark), diskReserve: Math.max(0, diskReserve) };
+}
+
+/**
+ * The plan of one run. `records` is the whole registry; `force` (spec §4.3) makes the run delete every unpinned
+ * block even without pressure, and never releases anything rule 4a and 4b would not.
+ */
+export function planGc(records: readonly FileRecord[], measurement: GcMeasurement, settings: GcSettings, force: boolean): GcPlan {
+  const { now, blockstoreBytes } = measurement;
+  const pressure = pressureBytes(measurement, settings);
+  const need = Math.max(pressure.highWatermark, pressure.diskReserve);
+  // The reserve is the more urgent pressure (uploads are refused in it), so it names the trigger when both apply.
+  const trigger: GcTrigger = force ? 'force' : pressure.diskReserve > 0 ? 'diskReserve' : pressure.highWatermark > 0 ? 'highWatermark' : 'none';
+
+  let pinnedBytes = 0;
+  for (const record of records) if (record.pinned) pinnedBytes += bytesOf(record);
+
+  // Rule 4a: every temporary past its expiry, soonest expiry first (the registry's expiredTemporaries order).
+  const expired = records
+    .filter((record) => record.state === 'temporary' && isPastExpiry(record.expiresAt, now))
+    .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || byCid(a.cid, b.cid));
+  const release: PlannedRelease[] = expired.map((record) => planned(record, 'expired'));
+  const releasing = new Set(release.map((entry) => entry.cid));
+  let releasedBytes = 0;
+  for (const record of expired) if (record.pinned) releasedBytes += bytesOf(record);
+
+  // Rule 4b: under pressure, the oldest unconfirmed files until what is reclaimable covers the need. Only
+  // temporary, pinned records qualify: confirmed files this node holds are never selected (spec §4.3).
+  if (need > 0) {
+    let reclaimable = Math.max(0, blockstoreBytes - pinnedBytes) + releasedBytes;
+    const candidates = records
+      .filter((record) => record.state === 'temporary' && record.pinned && !releasing.has(record.cid))
+      .sort((a, b) => a.createdAt - b.createdAt || byCid(a.cid, b.cid));
+    for (const record of candidates) {
+      if (reclaimable >= need) break;
+      release.push(planned(record, 'pressure'));
+      releasing.add(record.cid);
+      reclaimable += bytesOf(record);
+      releasedBytes += bytesOf(record);
+    }
+  }
+
+  const retainedCids = records
+    .filter((record) => record.pinned && !releasing.has(record.cid))
+    .map((record) => record.cid)
+    .sort(byCid);
+  const bytesToFree = trigger === 'force' ? null : trigger === 'none' ? 0 : need;
+  return { trigger, release, retainedCids, bytesToFree, estimatedBytesAfter: estimateAfter(blockstoreBytes, pinnedBytes - releasedBytes, bytesToFree) };
+}
+
+/**
+ * The blockstore size once the deletion pass has run: everything still pinned stays, so the floor is the pinned
+ * bytes; a pressure run stops once it freed what it needed; no deletion leaves the size as it was.
+ */
+function estimateAfter(blockstoreBytes: number, pinnedAfter: number, bytesToFree: number | null): number {
+  if (bytesToFree === 0) return blockstoreBytes;
+  const floor = Math.min(blockstoreBytes, Math.max(0, pinnedAfter));
+  return bytesToFree === null ? floor : Math.max(floor, blockstoreBytes - bytesToFree);
+}
+
+function planned(record: FileRecord, reason: ReleaseReason): PlannedRelease {
+  return { cid: record.cid, reason, createdAt: record.createdAt, expiresAt: record.expiresAt, dagBytes: bytesOf(record) };
+}
+
+/**
+ * Rule 7: a planned release applies only if the record, re-read now, is still what the plan saw: a temporary file
+ * created at the same time (not deleted and re-uploaded), and for an expiry release still past its expiry. A file
+ * confirmed since the plan is therefore never released.
+ */
+export function stillMatchesPlan(entry: PlannedRelease, current: FileRecord | undefined, now: number): boolean {
+  if (!current || current.state !== 'temporary' || current.createdAt !== entry.createdAt) return false;
+  if (entry.reason === 'expired') return current.expiresAt === entry.expiresAt && isPastExpiry(current.expiresAt, now);
+  return current.pinned;
+}
+
+/**
+ * The lifecycle event a release sends (the lifecycle machine decides the new state): `file.expire` for a TTL
+ * release, which the machine accepts only past expiry (notes C3); `file.unpin` for a pressure release of a file
+ * not yet expired (notes A.7, the collector's watermark row), which it accepts from `temporary`.
+ */
+export function releaseEvent(entry: PlannedRelease, now: number): FileEvent {
+  return entry.reason === 'expired' ? { type: 'file.expire', at: now } : { type: 'file.unpin', at: now };
+}
+
+/** Files whose pins must exist before anything is deleted (rule 6): confirmed held files, and any pinned record. */
+export function mustBePinned(record: FileRecord): boolean {
+  return (record.state === 'confirmed' && record.heldLocally) || record.pinned;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The report
+
+/** Body of `POST /api/storage/gc` (spec §2.8; notes C-shapes). Key order is the wire order. */
+export interface GcReport {
+  readonly startedAt: number;
+  readonly durationMs: number;
+  readonly dryRun: boolean;
+  /** Whether the deletion pass ran to its end (false for dry runs, runs without a trigger, abandoned and failed runs). */
+  readonly collected: boolean;
+  readonly trigger: GcTrigger;
+  readonly blockstoreBytesBefore: number;
+  /** A dry run's estimate from the plan; after a real run, the size before minus the bytes actually deleted. */
+  readonly estimatedBytesAfter: number;
+  /** What was released (a dry run: what would be); not what was planned but skipped (rule 7). */
+  readonly releasedCids: readonly string[];
+  readonly retainedCids: readonly string[];
+  /** Files handed over to their designated holders: always empty on one node. */
+  readonly demoted: readonly string[];
+  readonly removedBlocks: number;
+  /** Block CIDs as the blockstore lists them (CIDv0 for sha2-256 blocks, notes A.4 rule 7), not file CIDs. */
+  readonly removedCids: readonly string[];
+  readonly repairedPins: readonly string[];
+  readonly unprotected: readonly string[];
+  /** Short texts without CIDs or stacks. */
+  readonly errors: readonly string[];
+}
+
+/** How a run ended (the run machine's final state). */
+export type GcOutcome = 'previewed' | 'released' | 'collected' | 'abandoned' | 'failed';
+
+/** Everything a run decided and did; the report adds the timing. */
+export interface GcRunResult {
+  readonly outcome: GcOutcome;
+  readonly dryRun: boolean;
+  readonly trigger: GcTrigger;
+  readonly blockstoreBytesBefore: number;
+  readonly estimatedBytesAfter: number;
+  readonly releasedCids: readonly string[];
+  readonly retainedCids: readonly string[];
+  readonly removedBlocks: number;
+  readonly removedCids: readonly string[];
+  readonly repairedPins: readonly string[];
+  readonly unprotected: readonly string[];
+  readonly errors: readonly string[];
+}
+
+export function gcReport(result: GcRunResult, startedAt: number, finishedAt: number): GcReport {
+  return {
+    startedAt,
+    durationMs: Math.max(0, finishedAt - startedAt),
+    dryRun: result.dryRun,
+    collected: result.outcome === 'collected',
+    trigger: result.trigger,
+    blockstoreBytesBefore: result.blockstoreBytesBefore,
+    estimatedBytesAfter: result.estimatedBytesAfter,
+    releasedCids: [...result.releasedCids],
+    retainedCids: [...result.retainedCids],
+    demoted: [],
+    removedBlocks: result.removedBlocks,
+    removedCids: [...result.removedCids],
+    repairedPins: [...result.repairedPins],
+    unprotected: [...result.unprotected],
+    errors: [...result.errors],
+  };
+}
+
+/** `gc.lastRun` of the storage metrics (notes C-shapes): counts only, no CID lists. */
+export function gcLastRun(report: GcReport): GcLastRun {
+  return {
+    startedAt: report.startedAt,
+    durationMs: report.durationMs,
+    dryRun: report.dryRun,
+    collected: report.collected,
+    trigger: report.trigger,
+    releasedCount: report.releasedCids.length,
+    removedBlocks: report.removedBlocks,
+    errors: [...report.errors],
+  };
+}
+
+/** A stored report read back (registry JSON, maybe from an older version): its summary, or null when unusable. */
+export function storedGcLastRun(value: unknown): GcLastRun | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const report = value as Partial<Record<keyof GcReport, unknown>>;
+  const isNumber = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  if (!isNumber(report.startedAt) || !isNumber(report.durationMs) || !isNumber(report.removedBlocks)) return null;
+  if (typeof report.dryRun !== 'boolean' || typeof report.collected !== 'boolean' || typeof report.trigger !== 'string') return null;
+  if (!Array.isArray(report.releasedCids) || !Array.isArray(report.errors)) return null;
+  return {
+    startedAt: report.startedAt,
+    durationMs: report.durationMs,
+    dryRun: report.dryRun,
+    collected: report.collected,
+    trigger: report.trigger,
+    releasedCount: report.releasedCids.length,
+    removedBlocks: report.removedBlocks,
+    errors: report.errors.filter((text): text is string => typeof text === 'string'),
+  };
+}
+
+/** Stages of a run, named in error texts. */
+export type GcStage = 'measure' | 'plan' | 'lease' | 'release' | 'verify' | 'delete';
+
+const MAX_ERROR_TEXT = 200;
+
+/**
+ * An error text for the report: the stage and the error's first message line, scrubbed of CIDs, peer ids and
+ * multiaddrs (the report is admin-only, but `errors` also reaches the public metrics through `gc.lastRun`).
+ * Never the stack.
+ */
+export function gcErrorText(stage: GcStage, error: unknown): string {
+  const raw = error instanceof Error ? error.message || error.name : typeof error === 'string' ? error : 'unknown error';
+  const firstLine = raw.split('\n', 1)[0]!.trim() || 'unknown error';
+  const text = scrubText(firstLine);
+  return `${stage} failed: ${text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}…` : text}`;
+}

@@ -1,0 +1,294 @@
+// `files.disk` on its own: what a scan measures on a real folder, the schedule (one scan at start, cron ticks,
+// rescans, never two at once) under a simulated clock, and the disk-claim arithmetic of notes A.9 against exact
+// free-space readings (specs/files-node.md §2.6, §4.2 507, §8).
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { createActor, SimulatedClock } from 'xstate';
+import { systemClock, type Clock } from '../../../actors/clock.js';
+import { diskLogic, type DiskClaim, type DiskProbe, type DiskSnapshot } from '../../../actors/files/disk.actor.js';
+import { GcStatusBoard } from '../../../actors/files/gc-status.js';
+import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { InsufficientStorageError } from '../../../src/files/errors.js';
+import { captureLogger } from '../../support/logger.js';
+import { waitFor } from '../../support/wait.js';
+
+/** A node whose registry answers the two questions the scan asks. */
+function holderWith(pinnedBytes: number, counts = { temporary: 1, confirmed: 2, expired: 3 }): NodeHolder {
+  const holder = new NodeHolder();
+  holder.set({ registry: { pinnedBytes: () => pinnedBytes, counts: () => ({ ...counts }) } } as unknown as FilesNode);
+  return holder;
+}
+
+interface Harness {
+  actor: ReturnType<typeof createActor<ReturnType<typeof diskLogic>>>;
+  snapshot(): Promise<DiskSnapshot>;
+  claim(bytes: number, signal?: AbortSignal): Promise<DiskClaim>;
+}
+
+function startDisk(options: { storeDirectory?: string; probe?: DiskProbe; reserve?: number; schedule?: string; clock?: Clock; holder?: NodeHolder; logger?: ReturnType<typeof captureLogger> }): Harness {
+  const clock = options.clock ?? systemClock;
+  const actor = createActor(
+    diskLogic({
+      storeDirectory: options.storeDirectory ?? '/nonexistent-store',
+      schedule: options.schedule ?? '0 0 0 1 1 *',
+      diskReserveBytes: options.reserve ?? 0,
+      holder: options.holder ?? holderWith(0),
+      gcStatus: new GcStatusBoard(true, '0 */15 * * * *'),
+      clock,
+      logger: (options.logger ?? captureLogger('warn')).logger,
+      probe: options.probe,
+    }),
+    { clock },
+  );
+  actor.start();
+  const ask = <T>(event: Record<string, unknown>, signal = new AbortController().signal) =>
+    new Promise<T>((resolve, reject) => actor.send({ ...event, reply: { resolve, reject, signal } } as never));
+  return {
+    actor,
+    snapshot: () => ask<DiskSnapshot>({ type: 'disk.snapshot' }),
+    claim: (bytes, signal) => ask<DiskClaim>({ type: 'disk.claim', bytes }, signal),
+  };
+}
+
+/** A probe with fixed free space and instant, counted directory walks. */
+function fixedProbe(free: { bytes: number }): DiskProbe & { walks: number } {
+  const probe = {
+    walks: 0,
+    async directoryBytes() {
+      probe.walks++;
+      return 0;
+    },
+    async freeBytes() {
+      return free.bytes;
+    },
+  };
+  return probe;
+}
+
+const flush = async (times = 5) => {
+  for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
+};
+
+describe('disk-usage scan', () => {
+  it('measures the blockstore and datastore folders, free space, pinned bytes and counts at start', async () => {
+    const store = mkdtempSync(join(tmpdir(), 'disk-scan-'));
+    try {
+      mkdirSync(join(store, 'blockstore', 'AB'), { recursive: true });
+      mkdirSync(join(store, 'datastore', 'pins'), { recursive: true });
+      writeFileSync(join(store, 'blockstore', 'AB', 'one.data'), Buffer.alloc(3000));
+      writeFileSync(join(store, 'blockstore', 'two.data'), Buffer.alloc(1000));
+      writeFileSync(join(store, 'datastore', 'pins', 'p.data'), Buffer.alloc(250));
+      // Files outside the two folders (the registry) are not part of either size.
+      writeFileSync(join(store, 'registry.sqlite'), Buffer.alloc(9999));
+      const before = Date.now();
+      const disk = startDisk({ storeDirectory: store, holder: holderWith(1500) });
+      try {
+        const { measurement, gc, claimedBytes } = await waitFor(async () => {
+          const snapshot = await disk.snapshot();
+          return snapshot.measurement ? snapshot : undefined;
+        }, { what: 'the first scan' });
+        assert.ok(measurement);
+        assert.equal(measurement.blockstoreBytes, 4000);
+        assert.equal(measurement.datastoreBytes, 250);
+        assert.equal(measurement.pinnedBytes, 1500);
+        assert.equal(measurement.reclaimableBytes, 2500, 'blockstore bytes no pin protects');
+        assert.deepEqual(measurement.files, { temporary: 1, confirmed: 2, expired: 3 });
+        assert.ok(measurement.availableBytes > 0 && Number.isSafeInteger(measurement.availableBytes));
+        assert.ok(measurement.measuredAt >= before && measurement.measuredAt <= Date.now());
+        assert.deepEqual(gc, { enabled: true, schedule: '0 */15 * * * *', running: false, lastRun: null });
+        assert.equal(claimedBytes, 0);
+      } finally {
+        disk.actor.stop();
+      }
+    } finally {
+      rmSync(store, { recursive: true, force: true });
+    }
+  });
+
+  it('reclaimable bytes never go below 0 when pins cover more than the blockstore holds', async () => {
+    const disk = startDisk({ probe: fixedProbe({ bytes: 10 }), holder: holderWith(5000) });
+    try {
+      const { measurement } = await waitFor(async () => ((await disk.snapshot()).measurement ? disk.snapshot() : undefined));
+      assert.equal(measurement!.reclaimableBytes, 0);
+    } finally {
+      disk.actor.stop();
+    }
+  });
+
+  it('scans once at start, then on each cron tick; a rescan while scanning runs once more afterwards, never alongside', async () => {
+    const clock = new SimulatedClock();
+    clock.set(Date.UTC(2030, 0, 1, 0, 0, 0, 500));
+    let active = 0;
+    let maxActive = 0;
+    let walks = 0;
+    const gates: Array<() => void> = [];
+    const probe: DiskProbe = {
+      async directoryBytes() {
+        walks++;
+        active++;
+        maxActive = Math.max(maxActive, active);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        active--;
+        return 100;
+      },
+      async freeBytes() {
+        return 1_000;
+      },
+    };
+    const openGates = async () => {
+      while (gates.length > 0) gates.shift()!();
+      await flush();
+    };
+    // Every second: the simulated clock decides when a tick is due.
+    const disk = startDisk({ probe, clock, schedule: '* * * * * *', holder: holderWith(0) });
+    try {
+      await flush();
+      assert.equal(walks, 2, 'the scan at start walks both folders');
+      assert.equal((await disk.snapshot()).measurement, null, 'nothing measured before the first scan finished');
+      const waited: { snapshot?: DiskSnapshot } = {};
+      void new Promise<DiskSnapshot>((resolve, reject) =>
+        disk.actor.send({ type: 'disk.snapshot', afterFirstScan: true, reply: { resolve, reject, signal: new AbortController().signal } }),
+      ).then((snapshot) => (waited.snapshot = snapshot));
+
+      disk.actor.send({ type: 'disk.rescan' });
+      disk.actor.send({ type: 'disk.rescan' });
+      clock.increment(5_000);
+      await flush();
+      assert.equal(walks, 2, 'no second scan while one runs (rescans and ticks wait)');
+
+      assert.equal(waited.snapshot === undefined, true, 'a request for the first scan waits for it');
+      await openGates();
+      assert.equal(waited.snapshot?.measurement?.blockstoreBytes, 100, 'and is answered when it finishes');
+      assert.equal(walks, 4, 'exactly one more scan after the running one, for both rescans');
+      await openGates();
+      assert.equal(walks, 4, 'then idle until the next tick');
+      const measured = (await disk.snapshot()).measurement!;
+      assert.equal(measured.measuredAt, clock.now());
+      assert.equal(measured.blockstoreBytes, 100);
+
+      clock.increment(499);
+      await flush();
+      assert.equal(walks, 4, 'the next whole second has not come yet');
+      clock.increment(1);
+      await flush();
+      assert.equal(walks, 6, 'the cron tick scans');
+      await openGates();
+      assert.equal(maxActive, 2, 'at most the two folder walks of one scan at a time');
+    } finally {
+      disk.actor.stop();
+      while (gates.length > 0) gates.shift()!();
+    }
+  });
+
+  it('a failed scan keeps the previous measurement and logs a warning', async () => {
+    const failing = { fail: false };
+    const probe: DiskProbe = {
+      async directoryBytes() {
+        if (failing.fail) throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+        return 7;
+      },
+      async freeBytes() {
+        return 1;
+      },
+    };
+    const logs = captureLogger('warn');
+    const disk = startDisk({ probe, logger: logs });
+    try {
+      const first = await waitFor(async () => (await disk.snapshot()).measurement ?? undefined);
+      failing.fail = true;
+      disk.actor.send({ type: 'disk.rescan' });
+      await waitFor(() => logs.lines.some((line) => line.msg === 'disk-usage scan failed'), { what: 'the warning' });
+      assert.deepEqual((await disk.snapshot()).measurement, first);
+    } finally {
+      disk.actor.stop();
+    }
+  });
+});
+
+describe('disk claims (notes A.9)', () => {
+  it('admits while free − claimed − request ≥ reserve; two claims together past the margin: the second is refused', async () => {
+    const free = { bytes: 1_000 };
+    const disk = startDisk({ probe: fixedProbe(free), reserve: 300 });
+    try {
+      const first = await disk.claim(400);
+      await assert.rejects(disk.claim(400), (error: unknown) => error instanceof InsufficientStorageError && error.name === 'InsufficientStorageError');
+      assert.equal((await disk.snapshot()).claimedBytes, 400, 'a refused claim books nothing');
+      const exact = await disk.claim(300);
+      assert.equal((await disk.snapshot()).claimedBytes, 700, 'reaching the reserve exactly is allowed: 1000 − 400 − 300 = 300');
+      await assert.rejects(disk.claim(1), InsufficientStorageError);
+
+      first.release();
+      first.release();
+      assert.equal((await disk.snapshot()).claimedBytes, 300, 'release frees the claim once, however often it is called');
+      const again = await disk.claim(400);
+      again.release();
+      exact.release();
+      assert.equal((await disk.snapshot()).claimedBytes, 0);
+    } finally {
+      disk.actor.stop();
+    }
+  });
+
+  it('reads free space at claim time, not from the last scan', async () => {
+    const free = { bytes: 10_000 };
+    const disk = startDisk({ probe: fixedProbe(free), reserve: 1_000 });
+    try {
+      await waitFor(async () => (await disk.snapshot()).measurement ?? undefined);
+      await disk.claim(5_000).then((claim) => claim.release());
+      free.bytes = 2_000; // the disk filled up since the scan
+      assert.equal((await disk.snapshot()).measurement!.availableBytes, 10_000, 'the scan still says 10 000');
+      await assert.rejects(disk.claim(5_000), InsufficientStorageError);
+      await disk.claim(1_000).then((claim) => claim.release());
+    } finally {
+      disk.actor.stop();
+    }
+  });
+
+  it('concurrent claims cannot both take the same headroom', async () => {
+    const disk = startDisk({ probe: fixedProbe({ bytes: 1_000 }), reserve: 0 });
+    try {
+      const results = await Promise.allSettled([disk.claim(600), disk.claim(600), disk.claim(600)]);
+      assert.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'rejected']);
+      assert.equal((await disk.snapshot()).claimedBytes, 600);
+    } finally {
+      disk.actor.stop();
+    }
+  });
+
+  it('a claim whose asker gave up is not booked; a nonsensical size is refused', async () => {
+    const disk = startDisk({ probe: fixedProbe({ bytes: 1_000 }), reserve: 0 });
+    try {
+      const controller = new AbortController();
+      const pending = disk.claim(100, controller.signal);
+      controller.abort(new Error('client went away'));
+      await assert.rejects(pending);
+      assert.equal((await disk.snapshot()).claimedBytes, 0);
+      await assert.rejects(disk.claim(-1), RangeError);
+      await assert.rejects(disk.claim(Number.NaN), RangeError);
+    } finally {
+      disk.actor.stop();
+    }
+  });
+
+  it('on the real filesystem: a reserve above the free space refuses even a 1-byte claim; no reserve admits', async () => {
+    const store = mkdtempSync(join(tmpdir(), 'disk-claim-'));
+    try {
+      mkdirSync(join(store, 'blockstore'));
+      const full = startDisk({ storeDirectory: store, reserve: Number.MAX_SAFE_INTEGER });
+      const roomy = startDisk({ storeDirectory: store, reserve: 0 });
+      try {
+        await assert.rejects(full.claim(1), InsufficientStorageError);
+        (await roomy.claim(1)).release();
+      } finally {
+        full.actor.stop();
+        roomy.actor.stop();
+      }
+    } finally {
+      rmSync(store, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,395 @@
+// `files.gc` on its own, over a scripted node (registry, pins and blockstore in memory; sizes measured on a real
+// temporary folder): the lifecycle changes a run makes, rule 7 (re-read before applying), rule 6 (pins verified
+// before deleting), the goal of a pressure run, the one-run-at-a-time rule, the status board, and the scheduled
+// collector that starts only after the startup walk (specs/files-node.md §4.3, §9.6; notes A.4).
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { sha256 } from 'multiformats/hashes/sha2';
+import { createActor, SimulatedClock } from 'xstate';
+import { systemClock, type Clock } from '../../../actors/clock.js';
+import { gcLogic } from '../../../actors/files/gc.actor.js';
+import { GcStatusBoard } from '../../../actors/files/gc-status.js';
+import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { StartupSignal } from '../../../actors/files/startup.js';
+import { RunInProgressError } from '../../../src/files/errors.js';
+import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
+import { StorageLease } from '../../../src/files/storage-lease.js';
+import type { FileRecord } from '../../../src/files/types.js';
+import { captureLogger } from '../../support/logger.js';
+import { waitFor } from '../../support/wait.js';
+
+const NO_PRESSURE: GcSettings = { highWatermarkBytes: 1e12, lowWatermarkBytes: 1e11, diskReserveBytes: 0 };
+
+async function rawCid(text: string): Promise<CID> {
+  return CID.createV1(raw.code, await sha256.digest(new TextEncoder().encode(text)));
+}
+
+/** Blocks and pins are keyed by multihash, as helia and blockstore-fs key them (a CIDv0 listing matches a v1 pin). */
+const mh = (cid: CID | string) => Buffer.from((typeof cid === 'string' ? CID.parse(cid) : cid).multihash.bytes).toString('hex');
+
+/** How blockstore-fs names a block when listing it: the multihash decoded as a CID, i.e. CIDv0 for sha2-256. */
+const v0 = (cid: CID) => CID.decode(cid.multihash.bytes);
+
+/** An in-memory node: registry records, a pin set (root pins cover their own block), blocks. */
+class FakeNode {
+  readonly records = new Map<string, FileRecord>();
+  readonly pinned = new Set<string>();
+  readonly blocks = new Map<string, { cid: CID; bytes: Uint8Array }>();
+  readonly runs: Array<{ startedAt: number; finishedAt: number; report: GcReport }> = [];
+  last: { id: number; startedAt: number; finishedAt: number; report: unknown } | undefined;
+  /** CIDs whose pin cannot be restored (their blocks are "missing"). */
+  readonly unrestorable = new Set<string>();
+
+  constructor(readonly directory: string) {}
+
+  node(): FilesNode {
+    const self = this;
+    const key = mh;
+    return {
+      store: {
+        directory: this.directory,
+        blockstore: {
+          async *getAll() {
+            for (const block of [...self.blocks.values()]) yield { cid: block.cid, bytes: (async function* () { yield block.bytes; })() };
+          },
+          async *get(cid: CID) {
+            const block = self.blocks.get(key(cid));
+            if (!block) throw new Error('not found');
+            yield block.bytes;
+          },
+          async delete(cid: CID) {
+            self.blocks.delete(key(cid));
+          },
+        },
+      },
+      registry: {
+        get: (cid: string) => self.records.get(cid),
+        put: (record: FileRecord) => void self.records.set(record.cid, record),
+        list: ({ limit, afterCid }: { limit: number; afterCid?: string }) =>
+          [...self.records.values()]
+            .sort((a, b) => (a.cid < b.cid ? -1 : 1))
+            .filter((record) => afterCid === undefined || record.cid > afterCid)
+            .slice(0, limit),
+        recordGcRun: (run: { startedAt: number; finishedAt: number; report: GcReport }) => self.runs.push(run),
+        lastGcRun: () => self.last,
+      },
+      helia: {
+        pins: {
+          isPinned: async (cid: CID) => self.pinned.has(key(cid)),
+          async *rm(cid: CID) {
+            if (!self.pinned.delete(key(cid))) throw Object.assign(new Error('not pinned'), { name: 'NotFoundError' });
+            yield cid;
+          },
+          async *add(cid: CID, options: { offline?: boolean }) {
+            assert.equal(options.offline, true, 'pins are restored from local blocks only');
+            if (self.unrestorable.has(cid.toString())) throw new Error(`block ${cid} not found while offline`);
+            self.pinned.add(key(cid));
+            yield cid;
+          },
+        },
+      },
+    } as unknown as FilesNode;
+  }
+
+  async add(record: Omit<FileRecord, 'cid'>, text: string, size = 10): Promise<string> {
+    const cid = await rawCid(text);
+    const full = { ...record, cid: cid.toString() };
+    this.records.set(full.cid, full);
+    if (full.pinned) this.pinned.add(mh(cid));
+    this.blocks.set(mh(cid), { cid: v0(cid), bytes: new Uint8Array(size) });
+    return full.cid;
+  }
+
+  isPinned(cid: string): boolean {
+    return this.pinned.has(mh(cid));
+  }
+
+  hasBlock(cid: string): boolean {
+    return this.blocks.has(mh(cid));
+  }
+
+  addBlock(cid: CID, size: number): void {
+    this.blocks.set(mh(cid), { cid: v0(cid), bytes: new Uint8Array(size) });
+  }
+}
+
+const temporary = (createdAt: number, expiresAt: number): Omit<FileRecord, 'cid'> => ({
+  state: 'temporary',
+  pinned: true,
+  heldLocally: true,
+  createdAt,
+  expiresAt,
+  confirmedAt: null,
+  dagBytes: 10,
+  origin: 'upload',
+});
+const confirmed = (createdAt: number): Omit<FileRecord, 'cid'> => ({ ...temporary(createdAt, 0), state: 'confirmed', expiresAt: null, confirmedAt: createdAt });
+
+interface Harness {
+  fake: FakeNode;
+  lease: StorageLease;
+  status: GcStatusBoard;
+  startup: StartupSignal;
+  afterRuns: number;
+  log: ReturnType<typeof captureLogger>;
+  run(dryRun: boolean, force: boolean): Promise<GcReport>;
+  stop(): void;
+}
+
+function start(fake: FakeNode, options: { clock?: Clock; settings?: GcSettings; enabled?: boolean; schedule?: string } = {}): Harness {
+  const holder = new NodeHolder();
+  holder.set(fake.node());
+  const lease = new StorageLease();
+  const status = new GcStatusBoard(options.enabled ?? false, options.schedule ?? '0 */15 * * * *');
+  const startup = new StartupSignal();
+  const log = captureLogger('debug');
+  const clock = options.clock ?? systemClock;
+  const h: Harness = {
+    fake,
+    lease,
+    status,
+    startup,
+    afterRuns: 0,
+    log,
+    run: (dryRun, force) =>
+      new Promise<GcReport>((resolve, reject) => actor.send({ type: 'gc.run', dryRun, force, reply: { resolve, reject, signal: new AbortController().signal } })),
+    stop: () => actor.stop(),
+  };
+  const actor = createActor(
+    gcLogic({
+      holder,
+      clock,
+      lease,
+      status,
+      startup,
+      settings: { gc: options.settings ?? NO_PRESSURE, enabled: options.enabled ?? false, schedule: options.schedule ?? '0 */15 * * * *' },
+      logger: log.logger,
+      afterRun: () => void h.afterRuns++,
+    }),
+    { clock },
+  );
+  actor.start();
+  return h;
+}
+
+describe('files.gc', () => {
+  let home: string;
+  let directory: string;
+  before(() => {
+    home = mkdtempSync(join(tmpdir(), 'gc-actor-'));
+    directory = join(home, 'store');
+    mkdirSync(join(directory, 'blockstore'), { recursive: true });
+  });
+  after(() => rmSync(home, { recursive: true, force: true }));
+
+  it('restores the last stored run into the status board at start', async () => {
+    const fake = new FakeNode(directory);
+    const stored = gcReport(
+      { outcome: 'collected', dryRun: false, trigger: 'force', blockstoreBytesBefore: 9, estimatedBytesAfter: 1, releasedCids: ['a', 'b'], retainedCids: [], removedBlocks: 3, removedCids: ['x', 'y', 'z'], repairedPins: [], unprotected: [], errors: [] },
+      1_000,
+      1_500,
+    );
+    fake.last = { id: 7, startedAt: 1_000, finishedAt: 1_500, report: stored };
+    const h = start(fake);
+    assert.deepEqual(h.status.current().lastRun, { startedAt: 1_000, durationMs: 500, dryRun: false, collected: true, trigger: 'force', releasedCount: 2, removedBlocks: 3, errors: [] });
+    h.stop();
+  });
+
+  it('a dry run lists the expired temporary and changes nothing; the real run expires it through the lifecycle machine', async () => {
+    const fake = new FakeNode(directory);
+    const now = Date.now();
+    const expiredCid = await fake.add(temporary(now - 5_000, now - 1_000), 'expired');
+    const liveCid = await fake.add(temporary(now - 5_000, now + 60_000), 'live');
+    const keptCid = await fake.add(confirmed(now - 9_000), 'confirmed');
+    const h = start(fake);
+
+    const preview = await h.run(true, false);
+    assert.deepEqual(preview.releasedCids, [expiredCid]);
+    assert.deepEqual(preview.retainedCids, [keptCid, liveCid].sort());
+    assert.equal(fake.records.get(expiredCid)!.state, 'temporary');
+    assert.ok(fake.isPinned(expiredCid));
+    assert.equal(h.afterRuns, 0, 'no rescan after a dry run');
+    assert.equal(fake.runs.length, 1, 'dry runs are recorded too');
+    assert.equal(h.status.current().lastRun?.dryRun, true);
+
+    const report = await h.run(false, false);
+    assert.deepEqual(report.releasedCids, [expiredCid]);
+    assert.equal(report.trigger, 'none');
+    assert.equal(report.collected, false, 'no trigger, no deletion');
+    assert.equal(report.removedBlocks, 0);
+    const record = fake.records.get(expiredCid)!;
+    assert.equal(record.state, 'expired');
+    assert.equal(record.pinned, false);
+    assert.equal(record.heldLocally, false);
+    assert.ok(!fake.isPinned(expiredCid), 'unpinned');
+    assert.ok(fake.hasBlock(expiredCid), 'releasing is not deleting');
+    assert.equal(fake.records.get(liveCid)!.state, 'temporary');
+    assert.equal(h.afterRuns, 1);
+    assert.equal(fake.runs.length, 2);
+    assert.deepEqual(fake.runs[1]!.report, report);
+    assert.equal(h.status.current().running, false);
+    assert.equal(h.status.current().lastRun?.releasedCount, 1);
+    const lines = h.log.lines.filter((line) => String(line.msg).startsWith('garbage collection'));
+    assert.ok(lines.some((line) => line.msg === 'garbage collection finished' && line.released === 1));
+    assert.ok(!JSON.stringify(lines).includes(expiredCid), 'progress logs carry counts, never CIDs');
+    h.stop();
+  });
+
+  it('one run at a time: a request while a run waits for the lease is refused; the waiting run then completes', async () => {
+    const fake = new FakeNode(directory);
+    const h = start(fake);
+    const upload = await h.lease.acquireShared();
+    const first = h.run(false, true);
+    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the run waiting for the lease' });
+    assert.equal(h.status.current().running, true);
+    await assert.rejects(h.run(true, false), (error: unknown) => error instanceof RunInProgressError && error.message === 'Garbage collection is already running');
+    upload();
+    const report = await first;
+    assert.equal(report.collected, true);
+    assert.equal(h.lease.state.exclusive, false, 'the lease is given back');
+    assert.equal(h.status.current().running, false);
+    assert.equal((await h.run(true, false)).dryRun, true, 'the next request runs');
+    h.stop();
+  });
+
+  it('rule 7: a file confirmed between planning and releasing is not released', async () => {
+    const fake = new FakeNode(directory);
+    const now = Date.now();
+    const cid = await fake.add(temporary(now - 5_000, now - 1_000), 'confirmed-late');
+    const h = start(fake);
+    const upload = await h.lease.acquireShared();
+    const pending = h.run(false, false);
+    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the planned run waiting for the lease' });
+    fake.records.set(cid, { ...fake.records.get(cid)!, state: 'confirmed', expiresAt: null, confirmedAt: now });
+    upload();
+    const report = await pending;
+    assert.deepEqual(report.releasedCids, []);
+    assert.deepEqual(report.retainedCids, [cid]);
+    assert.equal(fake.records.get(cid)!.state, 'confirmed');
+    assert.ok(fake.isPinned(cid));
+    h.stop();
+  });
+
+  it('rule 6: a lost pin is restored before deleting; unpinned blocks are deleted and listed as the blockstore names them', async () => {
+    const fake = new FakeNode(directory);
+    const now = Date.now();
+    const keptCid = await fake.add(confirmed(now - 9_000), 'kept');
+    const lostCid = await fake.add(confirmed(now - 9_000), 'lost-pin');
+    fake.pinned.delete(mh(lostCid));
+    const cache = await rawCid('read cache');
+    fake.addBlock(cache, 5);
+    const h = start(fake);
+    const report = await h.run(false, true);
+    assert.deepEqual(report.repairedPins, [lostCid]);
+    assert.deepEqual(report.unprotected, []);
+    assert.equal(report.collected, true);
+    assert.deepEqual(report.removedCids, [v0(cache).toString()], 'CIDv0, as the file-backed store lists it');
+    assert.equal(report.removedBlocks, 1);
+    assert.ok(fake.hasBlock(keptCid) && fake.hasBlock(lostCid), 'pinned blocks stay');
+    h.stop();
+  });
+
+  it('rule 6: a pin that cannot be restored abandons the run before a single block is deleted', async () => {
+    const fake = new FakeNode(directory);
+    const now = Date.now();
+    const lostCid = await fake.add(confirmed(now - 9_000), 'unrestorable');
+    fake.pinned.delete(mh(lostCid));
+    fake.unrestorable.add(lostCid);
+    const cache = await rawCid('cache 2');
+    fake.addBlock(cache, 5);
+    const h = start(fake);
+    const report = await h.run(false, true);
+    assert.deepEqual(report.unprotected, [lostCid]);
+    assert.equal(report.collected, false);
+    assert.equal(report.removedBlocks, 0);
+    assert.equal(fake.blocks.size, 2, 'nothing deleted');
+    assert.equal(h.lease.state.exclusive, false);
+    h.stop();
+  });
+
+  it('a pressure run deletes only as many unpinned bytes as it needs', async () => {
+    const dir = join(home, 'pressure');
+    mkdirSync(join(dir, 'blockstore'), { recursive: true });
+    // 1000 measured bytes; above a 900-byte high watermark, below 700 means freeing 301 bytes.
+    writeFileSync(join(dir, 'blockstore', 'measured.data'), Buffer.alloc(1_000));
+    const fake = new FakeNode(dir);
+    for (let i = 0; i < 5; i++) {
+      const cid = await rawCid(`unpinned ${i}`);
+      fake.addBlock(cid, 100);
+    }
+    const h = start(fake, { settings: { highWatermarkBytes: 900, lowWatermarkBytes: 700, diskReserveBytes: 0 } });
+    const report = await h.run(false, false);
+    assert.equal(report.trigger, 'highWatermark');
+    assert.equal(report.removedBlocks, 4, '4 × 100 bytes is the first amount of at least 301');
+    assert.equal(fake.blocks.size, 1);
+    assert.equal(report.estimatedBytesAfter, 600);
+    h.stop();
+  });
+
+  it('a helia failure: not collected, the records kept, an error text without the CID', async () => {
+    const fake = new FakeNode(directory);
+    const now = Date.now();
+    const cid = await fake.add(temporary(now - 5_000, now - 1_000), 'unpin fails');
+    const node = fake.node();
+    (node.helia.pins as { rm: unknown }).rm = async function* (failing: CID) {
+      yield* [];
+      throw new Error(`pin ${failing} could not be removed`);
+    };
+    const holder = new NodeHolder();
+    holder.set(node);
+    const log = captureLogger('warn');
+    const status = new GcStatusBoard(false, '0 */15 * * * *');
+    const actor = createActor(
+      gcLogic({ holder, clock: systemClock, lease: new StorageLease(), status, startup: new StartupSignal(), settings: { gc: NO_PRESSURE, enabled: false, schedule: '0 */15 * * * *' }, logger: log.logger }),
+    );
+    actor.start();
+    const report = await new Promise<GcReport>((resolve, reject) =>
+      actor.send({ type: 'gc.run', dryRun: false, force: true, reply: { resolve, reject, signal: new AbortController().signal } }),
+    );
+    assert.equal(report.collected, false);
+    assert.deepEqual(report.releasedCids, []);
+    assert.deepEqual(report.errors, ['release failed: pin <cid> could not be removed']);
+    assert.equal(fake.records.get(cid)!.state, 'temporary', 'kept for the next run');
+    assert.deepEqual(status.current().lastRun?.errors, report.errors);
+    actor.stop();
+  });
+
+  it('the scheduled collector starts only after the startup walk, runs non-dry and unforced, and skips while a run is in progress', async () => {
+    const clock = new SimulatedClock();
+    clock.set(Date.UTC(2030, 0, 1, 0, 0, 0));
+    const fake = new FakeNode(directory);
+    const h = start(fake, { clock, enabled: true, schedule: '*/10 * * * * *' });
+    clock.increment(60_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(fake.runs.length, 0, 'nothing before the walk finished');
+
+    h.startup.complete({ intentsResolved: 0, backfilled: 0, skipped: 0 });
+    clock.increment(10_000);
+    await waitFor(() => fake.runs.length === 1, { what: 'the first scheduled run' });
+    assert.equal(fake.runs[0]!.report.dryRun, false);
+    assert.equal(fake.runs[0]!.report.trigger, 'none', 'not forced');
+    assert.equal(h.afterRuns, 1);
+
+    // A manual run holds the collector (waiting for the lease); the next tick is skipped, not queued.
+    const upload = await h.lease.acquireShared();
+    const manual = h.run(false, false);
+    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the manual run waiting' });
+    clock.increment(10_000);
+    await waitFor(() => h.log.lines.some((line) => line.msg === 'garbage collection skipped: a run is in progress'), { what: 'the skip' });
+    upload();
+    await manual;
+    assert.equal(fake.runs.length, 2, 'the skipped tick did not run later');
+    clock.increment(10_000);
+    await waitFor(() => fake.runs.length === 3, { what: 'the next tick' });
+    h.stop();
+    clock.increment(60_000);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(fake.runs.length, 3, 'a stopped collector schedules nothing');
+  });
+});

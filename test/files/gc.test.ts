@@ -1,0 +1,262 @@
+// GC planning and the report (src/files/gc.ts; specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-7,
+// C3, C20, C-shapes "GC report").
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
+import {
+  gcErrorText,
+  gcLastRun,
+  gcReport,
+  mustBePinned,
+  planGc,
+  pressureBytes,
+  releaseEvent,
+  stillMatchesPlan,
+  storedGcLastRun,
+  type GcRunResult,
+  type GcSettings,
+} from '../../src/files/gc.js';
+import type { FileRecord } from '../../src/files/types.js';
+
+const NOW = 1_700_000_000_000;
+const MB = 1_000_000;
+const SETTINGS: GcSettings = { highWatermarkBytes: 100 * MB, lowWatermarkBytes: 80 * MB, diskReserveBytes: 0 };
+const CID_TEXT = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
+
+function temporary(cid: string, createdAt: number, expiresAt: number, dagBytes: number): FileRecord {
+  return { cid, state: 'temporary', pinned: true, heldLocally: true, createdAt, expiresAt, confirmedAt: null, dagBytes, origin: 'upload' };
+}
+function confirmed(cid: string, createdAt: number, dagBytes: number): FileRecord {
+  return { cid, state: 'confirmed', pinned: true, heldLocally: true, createdAt, expiresAt: null, confirmedAt: createdAt, dagBytes, origin: 'upload' };
+}
+function expired(cid: string, createdAt: number, dagBytes: number): FileRecord {
+  return { cid, state: 'expired', pinned: false, heldLocally: false, createdAt, expiresAt: null, confirmedAt: createdAt, dagBytes, origin: 'upload' };
+}
+const measured = (blockstoreBytes: number, freeBytes = 1_000 * MB) => ({ now: NOW, blockstoreBytes, freeBytes });
+
+describe('planGc: release rules', () => {
+  it('rule 4a: temporaries past expiry are released without pressure, soonest expiry first; exactly at expiry is not past it', () => {
+    const records = [
+      temporary('t-late', NOW - 50_000, NOW - 1, 5 * MB),
+      temporary('t-early', NOW - 90_000, NOW - 10_000, 5 * MB),
+      temporary('t-now', NOW - 90_000, NOW, 5 * MB),
+      temporary('t-future', NOW - 90_000, NOW + 1, 5 * MB),
+      confirmed('c', NOW - 100_000, 5 * MB),
+    ];
+    const plan = planGc(records, measured(25 * MB), SETTINGS, false);
+    assert.deepEqual(
+      plan.release.map((entry) => [entry.cid, entry.reason]),
+      [
+        ['t-early', 'expired'],
+        ['t-late', 'expired'],
+      ],
+    );
+    assert.equal(plan.trigger, 'none');
+    assert.equal(plan.bytesToFree, 0, 'releasing is not deleting');
+    assert.equal(plan.estimatedBytesAfter, 25 * MB, 'nothing deleted without a trigger');
+    assert.deepEqual(plan.retainedCids, ['c', 't-future', 't-now']);
+  });
+
+  it('rule 4b: above the high watermark the oldest unconfirmed files go until the estimate is below the low watermark', () => {
+    // 120 MB stored, all of it pinned: 20 MB of confirmed, 100 MB in five 20 MB temporaries.
+    const records = [
+      confirmed('c-old', NOW - 10_000_000, 20 * MB),
+      temporary('t3', NOW - 3_000, NOW + 1_000_000, 20 * MB),
+      temporary('t1', NOW - 5_000, NOW + 1_000_000, 20 * MB),
+      temporary('t5', NOW - 1_000, NOW + 1_000_000, 20 * MB),
+      temporary('t2', NOW - 4_000, NOW + 1_000_000, 20 * MB),
+      temporary('t4', NOW - 2_000, NOW + 1_000_000, 20 * MB),
+    ];
+    const plan = planGc(records, measured(120 * MB), SETTINGS, false);
+    assert.equal(plan.trigger, 'highWatermark');
+    // Below 80 MB means freeing 40 MB + 1 byte: three 20 MB files, oldest first.
+    assert.equal(plan.bytesToFree, 40 * MB + 1);
+    assert.deepEqual(
+      plan.release.map((entry) => [entry.cid, entry.reason]),
+      [
+        ['t1', 'pressure'],
+        ['t2', 'pressure'],
+        ['t3', 'pressure'],
+      ],
+    );
+    assert.equal(plan.estimatedBytesAfter, 80 * MB - 1);
+    assert.deepEqual(plan.retainedCids, ['c-old', 't4', 't5'], 'the confirmed file is never selected, however old');
+  });
+
+  it('rule 4b: unpinned bytes already reclaimable (read cache, released files) count before any file is released', () => {
+    const records = [expired('gone', NOW - 9_000, 30 * MB), temporary('t1', NOW - 5_000, NOW + 1_000, 20 * MB), confirmed('c', NOW - 1, 60 * MB)];
+    // 110 MB stored, 80 MB pinned: 30 MB reclaimable, 30 MB + 1 needed → one temporary must still go.
+    const plan = planGc(records, measured(110 * MB), SETTINGS, false);
+    assert.deepEqual(plan.release.map((entry) => entry.cid), ['t1']);
+    // 104 MB stored, 24 MB reclaimable; below 81 MB needs 23 MB + 1: covered without releasing anything.
+    const covered = planGc(records, measured(104 * MB), { ...SETTINGS, lowWatermarkBytes: 81 * MB }, false);
+    assert.equal(covered.trigger, 'highWatermark');
+    assert.equal(covered.bytesToFree, 23 * MB + 1);
+    assert.deepEqual(covered.release, []);
+    assert.equal(covered.estimatedBytesAfter, 81 * MB - 1);
+  });
+
+  it('pressure never selects a confirmed file: with nothing else to release the estimate stays above the goal', () => {
+    const records = [confirmed('a', NOW - 5, 70 * MB), confirmed('b', NOW - 4, 50 * MB)];
+    const plan = planGc(records, measured(120 * MB), SETTINGS, false);
+    assert.equal(plan.trigger, 'highWatermark');
+    assert.deepEqual(plan.release, []);
+    assert.deepEqual(plan.retainedCids, ['a', 'b']);
+    assert.equal(plan.estimatedBytesAfter, 120 * MB, 'everything stored is pinned');
+  });
+
+  it('exactly at the high watermark is not above it; the expired ones still go', () => {
+    const records = [temporary('t', NOW - 5, NOW - 1, 10 * MB), confirmed('c', NOW - 1, 90 * MB)];
+    const plan = planGc(records, measured(100 * MB), SETTINGS, false);
+    assert.equal(plan.trigger, 'none');
+    assert.deepEqual(plan.release.map((entry) => entry.cid), ['t']);
+  });
+
+  it('disk reserve: evicts until the reserve is honoured with a 25 % margin, and names the trigger over the watermark', () => {
+    const settings = { ...SETTINGS, diskReserveBytes: 40 * MB };
+    assert.deepEqual(pressureBytes(measured(50 * MB, 30 * MB), settings), { highWatermark: 0, diskReserve: 20 * MB });
+    assert.deepEqual(pressureBytes(measured(50 * MB, 40 * MB), settings), { highWatermark: 0, diskReserve: 0 }, 'exactly the reserve is outside it');
+    const records = [temporary('t1', NOW - 3, NOW + 9, 15 * MB), temporary('t2', NOW - 2, NOW + 9, 15 * MB), temporary('t3', NOW - 1, NOW + 9, 15 * MB), confirmed('c', NOW - 9, 5 * MB)];
+    // Below the high watermark, 30 MB free of a 40 MB reserve: 50 MB − 30 MB = 20 MB to free, two 15 MB files.
+    const plan = planGc(records, measured(50 * MB, 30 * MB), settings, false);
+    assert.equal(plan.trigger, 'diskReserve');
+    assert.equal(plan.bytesToFree, 20 * MB);
+    assert.deepEqual(plan.release.map((entry) => entry.cid), ['t1', 't2']);
+    assert.equal(plan.estimatedBytesAfter, 30 * MB);
+    // Both pressures: the reserve names the trigger, the larger need sets the goal.
+    const both = planGc(records, measured(120 * MB, 30 * MB), settings, false);
+    assert.equal(both.trigger, 'diskReserve');
+    assert.equal(both.bytesToFree, 40 * MB + 1);
+  });
+
+  it('force: deletes every unpinned block without pressure, releases only what the rules release, never confirmed files', () => {
+    const records = [confirmed('c', NOW - 9, 10 * MB), temporary('t', NOW - 5, NOW + 1_000, 5 * MB), temporary('old', NOW - 8, NOW - 2, 5 * MB), expired('x', NOW - 7, 3 * MB)];
+    const plan = planGc(records, measured(30 * MB), SETTINGS, true);
+    assert.equal(plan.trigger, 'force');
+    assert.equal(plan.bytesToFree, null);
+    assert.deepEqual(plan.release.map((entry) => entry.cid), ['old']);
+    assert.deepEqual(plan.retainedCids, ['c', 't']);
+    assert.equal(plan.estimatedBytesAfter, 15 * MB, 'only what stays pinned is left');
+  });
+});
+
+describe('rule 7: a release applies only to a record still matching the plan', () => {
+  const record = temporary(CID_TEXT, NOW - 100, NOW - 1, 10);
+  const [entry] = planGc([record], measured(10), SETTINGS, false).release;
+
+  it('matches when unchanged and still past expiry', () => {
+    assert.equal(stillMatchesPlan(entry!, record, NOW), true);
+  });
+
+  it('does not match a record confirmed, deleted, re-created or given a new expiry since', () => {
+    assert.equal(stillMatchesPlan(entry!, { ...record, state: 'confirmed', expiresAt: null, confirmedAt: NOW }, NOW), false);
+    assert.equal(stillMatchesPlan(entry!, undefined, NOW), false);
+    assert.equal(stillMatchesPlan(entry!, { ...record, createdAt: NOW - 5 }, NOW), false);
+    assert.equal(stillMatchesPlan(entry!, { ...record, expiresAt: NOW + 5 }, NOW), false);
+  });
+
+  it('a pressure release needs the file still pinned', () => {
+    const pressure = { ...entry!, reason: 'pressure' as const };
+    assert.equal(stillMatchesPlan(pressure, record, NOW), true);
+    assert.equal(stillMatchesPlan(pressure, { ...record, pinned: false }, NOW), false);
+  });
+
+  it('the lifecycle machine turns either release into `expired`, unpinned, with an unpin effect', () => {
+    const ttl = applyFileEvent(record, releaseEvent(entry!, NOW));
+    assert.equal(ttl.record.state, 'expired');
+    assert.equal(ttl.record.pinned, false);
+    assert.equal(ttl.record.heldLocally, false);
+    assert.equal(ttl.effect, 'unpin');
+    const fresh = temporary(CID_TEXT, NOW - 100, NOW + 1_000, 10);
+    const pressure = applyFileEvent(fresh, releaseEvent({ ...entry!, reason: 'pressure', expiresAt: fresh.expiresAt }, NOW));
+    assert.equal(pressure.record.state, 'expired');
+    assert.equal(pressure.effect, 'unpin');
+    // A TTL release sent to a not-yet-expired file is refused by the machine itself.
+    assert.equal(applyFileEvent(fresh, releaseEvent(entry!, NOW)).changed, false);
+  });
+});
+
+describe('rule 6: which files must be pinned before deleting', () => {
+  it('confirmed held files and any pinned record; not released or demoted ones', () => {
+    assert.equal(mustBePinned(confirmed('c', NOW, 1)), true);
+    assert.equal(mustBePinned(temporary('t', NOW, NOW + 1, 1)), true);
+    assert.equal(mustBePinned(expired('x', NOW, 1)), false);
+    assert.equal(mustBePinned({ ...confirmed('d', NOW, 1), pinned: false, heldLocally: false }), false);
+  });
+});
+
+describe('the report', () => {
+  const result: GcRunResult = {
+    outcome: 'collected',
+    dryRun: false,
+    trigger: 'force',
+    blockstoreBytesBefore: 1_000,
+    estimatedBytesAfter: 400,
+    releasedCids: ['a'],
+    retainedCids: ['b', 'c'],
+    removedBlocks: 2,
+    removedCids: ['Qm1', 'Qm2'],
+    repairedPins: ['c'],
+    unprotected: [],
+    errors: [],
+  };
+
+  it('has every field of spec §2.8 and notes C-shapes, in wire order, with demoted always empty on one node', () => {
+    const report = gcReport(result, NOW, NOW + 250);
+    assert.deepEqual(Object.keys(report), [
+      'startedAt',
+      'durationMs',
+      'dryRun',
+      'collected',
+      'trigger',
+      'blockstoreBytesBefore',
+      'estimatedBytesAfter',
+      'releasedCids',
+      'retainedCids',
+      'demoted',
+      'removedBlocks',
+      'removedCids',
+      'repairedPins',
+      'unprotected',
+      'errors',
+    ]);
+    assert.equal(report.durationMs, 250);
+    assert.equal(report.collected, true);
+    assert.deepEqual(report.demoted, []);
+    assert.ok(Number.isInteger(report.removedBlocks));
+  });
+
+  it('collected only when the deletion pass ran to its end', () => {
+    for (const outcome of ['previewed', 'released', 'abandoned', 'failed'] as const) {
+      assert.equal(gcReport({ ...result, outcome }, NOW, NOW).collected, false, outcome);
+    }
+  });
+
+  it('the metrics summary counts, never lists CIDs; a stored report reads back to the same summary', () => {
+    const report = gcReport({ ...result, errors: ['delete failed: disk'] }, NOW, NOW + 5);
+    const summary = gcLastRun(report);
+    assert.deepEqual(summary, {
+      startedAt: NOW,
+      durationMs: 5,
+      dryRun: false,
+      collected: true,
+      trigger: 'force',
+      releasedCount: 1,
+      removedBlocks: 2,
+      errors: ['delete failed: disk'],
+    });
+    assert.deepEqual(storedGcLastRun(JSON.parse(JSON.stringify(report))), summary);
+    assert.equal(storedGcLastRun(undefined), null);
+    assert.equal(storedGcLastRun({ startedAt: 'x' }), null);
+  });
+
+  it('error texts name the stage, keep the first line only and carry no CID or stack', () => {
+    const error = new Error(`Could not delete ${CID_TEXT}\n    at Object.delete (/x/y.js:1:2)`);
+    const text = gcErrorText('delete', error);
+    assert.equal(text, 'delete failed: Could not delete <cid>');
+    assert.ok(!text.includes('at Object'));
+    assert.equal(gcErrorText('measure', 'plain'), 'measure failed: plain');
+    assert.equal(gcErrorText('verify', new Error('')), 'verify failed: Error');
+  });
+});

@@ -1,0 +1,212 @@
+// One GC run as a machine (machines/files/gc-run.machine.ts), with scripted actors in place of the real I/O that
+// actors/files/gc.actor.ts provides (DESIGN.md testing levels: machines). Covers every final state and the order
+// of the stages (notes A.4 rules 5-8).
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createActor, fromPromise, toPromise } from 'xstate';
+import {
+  gcRunMachine,
+  type DeleteUnpinnedInput,
+  type DeleteUnpinnedOutput,
+  type ReleaseFilesInput,
+  type ReleaseFilesOutput,
+  type VerifyPinsOutput,
+} from '../../../machines/files/gc-run.machine.js';
+import type { GcMeasurement, GcRunResult, GcSettings } from '../../../src/files/gc.js';
+import type { FileRecord } from '../../../src/files/types.js';
+
+const NOW = 1_700_000_000_000;
+const MB = 1_000_000;
+const SETTINGS: GcSettings = { highWatermarkBytes: 100 * MB, lowWatermarkBytes: 80 * MB, diskReserveBytes: 0 };
+const CID_TEXT = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
+
+const RECORDS: FileRecord[] = [
+  { cid: 'c1', state: 'confirmed', pinned: true, heldLocally: true, createdAt: NOW - 9_000, expiresAt: null, confirmedAt: NOW - 9_000, dagBytes: 10 * MB, origin: 'upload' },
+  { cid: 't-expired', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 8_000, expiresAt: NOW - 1, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
+  { cid: 't-live', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 7_000, expiresAt: NOW + 60_000, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
+];
+
+interface Script {
+  measure?: () => Promise<GcMeasurement>;
+  release?: (input: ReleaseFilesInput) => Promise<ReleaseFilesOutput>;
+  verify?: () => Promise<VerifyPinsOutput>;
+  remove?: (input: DeleteUnpinnedInput) => Promise<DeleteUnpinnedOutput>;
+  lease?: () => Promise<void>;
+}
+
+interface Trace {
+  calls: string[];
+  releaseInput?: ReleaseFilesInput;
+  deleteInput?: DeleteUnpinnedInput;
+  leaseReleased: number;
+}
+
+async function runOnce(input: { dryRun: boolean; force: boolean }, script: Script = {}): Promise<{ result: GcRunResult; trace: Trace }> {
+  const trace: Trace = { calls: [], leaseReleased: 0 };
+  const machine = gcRunMachine.provide({
+    actors: {
+      measure: fromPromise<GcMeasurement, void>(async () => {
+        trace.calls.push('measure');
+        return script.measure ? script.measure() : { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB };
+      }),
+      loadRecords: fromPromise<FileRecord[], void>(async () => {
+        trace.calls.push('loadRecords');
+        return RECORDS;
+      }),
+      acquireLease: fromPromise<void, void>(async () => {
+        trace.calls.push('acquireLease');
+        await script.lease?.();
+      }),
+      releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async ({ input }) => {
+        trace.calls.push('releaseFiles');
+        trace.releaseInput = input;
+        return script.release ? script.release(input) : { releasedCids: input.release.map((entry) => entry.cid), keptCids: [], failures: [] };
+      }),
+      verifyPins: fromPromise<VerifyPinsOutput, void>(async () => {
+        trace.calls.push('verifyPins');
+        return script.verify ? script.verify() : { repairedPins: [], unprotected: [], failures: [] };
+      }),
+      deleteUnpinned: fromPromise<DeleteUnpinnedOutput, DeleteUnpinnedInput>(async ({ input }) => {
+        trace.calls.push('deleteUnpinned');
+        trace.deleteInput = input;
+        return script.remove ? script.remove(input) : { removedCids: ['QmA', 'QmB'], freedBytes: 4 * MB, failures: [] };
+      }),
+    },
+    actions: {
+      releaseLease: () => {
+        trace.calls.push('releaseLease');
+        trace.leaseReleased++;
+      },
+    },
+  });
+  const actor = createActor(machine, { input: { ...input, settings: SETTINGS } });
+  actor.start();
+  const result = await toPromise(actor);
+  return { result, trace };
+}
+
+describe('gc-run machine', () => {
+  it('a dry run measures and plans, then stops: no lease, no release, no verification, no deletion', async () => {
+    const { result, trace } = await runOnce({ dryRun: true, force: true });
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords']);
+    assert.equal(result.outcome, 'previewed');
+    assert.equal(result.dryRun, true);
+    assert.deepEqual(result.releasedCids, ['t-expired'], 'the exact CIDs a real run would release');
+    assert.deepEqual(result.retainedCids, ['c1', 't-live']);
+    assert.equal(result.trigger, 'force');
+    assert.equal(result.estimatedBytesAfter, 15 * MB, 'the plan’s estimate: what stays pinned');
+    assert.equal(result.removedBlocks, 0);
+  });
+
+  it('without a trigger the run releases expired files and verifies pins under the lease, but deletes nothing', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: false });
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
+    assert.deepEqual(trace.releaseInput?.release.map((entry) => entry.cid), ['t-expired']);
+    assert.equal(trace.releaseInput?.now, NOW, 'expiry is judged at the measured time');
+    assert.equal(result.outcome, 'released');
+    assert.equal(result.trigger, 'none');
+    assert.deepEqual(result.releasedCids, ['t-expired']);
+    assert.equal(result.estimatedBytesAfter, 30 * MB);
+  });
+
+  it('a forced run deletes every unpinned block after verifying pins, then gives the lease back once', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: true });
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'verifyPins', 'deleteUnpinned', 'releaseLease']);
+    assert.deepEqual(trace.deleteInput, { bytesToFree: null });
+    assert.equal(trace.leaseReleased, 1);
+    assert.equal(result.outcome, 'collected');
+    assert.equal(result.removedBlocks, 2);
+    assert.deepEqual(result.removedCids, ['QmA', 'QmB']);
+    assert.equal(result.estimatedBytesAfter, 26 * MB, 'the size before minus the bytes actually freed');
+  });
+
+  it('a watermark run asks the deletion pass for just the bytes the pressure needs', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: false }, { measure: async () => ({ now: NOW, blockstoreBytes: 120 * MB, freeBytes: 1_000 * MB }) });
+    assert.equal(result.trigger, 'highWatermark');
+    assert.deepEqual(trace.deleteInput, { bytesToFree: 40 * MB + 1 });
+    // 100 MB of the 120 MB are unpinned already: no live temporary has to go.
+    assert.deepEqual(trace.releaseInput?.release.map((entry) => [entry.cid, entry.reason]), [['t-expired', 'expired']]);
+    assert.equal(result.outcome, 'collected');
+  });
+
+  it('the release stage waits for the exclusive lease', async () => {
+    let grant!: () => void;
+    const granted = new Promise<void>((resolve) => (grant = resolve));
+    let leaseWaiting = false;
+    const pending = runOnce({ dryRun: false, force: true }, { lease: () => ((leaseWaiting = true), granted) });
+    for (let i = 0; i < 10 && !leaseWaiting; i++) await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(leaseWaiting, true);
+    grant();
+    const { trace } = await pending;
+    assert.ok(trace.calls.indexOf('acquireLease') < trace.calls.indexOf('releaseFiles'));
+  });
+
+  it('rule 6: restored pins are reported and the run goes on to delete', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: true }, { verify: async () => ({ repairedPins: ['c1'], unprotected: [], failures: [] }) });
+    assert.ok(trace.calls.includes('deleteUnpinned'));
+    assert.deepEqual(result.repairedPins, ['c1']);
+    assert.equal(result.outcome, 'collected');
+  });
+
+  it('rule 6: a pin that cannot be restored abandons the run before anything is deleted', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: true }, { verify: async () => ({ repairedPins: ['c2'], unprotected: ['c1'], failures: [] }) });
+    assert.ok(!trace.calls.includes('deleteUnpinned'));
+    assert.equal(trace.leaseReleased, 1);
+    assert.equal(result.outcome, 'abandoned');
+    assert.deepEqual(result.unprotected, ['c1']);
+    assert.deepEqual(result.repairedPins, ['c2']);
+    assert.equal(result.removedBlocks, 0);
+    assert.deepEqual(result.releasedCids, ['t-expired'], 'releases already applied stay reported');
+  });
+
+  it('rule 7: planned releases the run did not apply are reported as retained, not released', async () => {
+    const { result } = await runOnce({ dryRun: false, force: false }, { release: async () => ({ releasedCids: [], keptCids: ['t-expired'], failures: [] }) });
+    assert.deepEqual(result.releasedCids, []);
+    assert.deepEqual(result.retainedCids, ['c1', 't-expired', 't-live']);
+  });
+
+  it('a release that failed keeps its record and stops the run before verification and deletion', async () => {
+    const { result, trace } = await runOnce(
+      { dryRun: false, force: true },
+      { release: async () => ({ releasedCids: [], keptCids: ['t-expired'], failures: [new Error(`unpin of ${CID_TEXT} failed`)] }) },
+    );
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'releaseLease']);
+    assert.equal(result.outcome, 'failed');
+    assert.deepEqual(result.errors, ['release failed: unpin of <cid> failed']);
+  });
+
+  it('a helia failure while deleting: not collected, the error text without CID or stack, the lease given back', async () => {
+    const failure = new Error(`could not delete block ${CID_TEXT}\n    at FsBlockstore.delete (file.js:1:1)`);
+    const { result, trace } = await runOnce({ dryRun: false, force: true }, { remove: async () => Promise.reject(failure) });
+    assert.equal(result.outcome, 'failed');
+    assert.deepEqual(result.errors, ['delete failed: could not delete block <cid>']);
+    assert.equal(trace.leaseReleased, 1);
+    assert.equal(result.removedBlocks, 0);
+  });
+
+  it('a deletion pass that stopped on an error keeps the blocks it removed in the report', async () => {
+    const { result } = await runOnce(
+      { dryRun: false, force: true },
+      { remove: async () => ({ removedCids: ['QmA'], freedBytes: 1 * MB, failures: [new Error('EACCES: permission denied')] }) },
+    );
+    assert.equal(result.outcome, 'failed');
+    assert.equal(result.removedBlocks, 1);
+    assert.deepEqual(result.errors, ['delete failed: EACCES: permission denied']);
+  });
+
+  it('a failed measurement ends the run before the lease: trigger none, the error reported', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: true }, { measure: async () => Promise.reject(new Error('ENOENT: no such file')) });
+    assert.deepEqual(trace.calls, ['measure']);
+    assert.equal(result.outcome, 'failed');
+    assert.equal(result.trigger, 'none');
+    assert.deepEqual(result.errors, ['measure failed: ENOENT: no such file']);
+  });
+
+  it('verification errors (not missing pins) fail the run without deleting', async () => {
+    const { result, trace } = await runOnce({ dryRun: false, force: true }, { verify: async () => ({ repairedPins: [], unprotected: [], failures: [new Error('datastore closed')] }) });
+    assert.ok(!trace.calls.includes('deleteUnpinned'));
+    assert.equal(result.outcome, 'failed');
+    assert.deepEqual(result.errors, ['verify failed: datastore closed']);
+  });
+});
