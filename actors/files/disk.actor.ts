@@ -24,6 +24,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import type { Clock } from '../clock.js';
+import { setTimerAt } from '../clock-at.js';
 import type { GcStatusBoard } from './gc-status.js';
 import type { NodeHolder } from './node.js';
 
@@ -72,12 +73,6 @@ export interface DiskOptions {
   readonly probe?: DiskProbe;
 }
 
-/**
- * Node's timers hold at most 2^31 − 1 ms (a longer delay fires at once); a distant cron run (`@yearly`) is reached
- * in steps of this size.
- */
-const MAX_TIMER_MS = 2_147_483_647;
-
 export function diskLogic(options: DiskOptions) {
   const { clock, logger, holder } = options;
   const probe = options.probe ?? fsDiskProbe;
@@ -97,7 +92,7 @@ export function diskLogic(options: DiskOptions) {
     let scanning = false;
     let again = false;
     let stopped = false;
-    let timer: unknown;
+    let cancelTimer: (() => void) | undefined;
     let dueAt = 0;
     const controller = new AbortController();
 
@@ -123,15 +118,11 @@ export function diskLogic(options: DiskOptions) {
     };
 
     const arm = () => {
-      clock.clearTimeout(timer);
+      cancelTimer?.();
       if (stopped) return;
       const now = clock.now();
       if (dueAt <= now) dueAt = nextRun(schedule, now);
-      timer = clock.setTimeout(() => {
-        // A long delay is reached in steps (MAX_TIMER_MS); only the real due time scans.
-        if (clock.now() < dueAt) arm();
-        else scan();
-      }, Math.min(MAX_TIMER_MS, Math.max(0, dueAt - now)));
+      cancelTimer = setTimerAt(clock, dueAt, scan);
     };
 
     const scan = () => {
@@ -143,7 +134,7 @@ export function diskLogic(options: DiskOptions) {
       }
       scanning = true;
       again = false;
-      clock.clearTimeout(timer);
+      cancelTimer?.();
       measure().then(
         (result) => {
           measurement = result;
@@ -200,7 +191,7 @@ export function diskLogic(options: DiskOptions) {
     scan();
     return () => {
       stopped = true;
-      clock.clearTimeout(timer);
+      cancelTimer?.();
       controller.abort();
     };
   });

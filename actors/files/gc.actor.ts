@@ -48,6 +48,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import type { Clock } from '../clock.js';
+import { setTimerAt } from '../clock-at.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
@@ -91,9 +92,6 @@ export function gcSettings(config: FilesConfig): GcActorSettings {
 
 /** Registry pages while reading it whole (planning, pin verification). */
 const PAGE = 1_000;
-/** Node timers overflow above 2^31 − 1 ms (~24.8 days): a later run is reached in hops. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 type RunOrigin = 'manual' | 'scheduled';
 
 export function gcLogic(options: GcOptions) {
@@ -102,7 +100,7 @@ export function gcLogic(options: GcOptions) {
   const logic = fromCallback<GcEvent>(({ receive }) => {
     /** The run in progress: its machine actor and the lease it may hold. */
     let current: { stop(): void } | undefined;
-    let timer: unknown;
+    let cancelTimer: (() => void) | undefined;
     let stopped = false;
 
     try {
@@ -199,14 +197,12 @@ export function gcLogic(options: GcOptions) {
     if (schedule && isCronError(schedule)) logger.error({ error: schedule.error }, 'invalid storage.gc.schedule: no scheduled collection');
     const arm = (cron: CronSchedule, due: number) => {
       if (stopped) return;
-      const wait = Math.max(0, due - clock.now());
-      timer = clock.setTimeout(() => {
+      cancelTimer = setTimerAt(clock, due, () => {
         if (stopped) return;
-        if (clock.now() < due) return arm(cron, due);
         if (current) logger.info({ origin: 'scheduled' }, 'garbage collection skipped: a run is in progress');
         else start(false, false, 'scheduled').catch((error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
         arm(cron, nextRun(cron, clock.now()));
-      }, Math.min(wait, MAX_TIMER_MS));
+      });
     };
     const unsubscribe =
       schedule && !isCronError(schedule) ? options.startup.onComplete(() => arm(schedule, nextRun(schedule, clock.now()))) : () => {};
@@ -221,7 +217,7 @@ export function gcLogic(options: GcOptions) {
     return () => {
       stopped = true;
       unsubscribe();
-      clock.clearTimeout(timer);
+      cancelTimer?.();
       current?.stop();
       current = undefined;
       status.finished();

@@ -37,6 +37,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
 import type { Clock } from '../clock.js';
+import { setTimerAt } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
 import type { NodeHolder } from './node.js';
 
@@ -89,15 +90,12 @@ export interface PeeringLoopOptions {
   onSkippedTick?(): void;
 }
 
-/** The largest delay Node's timers accept (2^31 - 1 ms, about 24.8 days). */
-const MAX_TIMER_MS = 2_147_483_647;
-
 /** idle ⇄ passing, on the cron schedule; passes never overlap. */
 export class PeeringLoop {
   readonly #options: PeeringLoopOptions;
   readonly #stopping = new AbortController();
   #current: Promise<PeeringPassResult> | undefined;
-  #timer: unknown;
+  #cancelTimer: (() => void) | undefined;
   #stopped = false;
 
   constructor(options: PeeringLoopOptions) {
@@ -125,7 +123,7 @@ export class PeeringLoop {
   /** Disarms the schedule and aborts the running pass's dials. */
   stop(): void {
     this.#stopped = true;
-    this.#options.clock.clearTimeout(this.#timer);
+    this.#cancelTimer?.();
     this.#stopping.abort();
   }
 
@@ -135,21 +133,10 @@ export class PeeringLoop {
     this.#waitUntil(nextRun(this.#options.schedule, now));
   }
 
-  /**
-   * A timer longer than 2^31-1 ms fires at once in Node (TimeoutOverflowWarning), which would turn a yearly
-   * schedule into a busy loop: long waits are taken in capped steps until the run time is reached.
-   */
   #waitUntil(dueAt: number): void {
-    const { clock } = this.#options;
-    const remaining = dueAt - clock.now();
-    this.#timer = clock.setTimeout(
-      () => {
-        if (this.#stopped) return;
-        if (clock.now() < dueAt) this.#waitUntil(dueAt);
-        else this.#tick();
-      },
-      Math.min(Math.max(0, remaining), MAX_TIMER_MS),
-    );
+    this.#cancelTimer = setTimerAt(this.#options.clock, dueAt, () => {
+      if (!this.#stopped) this.#tick();
+    });
   }
 
   #tick(): void {

@@ -74,7 +74,9 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   server.route('get', '/', () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'IPFS node' }));
 
   const policyBody = JSON.stringify(storagePolicy(config));
-  server.route('get', '/api/storage/policy', () => ({ status: 200, headers: JSON_HEADERS, body: policyBody }));
+  server.route('get', '/api/storage/policy', (request) =>
+    withHeaders({ status: 200, headers: JSON_HEADERS, body: policyBody }, context.limitRate('read', context.clientKey(request))),
+  );
 
   server.route(
     'post',

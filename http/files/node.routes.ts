@@ -14,7 +14,7 @@ import { FILES_DISK_ID, FILES_HEALTH_ID } from '../../actors/files/tree.js';
 import { FILES_VERSION } from '../../src/files/config.js';
 import { initialSnapshot, readHealth, type HealthObject } from '../../src/files/health.js';
 import { legacyNodeInfo, storageMetrics, type NodeIdentity } from '../../src/files/storage-metrics.js';
-import { adminJson, json, type FilesRouteContext } from './files.http.js';
+import { adminJson, json, withHeaders, type FilesRouteContext } from './files.http.js';
 
 /**
  * Both actors answer from memory (the disk actor from its cached scan, health from its last attempt plus that
@@ -59,9 +59,11 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
 
   server.route('get', '/api/node/health', async (_request, { signal }) => json(200, await health(signal), NO_STORE));
 
-  server.route('get', '/api/node/info', async (_request, { signal }) => {
+  // notes A.9: info and metrics count against the read rate limit; health never does (monitors poll it).
+  server.route('get', '/api/node/info', async (request, { signal }) => {
+    const rate = context.limitRate('read', context.clientKey(request));
     const [snapshot, node] = await Promise.all([disk(signal), identity(signal)]);
-    return json(200, legacyNodeInfo(snapshot.measurement, node.runtimeStatus, FILES_VERSION, clock.now()));
+    return withHeaders(json(200, legacyNodeInfo(snapshot.measurement, node.runtimeStatus, FILES_VERSION, clock.now())), rate);
   });
 
   server.route(
@@ -88,8 +90,9 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
     }),
   );
 
-  server.route('get', '/api/storage/metrics', async (_request, { signal }) => {
+  server.route('get', '/api/storage/metrics', async (request, { signal }) => {
+    const rate = context.limitRate('read', context.clientKey(request));
     const snapshot = await disk(signal);
-    return json(200, storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, clock.now()));
+    return withHeaders(json(200, storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, clock.now())), rate);
   });
 }

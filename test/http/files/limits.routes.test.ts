@@ -211,6 +211,22 @@ describe('files node limits over HTTP (trusting 127.0.0.1 as its proxy)', () => 
     assert.equal(concurrency(node).downloads.active, 0);
   });
 
+  it('read rate limit also covers info, metrics and policy (notes A.9), never health', async () => {
+    const client = '198.51.100.40';
+    for (const path of ['/api/node/info', '/api/storage/metrics', '/api/storage/policy', '/api/node/info', '/api/storage/metrics']) {
+      const response = await get(node, path, client);
+      assert.equal(response.status, 200, path);
+      await response.arrayBuffer();
+    }
+    for (const path of ['/api/node/info', '/api/storage/metrics', '/api/storage/policy']) {
+      const refused = await get(node, path, client);
+      assertRateRefusal(refused, await refused.json(), 'read');
+    }
+    const health = await get(node, '/api/node/health', client);
+    assert.equal(health.status, 200, 'health is never rate limited');
+    await health.arrayBuffer();
+  });
+
   it('pin rate limit on POST /api/runtime/pin/:cid (and the /api/helia alias), counted after the key check', async () => {
     const { body } = await upload(node, '203.0.113.30', Buffer.from('pin me'));
     const cid = body.cids[0] as string;
