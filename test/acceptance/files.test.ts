@@ -91,3 +91,64 @@ test('files: an invalid configuration is reported and the process exits non-zero
     rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });
+
+test('files: health reaches ready, node and storage routes answer, GC runs, height and peer id survive a restart', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'files-cli-health-'));
+  try {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const admin = { 'x-api-key': KEY };
+    writeFileSync(
+      join(home, 'config.json5'),
+      JSON.stringify(config(port, { diskUsageScanPeriod: '* * * * * *', health: { checkpointIntervalMs: 1000 } })),
+    );
+    const start = async () => {
+      const node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
+      await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
+      return node;
+    };
+    const health = async () => (await (await fetch(`${base}/api/node/health`)).json()) as any;
+    const readyHealth = async () => {
+      for (let i = 0; i < 150; i++) {
+        const current = await health();
+        if (current.state === 'ready' && current.height > 0) return current;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`never ready: ${JSON.stringify(await health())}`);
+    };
+
+    let node = await start();
+    // E6: ready within 10 intervals, with the startup walk complete.
+    const first = await readyHealth();
+    assert.equal(first.startup.complete, true);
+    assert.equal(first.checks.peerAttestations, true, 'E11: no peers required');
+    // E14: public legacy info, no identity.
+    const info = (await (await fetch(`${base}/api/node/info`)).json()) as any;
+    assert.equal(typeof info.runtimeStatus, 'string');
+    assert.equal('peerId' in info || 'multiAddresses' in info, false);
+    // E15: details need the key.
+    assert.equal((await fetch(`${base}/api/node/details`)).status, 401);
+    const details = (await (await fetch(`${base}/api/node/details`, { headers: admin })).json()) as any;
+    assert.match(details.peerId, /^12D3KooW/);
+    // E47/E50: a forced collection and its trace in the metrics.
+    const gc = await fetch(`${base}/api/storage/gc?force=true`, { method: 'POST', headers: admin });
+    assert.equal(gc.status, 200);
+    assert.equal(((await gc.json()) as any).trigger, 'force');
+    const metrics = (await (await fetch(`${base}/api/storage/metrics`)).json()) as any;
+    assert.ok(Array.isArray(metrics.gc.lastRun?.errors), 'gc.lastRun with errors after a run');
+    assert.equal(await node.stop(), 0);
+    // spec §6: request logs hold the masked route shape, never the path.
+    const requests = node.lines.filter((line) => line.msg === 'request');
+    assert.ok(requests.some((line) => line.route === '/api/node/health' && line.status === 200 && line.method === 'GET'));
+    assert.ok(!node.stdout().includes(details.peerId), 'no peer id in any log line');
+
+    node = await start();
+    const again = await readyHealth();
+    assert.ok(again.height >= first.height, `height never decreases: ${first.height} → ${again.height}`);
+    const restarted = (await (await fetch(`${base}/api/node/details`, { headers: admin })).json()) as any;
+    assert.equal(restarted.peerId, details.peerId, 'the peer id survives the restart');
+    assert.equal(await node.stop(), 0);
+  } finally {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+});
