@@ -28,6 +28,10 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { RATES_SECTIONS, runRatesBench } = await import('./rates.bench.js');
     return { description: 'rates service: /get throughput vs a node:http baseline, /getHistory latency, merge pipeline', sections: RATES_SECTIONS, run: runRatesBench };
   },
+  files: async () => {
+    const { FILES_SECTIONS, runFilesBench } = await import('./files.bench.js');
+    return { description: 'files node: 256 MiB upload and download vs in-process importer / unixfs.cat, small-file uploads', sections: FILES_SECTIONS, run: runFilesBench };
+  },
 };
 
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
@@ -35,6 +39,9 @@ const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connection
 benchmarks:
   rates   /get throughput and latency against a plain node:http baseline (sections: get),
           /getHistory over 100,000 stored snapshots (history), the merge pipeline (merge)
+  files   256 MiB upload over HTTP against the same import in-process, with the node's peak RSS (upload);
+          its download against unixfs.cat in-process, with time to first byte (download); 200 uploads
+          of 4 KiB files from 16 concurrent clients (small). --duration and --connections do not apply
 
 options:
   --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)

@@ -440,14 +440,19 @@ function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted
   if (done) return Promise.resolve(true);
   if (ok) return Promise.resolve(false);
   return new Promise((resolve) => {
+    // The next chunk must not be sent from inside this onWritable callback: uWS.js drains promise jobs before
+    // the callback returns, so a resolve here would run the next tryEnd and register the next onWritable
+    // while this handler is still active, and its return value then clobbers that registration: the body
+    // stalls for good after a few MiB (found by `npm run bench -- files`). The continuation runs on the next turn.
+    const settle = (done: boolean) => setImmediate(() => resolve(done));
     res.onWritable((offset) => {
       if (isAborted()) {
-        resolve(true);
+        settle(true);
         return true;
       }
       const [retryOk, retryDone] = res.tryEnd(chunk.subarray(offset - lastOffset), total);
-      if (retryDone) resolve(true);
-      else if (retryOk) resolve(false);
+      if (retryDone) settle(true);
+      else if (retryOk) settle(false);
       return retryOk;
     });
   });
@@ -468,6 +473,10 @@ function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, fin
     },
   });
   signal.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+  // A handler may await before it reads the body (a disk claim, an ask); a disconnect or an oversize body in
+  // that gap destroys the stream with no consumer listening yet, which Node would raise as an uncaught
+  // 'error' event and end the process. The consumer sees the failure through `destroyed`/`errored` instead.
+  stream.on('error', () => {});
   res.onData((chunk, isLast) => {
     if (stream.destroyed) return;
     received += chunk.byteLength;

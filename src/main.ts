@@ -262,18 +262,23 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 /** Starts the root and resolves with the exit code: 0 after a signal, 1 when startup failed, supervision gave up or the shutdown deadline passed. */
 export async function runRoot(children: ChildSpec[], logger: Logger, onStarted?: (running: Running) => void): Promise<number> {
   // Signals are caught from the very start: a SIGTERM while the store opens must not kill the process
-  // half-way; the shutdown then begins as soon as the root has started.
+  // half-way; the shutdown then begins as soon as the root has started, and the deadline runs from the signal.
   const signals = new ShutdownSignals(logger);
-  let running: Running;
-  try {
-    running = await startRoot(children, logger);
-  } catch (error) {
+  const started = await Promise.race([
+    startRoot(children, logger).then(
+      (running) => ({ running }),
+      (error: unknown) => ({ error }),
+    ),
+    signals.deadlinePassed.then(() => 'deadline' as const),
+  ]);
+  if (started === 'deadline') return EXIT.failure;
+  if ('error' in started) {
     signals.dispose();
-    logger.fatal({ err: error }, 'startup failed');
+    logger.fatal({ err: started.error }, 'startup failed');
     return EXIT.failure;
   }
-  onStarted?.(running);
-  return waitForExit(running, logger, signals);
+  onStarted?.(started.running);
+  return waitForExit(started.running, logger, signals);
 }
 
 /**
@@ -283,60 +288,65 @@ export async function runRoot(children: ChildSpec[], logger: Logger, onStarted?:
 export const SHUTDOWN_DEADLINE_MS = 15_000;
 
 /**
- * SIGINT and SIGTERM, each handled once: the first starts the shutdown, later ones are logged and ignored,
- * so an impatient second Ctrl-C cannot cut an upload's rollback short (the deadline still holds).
+ * SIGINT and SIGTERM, each handled once: the first starts the shutdown and the deadline, later ones are
+ * logged and ignored, so an impatient second Ctrl-C cannot cut an upload's rollback short.
  */
 class ShutdownSignals {
+  /** Resolves when the deadline after the first signal has passed (the timeout is logged by then). */
+  readonly deadlinePassed: Promise<void>;
   #received: NodeJS.Signals | undefined;
-  #onFirst: ((signal: NodeJS.Signals) => void) | undefined;
+  #onFirst: (() => void) | undefined;
+  #deadline: NodeJS.Timeout | undefined;
+  #passed!: () => void;
   readonly #handler = (signal: NodeJS.Signals) => {
     if (this.#received) {
       this.logger.warn({ signal }, 'already shutting down; signal ignored');
       return;
     }
     this.#received = signal;
-    this.#onFirst?.(signal);
+    this.logger.info({ signal }, 'shutting down');
+    this.#deadline = setTimeout(() => {
+      this.logger.error({ deadlineMs: this.deadlineMs }, 'shutdown timed out; exiting');
+      this.#passed();
+    }, this.deadlineMs);
+    this.#onFirst?.();
   };
 
-  constructor(private readonly logger: Logger) {
+  constructor(
+    private readonly logger: Logger,
+    private readonly deadlineMs = SHUTDOWN_DEADLINE_MS,
+  ) {
+    this.deadlinePassed = new Promise((resolve) => (this.#passed = resolve));
     process.on('SIGINT', this.#handler);
     process.on('SIGTERM', this.#handler);
   }
 
-  /** Calls `listener` on the first signal, at once when it already came. */
-  onFirst(listener: (signal: NodeJS.Signals) => void): void {
+  /** Calls `listener` on the first signal, at once when it already came (during startup). */
+  onFirst(listener: () => void): void {
     this.#onFirst = listener;
-    if (this.#received) listener(this.#received);
+    if (this.#received) listener();
   }
 
   dispose(): void {
+    clearTimeout(this.#deadline);
     process.removeListener('SIGINT', this.#handler);
     process.removeListener('SIGTERM', this.#handler);
   }
 }
 
 /** Resolves with the exit code once the root stops: 0 after a signal, 1 when supervision gave up or the deadline passed. */
-function waitForExit({ root }: Running, logger: Logger, signals: ShutdownSignals, deadlineMs = SHUTDOWN_DEADLINE_MS): Promise<number> {
-  return new Promise((resolve) => {
-    let deadline: NodeJS.Timeout | undefined;
-    signals.onFirst((signal) => {
-      logger.info({ signal }, 'shutting down');
-      deadline = setTimeout(() => {
-        logger.error({ deadlineMs }, 'shutdown timed out; exiting');
-        resolve(EXIT.failure);
-      }, deadlineMs);
-      root.shutdown();
-    });
-    void root.exited.then((reason: ExitReason) => {
-      clearTimeout(deadline);
+function waitForExit({ root }: Running, logger: Logger, signals: ShutdownSignals): Promise<number> {
+  signals.onFirst(() => root.shutdown());
+  return Promise.race([
+    signals.deadlinePassed.then(() => EXIT.failure),
+    root.exited.then((reason: ExitReason) => {
       signals.dispose();
       if (reason.kind === 'error') {
         logger.fatal({ err: reason.error }, 'supervision gave up; exiting');
-        resolve(EXIT.failure);
-      } else {
-        logger.info('stopped');
-        resolve(EXIT.ok);
+        return EXIT.failure;
       }
-    });
-  });
+      logger.info('stopped');
+      return EXIT.ok;
+    }),
+  ]);
 }

@@ -2,6 +2,7 @@
 // touches helia, the blockstore or the registry (DESIGN.md rule 5). Upload sessions, content reads with the
 // download deadlines, file status and lifecycle events, and the operator pin routes.
 
+import type { CatOptions } from '@helia/unixfs';
 import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
@@ -66,6 +67,12 @@ export interface ContentOptions {
   readonly settings: ContentSettings;
   readonly logger: Logger;
 }
+
+/**
+ * Leaves read ahead of the one being sent. The exporter's default reads every child of a DAG layer at once:
+ * a 256 MiB file was held in memory whole (RSS > 500 MiB) and its first byte waited for all of it.
+ */
+export const DOWNLOAD_BLOCK_READ_CONCURRENCY = 8;
 
 /** The content actor's settings from the files configuration. */
 export function contentSettings(config: FilesConfig): ContentSettings {
@@ -197,7 +204,9 @@ export function contentLogic(options: ContentOptions) {
     };
     try {
       armIdle();
-      for await (const chunk of node.unixfs.cat(cid, { signal: controller.signal })) {
+      // @helia/unixfs hands its options on to the exporter, which knows `blockReadConcurrency` (not in CatOptions' type).
+      const catOptions: CatOptions & { blockReadConcurrency: number } = { signal: controller.signal, blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };
+      for await (const chunk of node.unixfs.cat(cid, catOptions)) {
         armIdle();
         yield chunk;
       }

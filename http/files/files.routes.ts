@@ -15,6 +15,7 @@ import { storagePolicy } from '../../src/files/policy.js';
 import { localOnlyReport } from '../../src/files/report.js';
 import type { FileRecord } from '../../src/files/types.js';
 import type { HttpMetrics } from '../metrics.js';
+import { AbortedError } from '../../src/errors.js';
 import { HttpServer, PayloadTooLargeError, type HttpRequest } from '../server.js';
 import {
   ADMISSION_RETRY_AFTER_SECONDS,
@@ -310,6 +311,12 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesCo
     });
     parser.on('close', () => resolveWhenDone());
     const body = request.bodyStream!;
+    // Destroyed while the handler awaited (client gone, body too large): no event will come any more.
+    if (body.destroyed) {
+      parser.destroy();
+      reject(body.errored ?? new AbortedError('client disconnected'));
+      return;
+    }
     body.on('error', (error) => {
       fail(error);
       parser.destroy(error);

@@ -11,14 +11,14 @@ import { SIGNAL_ROOT_ENV } from '../support/signal-root.js';
 
 const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'signal-root.js');
 
-async function run(mode: 'quick' | 'hang', signals: NodeJS.Signals[]) {
+async function run(mode: 'quick' | 'hang' | 'stuck-start', signals: NodeJS.Signals[]) {
   const child = spawn(process.execPath, [script], { env: { ...process.env, [SIGNAL_ROOT_ENV]: mode }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let ready!: () => void;
   const started = new Promise<void>((resolve) => (ready = resolve));
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString();
-    if (out.includes('"msg":"ready"')) ready();
+    if (out.includes(mode === 'stuck-start' ? '"msg":"starting"' : '"msg":"ready"')) ready();
   });
   const killer = setTimeout(() => child.kill('SIGKILL'), SHUTDOWN_DEADLINE_MS + 15_000);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
@@ -49,4 +49,11 @@ test('a shutdown still running at the deadline logs the timeout and exits 1', as
   assert.ok(timeout, 'the timeout is logged');
   assert.equal(timeout!.level, 'error');
   assert.ok(elapsedMs >= SHUTDOWN_DEADLINE_MS - 100, `exited after ${elapsedMs} ms`);
+});
+
+test('a signal while startup hangs still meets the deadline: exit 1 with the timeout line', async () => {
+  const { code, lines, elapsedMs } = await run('stuck-start', ['SIGTERM']);
+  assert.equal(code, 1);
+  assert.ok(lines.some((line) => line.msg === 'shutdown timed out; exiting'));
+  assert.ok(elapsedMs >= SHUTDOWN_DEADLINE_MS - 100 && elapsedMs < SHUTDOWN_DEADLINE_MS + 10_000, `exited after ${elapsedMs} ms`);
 });

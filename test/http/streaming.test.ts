@@ -177,3 +177,64 @@ test('a keep-alive connection keeps serving after a streamed body that filled th
     await server.close();
   }
 });
+
+test('a body stream destroyed before the handler reads it (client gone during an await) is not an uncaught error', async () => {
+  const server = newServer();
+  let sawDestroyed: boolean | undefined;
+  let handlerDone!: () => void;
+  const done = new Promise<void>((resolve) => (handlerDone = resolve));
+  server.route(
+    'post',
+    '/late',
+    async (request) => {
+      // Like the upload route awaiting its disk claim before parsing.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      sawDestroyed = request.bodyStream!.destroyed;
+      handlerDone();
+      return { status: 200 };
+    },
+    { stream: { maxBytes: 1024 * 1024 } },
+  );
+  const port = await server.listen();
+  try {
+    const { connect } = await import('node:net');
+    const socket = connect(port, '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('POST /late HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\npartial');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    socket.destroy();
+    await done;
+    assert.equal(sawDestroyed, true, 'the handler sees the destroyed body');
+    // The process is still here and the server still answers.
+    const next = await fetch(`http://127.0.0.1:${port}/nowhere`);
+    assert.equal(next.status, 404);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a large streamed reply (many MiB under backpressure) never stalls', async () => {
+  const server = newServer();
+  const chunk = pattern(1024 * 1024);
+  const count = 64;
+  server.route('get', '/big', () => ({
+    status: 200,
+    stream: {
+      length: chunk.length * count,
+      chunks: (async function* () {
+        for (let i = 0; i < count; i++) yield chunk;
+      })(),
+    },
+  }));
+  const port = await server.listen();
+  try {
+    for (let round = 0; round < 2; round++) {
+      const response = await fetch(`http://127.0.0.1:${port}/big`, { signal: AbortSignal.timeout(30_000) });
+      let received = 0;
+      for await (const part of response.body!) received += (part as Uint8Array).byteLength;
+      assert.equal(received, chunk.length * count, `round ${round}: every byte`);
+    }
+  } finally {
+    await server.close();
+  }
+});

@@ -1,0 +1,735 @@
+// `npm run bench -- files`: the files node's timing goals, each against a baseline measured in the same run.
+//
+// One node: the built CLI (`adm-infra files`) as its own process with its own HOME, on 127.0.0.1.
+//
+// 1. upload:   a 256 MiB file POSTed as multipart/form-data, against importing the same bytes with the node's
+//              exact importer settings (IMPORTER_SETTINGS) straight into a fresh FsBlockstore in this process
+//              (no HTTP). Both must produce the same CID. Goal: HTTP <= 1.2x the baseline, and the node's
+//              peak RSS under 200 MiB during the upload (sampled every 100 ms, and the kernel's VmHWM).
+// 2. download: GET /api/file/<cid> of that file, reading the whole body, against `unixfs.cat` in this
+//              process over an FsBlockstore on disk holding the same blocks. Goal: HTTP <= 1.2x the baseline.
+//              Time to first byte printed for both.
+// 3. small:    200 uploads of distinct 4 KiB files from 16 concurrent keep-alive clients: files/s, p50/p99.
+//              No goal; the same imports in-process (16 at a time, no HTTP) are shown for reference.
+//
+// The data is generated from a seeded PRNG, chunk by chunk, so every run measures the same bytes and no
+// 256 MiB buffer exists in this process. The generator is part of both sides of every comparison; its own
+// cost is printed so it can be subtracted by eye.
+
+import { createHash } from 'node:crypto';
+import { rmSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { unixfs, type CatOptions } from '@helia/unixfs';
+import { FsBlockstore } from 'blockstore-fs';
+import { importByteStream } from 'ipfs-unixfs-importer';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { sha256 } from 'multiformats/hashes/sha2';
+import { DOWNLOAD_BLOCK_READ_CONCURRENCY } from '../actors/files/content.actor.js';
+import { IMPORTER_SETTINGS } from '../actors/files/upload-session.js';
+import type { BenchOptions } from './run.js';
+import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
+import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
+
+export const FILES_SECTIONS = ['upload', 'download', 'small'] as const;
+
+// Goals (the issue of this benchmark).
+const GOAL_UPLOAD_RATIO = 1.2;
+const GOAL_UPLOAD_PEAK_RSS_MIB = 200;
+const GOAL_DOWNLOAD_RATIO = 1.2;
+
+const MIB = 1_048_576;
+const LARGE_SIZE = 256 * MIB;
+/** Generator chunk: the importer's own chunk size, so the baseline does not re-slice more than it must. */
+const GEN_CHUNK = MIB;
+/** Distinct files per round keep the node from deduplicating a repeated upload into a no-op. */
+const UPLOAD_ROUNDS = 5;
+const DOWNLOAD_ROUNDS = 5;
+const SMALL_FILES = 200;
+const SMALL_SIZE = 4096;
+const SMALL_CLIENTS = 16;
+const SMALL_WARMUP = 16;
+const RSS_SAMPLE_MS = 100;
+const READY_TIMEOUT_MS = 60_000;
+/**
+ * A request that moves no byte for this long has stalled (socket idle timeout; the longest legitimate
+ * silence is the node importing or reading a whole 256 MiB file, a few seconds here).
+ */
+const REQUEST_IDLE_MS = 60_000;
+const LARGE_SEED_BASE = 1;
+const SMALL_SEED_BASE = 100_000;
+const WARMUP_SEED = 999_999;
+
+const DIST = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(DIST, 'src', 'cli.js');
+const POLYFILL = join(DIST, 'src', 'polyfill.js');
+const LOOPBACK = '127.0.0.1';
+
+const say = (text = ''): void => void process.stdout.write(`${text}\n`);
+const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
+const median = (values: readonly number[]): number => summarizeMs(values).p50;
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic data.
+
+/**
+ * `size` bytes from xorshift128 seeded through mulberry32, in fresh `GEN_CHUNK` buffers (a consumer may keep
+ * a chunk, e.g. a socket write queue, so none is reused). Words are written in the platform's byte order:
+ * stable on one machine, which is all a same-run comparison needs.
+ */
+function* seededBytes(seed: number, size: number): Generator<Uint8Array> {
+  let m = seed >>> 0;
+  const next32 = () => {
+    m = (m + 0x6d2b79f5) >>> 0;
+    let t = m;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  };
+  let x = next32() | 1;
+  let y = next32();
+  let z = next32();
+  let w = next32();
+  for (let offset = 0; offset < size; offset += GEN_CHUNK) {
+    const length = Math.min(GEN_CHUNK, size - offset);
+    const words = new Uint32Array(Math.ceil(length / 4));
+    for (let i = 0; i < words.length; i++) {
+      const t = x ^ (x << 11);
+      x = y;
+      y = z;
+      z = w;
+      w = (w ^ (w >>> 19) ^ (t ^ (t >>> 8))) >>> 0;
+      words[i] = w;
+    }
+    yield new Uint8Array(words.buffer, 0, length);
+  }
+}
+
+function smallFile(index: number): Uint8Array {
+  return seededBytes(SMALL_SEED_BASE + index, SMALL_SIZE).next().value as Uint8Array;
+}
+
+/** A file of at most one chunk is one raw block (notes B.1): its CID needs no importer to predict. */
+async function rawCid(bytes: Uint8Array): Promise<string> {
+  return CID.createV1(raw.code, await sha256.digest(bytes)).toString();
+}
+
+// ---------------------------------------------------------------------------------------------
+// HTTP client (node:http, so the body can be streamed with backpressure and a computed Content-Length).
+
+const BOUNDARY = '----adm-infra-bench-7d1f0c2e9b';
+
+function multipartParts(filename: string): { head: Buffer; tail: Buffer } {
+  return {
+    head: Buffer.from(
+      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
+    ),
+    tail: Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+  };
+}
+
+interface UploadAnswer {
+  readonly status: number;
+  readonly cid: string | undefined;
+  readonly body: string;
+  readonly ms: number;
+}
+
+/** POSTs one file as multipart/form-data, writing `content` as it is produced. */
+function uploadFile(port: number, agent: Agent, filename: string, content: Iterable<Uint8Array>, size: number): Promise<UploadAnswer> {
+  const { head, tail } = multipartParts(filename);
+  const started = nowMs();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      request.destroy();
+      reject(error);
+    };
+    const request = httpRequest({
+      host: LOOPBACK,
+      port,
+      method: 'POST',
+      path: '/api/file/upload',
+      agent,
+      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': head.length + size + tail.length },
+    });
+    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`upload of ${filename}: no progress for ${REQUEST_IDLE_MS / 1000} s`)));
+    request.once('error', fail);
+    let answered = false;
+    request.once('response', (response: IncomingMessage) => {
+      answered = true;
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.once('error', fail);
+      response.once('end', () => {
+        if (settled) return;
+        settled = true;
+        const body = Buffer.concat(chunks).toString('utf8');
+        let cid: string | undefined;
+        try {
+          cid = (JSON.parse(body) as { cids?: string[] }).cids?.[0];
+        } catch {
+          // Not JSON: an error page; the status tells.
+        }
+        resolve({ status: response.statusCode ?? 0, cid, body, ms: nowMs() - started });
+      });
+    });
+    // The body is written with backpressure: at most one socket buffer ahead of the node.
+    const drained = () => new Promise<void>((done) => {
+      const finish = () => {
+        request.off('drain', finish);
+        request.off('close', finish);
+        done();
+      };
+      request.once('drain', finish);
+      request.once('close', finish);
+    });
+    void (async () => {
+      try {
+        for (const piece of [[head], content, [tail]] as Iterable<Uint8Array>[]) {
+          for (const chunk of piece) {
+            // An early answer (an error status) or a closed socket ends the writing.
+            if (settled || answered || request.destroyed) return;
+            if (!request.write(chunk)) await drained();
+          }
+        }
+        request.end();
+      } catch (error) {
+        fail(error as Error);
+      }
+    })();
+  });
+}
+
+interface DownloadAnswer {
+  readonly status: number;
+  readonly bytes: number;
+  /** From the request to the first body byte. */
+  readonly ttfbMs: number;
+  readonly ms: number;
+  readonly sha256?: string;
+}
+
+function downloadFile(port: number, agent: Agent, cid: string, hash: boolean): Promise<DownloadAnswer> {
+  const started = nowMs();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      request.destroy();
+      reject(error);
+    };
+    let bytes = 0;
+    const request = httpRequest({ host: LOOPBACK, port, method: 'GET', path: `/api/file/${cid}`, agent });
+    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`download of ${cid}: stalled, no byte for ${REQUEST_IDLE_MS / 1000} s after ${fmtInt(bytes)} bytes`)));
+    request.once('error', fail);
+    request.once('response', (response: IncomingMessage) => {
+      const digest = hash ? createHash('sha256') : undefined;
+      let ttfbMs = NaN;
+      response.on('data', (chunk: Buffer) => {
+        if (bytes === 0) ttfbMs = nowMs() - started;
+        bytes += chunk.length;
+        digest?.update(chunk);
+      });
+      response.once('error', fail);
+      response.once('end', () => {
+        if (settled) return;
+        settled = true;
+        resolve({ status: response.statusCode ?? 0, bytes, ttfbMs, ms: nowMs() - started, sha256: digest?.digest('hex') });
+      });
+    });
+    request.end();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The node as a process.
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, LOOPBACK, () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function nodeConfig(port: number): Record<string, unknown> {
+  return {
+    nodes: [],
+    storeFolder: '.adm-ipfs',
+    // Request logs are info lines: at warn the node spends nothing on logging during the measurements.
+    logLevel: 'warn',
+    serverPort: port,
+    peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
+    maxFileCount: 10,
+    // Room for the 256 MiB file; the request limit adds room for the multipart framing.
+    uploadLimitSizeBytes: 288 * MIB,
+    findFileTimeout: 20_000,
+    cors: { allowedOrigins: ['*'] },
+    // Limits high enough that no measured request is refused: the bench measures work, not policy.
+    rateLimits: {
+      upload: { windowMs: 900_000, limit: 100_000 },
+      read: { windowMs: 60_000, limit: 100_000 },
+    },
+    storage: {
+      maxRequestSizeBytes: 320 * MIB,
+      maxConcurrentUploads: 32,
+      // The bench's own store and the node's share one disk: no reserve, so a nearly full disk still runs.
+      diskReserveBytes: 0,
+    },
+  };
+}
+
+interface FilesNodeProcess {
+  readonly process: ManagedProcess;
+  readonly port: number;
+  readonly startupMs: number;
+}
+
+async function startNode(home: string): Promise<FilesNodeProcess> {
+  const port = await freePort();
+  const configPath = join(home, 'config.json5');
+  writeFileSync(configPath, JSON.stringify(nodeConfig(port), null, 2));
+  const started = Date.now();
+  // Its own HOME: the store lives in <HOME>/.adm-ipfs (notes B.7). No ADMIN_PORT: the operator listener stays off.
+  const managed = spawnTracked('files-node', process.execPath, ['--import', POLYFILL, CLI, 'files', '--config', configPath, '--host', LOOPBACK], {
+    env: { PATH: process.env.PATH, HOME: home },
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (managed.exited()) throw new Error(`the files node exited before it answered:\n${managed.tail()}`);
+    if (Date.now() > deadline) throw new Error(`the files node did not answer GET / within ${READY_TIMEOUT_MS} ms:\n${managed.tail()}`);
+    try {
+      const response = await fetch(`http://${LOOPBACK}:${port}/`, { signal: AbortSignal.timeout(2_000) });
+      if (response.status === 200 && (await response.text()) === 'IPFS node') break;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { process: managed, port, startupMs: Date.now() - started };
+}
+
+/**
+ * A first small upload, retried while the node finishes starting (GET / answers before every actor is
+ * up): it also warms the upload path so the first measured request does not pay for lazy setup.
+ */
+async function warmUp(node: FilesNodeProcess, agent: Agent): Promise<void> {
+  const bytes = seededBytes(WARMUP_SEED, 3 * MIB + 123);
+  const chunks = [...bytes];
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  let last = '';
+  for (let attempt = 0; Date.now() < deadline; attempt++) {
+    const answer = await uploadFile(node.port, agent, 'warmup.bin', chunks, 3 * MIB + 123);
+    if (answer.status === 200 && answer.cid) {
+      const download = await downloadFile(node.port, agent, answer.cid, false);
+      if (download.status === 200 && download.bytes === 3 * MIB + 123) return;
+      last = `download answered ${download.status} with ${download.bytes} bytes`;
+    } else {
+      last = `upload answered ${answer.status}: ${answer.body.slice(0, 300)}`;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`the files node did not accept a warm-up upload within ${READY_TIMEOUT_MS} ms (${last}):\n${node.process.tail()}`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results and goals.
+
+interface Row {
+  readonly name: string;
+  readonly measured: string;
+  readonly baseline: string;
+  readonly ratio: string;
+  readonly target: string;
+  /** undefined: no goal, or not judged. */
+  readonly met: boolean | undefined;
+  readonly judged: boolean;
+}
+
+const rows: Row[] = [];
+const notes: string[] = [];
+
+function goalRow(name: string, measured: string, baseline: string, ratio: string, target: string, met: boolean): void {
+  rows.push({ name, measured, baseline, ratio, target, met, judged: true });
+}
+
+function infoRow(name: string, measured: string, baseline = '-', ratio = '-'): void {
+  rows.push({ name, measured, baseline, ratio, target: '-', met: undefined, judged: false });
+}
+
+const seconds = (ms: number) => `${fmt(ms / 1000, 2)} s`;
+const mibPerSecond = (bytes: number, ms: number) => `${fmt(bytes / MIB / (ms / 1000), 1)} MiB/s`;
+
+// ---------------------------------------------------------------------------------------------
+// Shared state between the sections: the large file, in the node and in a baseline store.
+
+interface LargeFile {
+  readonly seed: number;
+  readonly cid: string;
+  /** A store of this process holding exactly the blocks of `cid` (the download baseline reads it). */
+  readonly baselineStore: string;
+}
+
+async function importInProcess(dir: string, content: Iterable<Uint8Array>): Promise<{ cid: string; ms: number }> {
+  const blockstore = new FsBlockstore(dir);
+  await blockstore.open();
+  try {
+    const started = nowMs();
+    // importByteStream, the importer entry the node's upload session calls: a plain `importer()` over one
+    // unnamed file gives the same CID, but this keeps the baseline on the node's exact code path.
+    const result = await importByteStream(content, blockstore, IMPORTER_SETTINGS);
+    return { cid: result.cid.toString(), ms: nowMs() - started };
+  } finally {
+    await blockstore.close();
+  }
+}
+
+/** Samples the node's RSS while `work` runs; VmHWM covers what falls between samples. */
+async function withRssSampling<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; sampledPeakMiB: number; hwmMiB: number }> {
+  let sampledPeakMiB = 0;
+  const sample = () => {
+    const memory = memoryOf(pid);
+    if (memory) sampledPeakMiB = Math.max(sampledPeakMiB, memory.rssMiB);
+  };
+  sample();
+  const timer = setInterval(sample, RSS_SAMPLE_MS);
+  try {
+    const result = await work();
+    sample();
+    return { result, sampledPeakMiB, hwmMiB: memoryOf(pid)?.peakMiB ?? NaN };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. Upload of 256 MiB.
+
+async function benchUpload(node: FilesNodeProcess, agent: Agent, scratch: string): Promise<LargeFile> {
+  say(`== 1. upload: ${fmtInt(LARGE_SIZE / MIB)} MiB over HTTP vs importByteStream into a fresh FsBlockstore in-process, ${UPLOAD_ROUNDS} rounds of distinct files (order alternates)`);
+  const genStarted = nowMs();
+  let generated = 0;
+  for (const chunk of seededBytes(LARGE_SEED_BASE, LARGE_SIZE)) generated += chunk.length;
+  const genMs = nowMs() - genStarted;
+  say(`generating ${fmtInt(generated / MIB)} MiB alone takes ${seconds(genMs)} (${mibPerSecond(generated, genMs)}); both sides include it`);
+  const idle = memoryOf(node.process.pid);
+  if (idle) say(`node RSS before the uploads: ${fmt(idle.rssMiB, 1)} MiB (VmHWM so far ${fmt(idle.peakMiB, 1)} MiB)`);
+
+  const table1: string[][] = [];
+  const httpMs: number[] = [];
+  const baseMs: number[] = [];
+  let peakSampled = 0;
+  let peakHwm = 0;
+  let first: LargeFile | undefined;
+  for (let round = 0; round < UPLOAD_ROUNDS; round++) {
+    const seed = LARGE_SEED_BASE + round;
+    const baselineStore = join(scratch, `baseline-upload-${round}`);
+    const runBaseline = async () => {
+      const base = await importInProcess(baselineStore, seededBytes(seed, LARGE_SIZE));
+      baseMs.push(base.ms);
+      table1.push([`round ${round + 1}`, 'baseline: importer -> FsBlockstore', seconds(base.ms), mibPerSecond(LARGE_SIZE, base.ms), '-', '-', '-', base.cid]);
+      return base;
+    };
+    const runHttp = async () => {
+      const cpuBefore = cpuSecondsOf(node.process.pid);
+      const { result, sampledPeakMiB, hwmMiB } = await withRssSampling(node.process.pid, () =>
+        uploadFile(node.port, agent, `bench-${seed}.bin`, seededBytes(seed, LARGE_SIZE), LARGE_SIZE),
+      );
+      const cpuAfter = cpuSecondsOf(node.process.pid);
+      if (result.status !== 200 || result.cid === undefined) throw new Error(`HTTP upload answered ${result.status}: ${result.body.slice(0, 500)}`);
+      httpMs.push(result.ms);
+      peakSampled = Math.max(peakSampled, sampledPeakMiB);
+      peakHwm = Math.max(peakHwm, hwmMiB);
+      const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? `${fmt(((cpuAfter - cpuBefore) * 1000 * 100) / result.ms, 0)}%` : '-';
+      table1.push([`round ${round + 1}`, 'HTTP POST /api/file/upload', seconds(result.ms), mibPerSecond(LARGE_SIZE, result.ms), fmt(sampledPeakMiB, 1), fmt(hwmMiB, 1), cpu, result.cid]);
+      return result;
+    };
+    // Alternating the order spreads any effect of the disk's writeback of the previous import over both sides.
+    let base: { cid: string };
+    let http: UploadAnswer;
+    if (round % 2 === 0) {
+      base = await runBaseline();
+      http = await runHttp();
+    } else {
+      http = await runHttp();
+      base = await runBaseline();
+    }
+    if (http.cid !== base.cid) throw new Error(`round ${round + 1}: the node stored CID ${http.cid}, the in-process import gave ${base.cid}: not the same importer settings`);
+    if (round === 0) first = { seed, cid: base.cid, baselineStore };
+    else rmSync(baselineStore, { recursive: true, force: true });
+  }
+  say();
+  say(table(['round', 'side', 'time', 'throughput', 'node RSS peak MiB (sampled)', 'node VmHWM MiB', 'node CPU', 'CID'], table1));
+  say();
+  const http = median(httpMs);
+  const base = median(baseMs);
+  const ratio = http / base;
+  say(`median: HTTP ${seconds(http)}, baseline ${seconds(base)}, ratio ${fmt(ratio)}x; same CID on both sides in every round`);
+  say();
+  goalRow(`upload ${LARGE_SIZE / MIB} MiB, HTTP / importer (median of ${UPLOAD_ROUNDS})`, seconds(http), seconds(base), `${fmt(ratio)}x`, `<= ${GOAL_UPLOAD_RATIO}x`, ratio <= GOAL_UPLOAD_RATIO);
+  // VmHWM is exact (the kernel's high-water mark) but counts everything since the node started; the
+  // sampled peak only sees the upload windows. The goal is judged on the larger of the two.
+  const peak = Math.max(peakSampled, Number.isFinite(peakHwm) ? peakHwm : 0);
+  goalRow(
+    'node peak RSS during the uploads',
+    `${fmt(peak, 1)} MiB (sampled ${fmt(peakSampled, 1)}, VmHWM ${fmt(peakHwm, 1)})`,
+    '-',
+    '-',
+    `< ${GOAL_UPLOAD_PEAK_RSS_MIB} MiB`,
+    peak < GOAL_UPLOAD_PEAK_RSS_MIB,
+  );
+  return first!;
+}
+
+/** For `--only download`: the file put in place without measuring. */
+async function prepareLarge(node: FilesNodeProcess, agent: Agent, scratch: string): Promise<LargeFile> {
+  const seed = LARGE_SEED_BASE;
+  const baselineStore = join(scratch, 'baseline-download');
+  say(`preparing the ${LARGE_SIZE / MIB} MiB file (not measured): HTTP upload and in-process import`);
+  const http = await uploadFile(node.port, agent, `bench-${seed}.bin`, seededBytes(seed, LARGE_SIZE), LARGE_SIZE);
+  if (http.status !== 200 || http.cid === undefined) throw new Error(`HTTP upload answered ${http.status}: ${http.body.slice(0, 500)}`);
+  const base = await importInProcess(baselineStore, seededBytes(seed, LARGE_SIZE));
+  if (http.cid !== base.cid) throw new Error(`the node stored CID ${http.cid}, the in-process import gave ${base.cid}`);
+  return { seed, cid: base.cid, baselineStore };
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. Download of 256 MiB.
+
+async function catInProcess(store: string, cid: string, hash: boolean): Promise<DownloadAnswer> {
+  const blockstore = new FsBlockstore(store);
+  await blockstore.open();
+  try {
+    // unixfs needs only a blockstore for cat; no Helia node, no network: the FsBlockstore reads from disk.
+    const fs = unixfs({ blockstore });
+    const digest = hash ? createHash('sha256') : undefined;
+    const started = nowMs();
+    let bytes = 0;
+    let ttfbMs = NaN;
+    // The node's own read-ahead, so both sides read the DAG the same way.
+    const options: CatOptions & { blockReadConcurrency: number } = { blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };
+    for await (const chunk of fs.cat(CID.parse(cid), options)) {
+      if (bytes === 0) ttfbMs = nowMs() - started;
+      bytes += chunk.length;
+      digest?.update(chunk);
+    }
+    return { status: 200, bytes, ttfbMs, ms: nowMs() - started, sha256: digest?.digest('hex') };
+  } finally {
+    await blockstore.close();
+  }
+}
+
+async function benchDownload(node: FilesNodeProcess, agent: Agent, large: LargeFile): Promise<void> {
+  say(`== 2. download: GET /api/file/<cid> of the ${LARGE_SIZE / MIB} MiB file vs unixfs.cat over an FsBlockstore in-process, ${DOWNLOAD_ROUNDS} rounds (order alternates) after one verified pass each`);
+  const source = createHash('sha256');
+  for (const chunk of seededBytes(large.seed, LARGE_SIZE)) source.update(chunk);
+  const expected = source.digest('hex');
+  // The verified passes also warm both paths (and the page cache for both stores). The baseline goes
+  // first and is printed at once, so a failing HTTP side still leaves the reference on record.
+  const checkCat = await catInProcess(large.baselineStore, large.cid, true);
+  if (checkCat.bytes !== LARGE_SIZE || checkCat.sha256 !== expected) throw new Error(`unixfs.cat gave ${checkCat.bytes} bytes, sha256 ${checkCat.sha256}`);
+  say(`unixfs.cat verified (${fmtInt(LARGE_SIZE)} bytes, sha256 ${expected.slice(0, 16)}… of the generated source): ${seconds(checkCat.ms)}, TTFB ${fmt(checkCat.ttfbMs, 2)} ms (hashing included)`);
+  const checkHttp = await downloadFile(node.port, agent, large.cid, true);
+  if (checkHttp.status !== 200 || checkHttp.bytes !== LARGE_SIZE || checkHttp.sha256 !== expected) {
+    throw new Error(`HTTP download answered ${checkHttp.status}, ${checkHttp.bytes} bytes, sha256 ${checkHttp.sha256} (expected ${LARGE_SIZE} bytes, ${expected})`);
+  }
+  say(`HTTP download verified: ${seconds(checkHttp.ms)}, TTFB ${fmt(checkHttp.ttfbMs, 2)} ms (hashing included)`);
+
+  const lines: string[][] = [];
+  const http: DownloadAnswer[] = [];
+  const base: DownloadAnswer[] = [];
+  for (let round = 0; round < DOWNLOAD_ROUNDS; round++) {
+    const runHttp = async () => {
+      // No goal on the node's memory here, but a download that holds the file in memory shows up in this column.
+      const { result: answer, sampledPeakMiB } = await withRssSampling(node.process.pid, () => downloadFile(node.port, agent, large.cid, false));
+      if (answer.status !== 200 || answer.bytes !== LARGE_SIZE) throw new Error(`HTTP download answered ${answer.status} with ${answer.bytes} bytes`);
+      http.push(answer);
+      lines.push([`round ${round + 1}`, 'HTTP GET /api/file/<cid>', fmt(answer.ttfbMs, 2), seconds(answer.ms), mibPerSecond(answer.bytes, answer.ms), fmt(sampledPeakMiB, 1)]);
+    };
+    const runBase = async () => {
+      const answer = await catInProcess(large.baselineStore, large.cid, false);
+      if (answer.bytes !== LARGE_SIZE) throw new Error(`unixfs.cat gave ${answer.bytes} bytes`);
+      base.push(answer);
+      lines.push([`round ${round + 1}`, 'baseline: unixfs.cat', fmt(answer.ttfbMs, 2), seconds(answer.ms), mibPerSecond(answer.bytes, answer.ms), '-']);
+    };
+    if (round % 2 === 0) {
+      await runBase();
+      await runHttp();
+    } else {
+      await runHttp();
+      await runBase();
+    }
+  }
+  say();
+  say(table(['round', 'side', 'TTFB ms', 'time', 'throughput', 'node RSS peak MiB (sampled)'], lines));
+  say();
+  const httpMs = median(http.map((a) => a.ms));
+  const baseMs = median(base.map((a) => a.ms));
+  const httpTtfb = median(http.map((a) => a.ttfbMs));
+  const baseTtfb = median(base.map((a) => a.ttfbMs));
+  const ratio = httpMs / baseMs;
+  say(`median: HTTP ${seconds(httpMs)} (TTFB ${fmt(httpTtfb, 2)} ms), unixfs.cat ${seconds(baseMs)} (TTFB ${fmt(baseTtfb, 2)} ms), ratio ${fmt(ratio)}x`);
+  say(`node RSS after the downloads: ${fmt(memoryOf(node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
+  say();
+  goalRow(`download ${LARGE_SIZE / MIB} MiB, HTTP / unixfs.cat (median of ${DOWNLOAD_ROUNDS})`, seconds(httpMs), seconds(baseMs), `${fmt(ratio)}x`, `<= ${GOAL_DOWNLOAD_RATIO}x`, ratio <= GOAL_DOWNLOAD_RATIO);
+  infoRow('download time to first byte (median)', `${fmt(httpTtfb, 2)} ms`, `${fmt(baseTtfb, 2)} ms`, `${fmt(httpTtfb / baseTtfb, 1)}x`);
+}
+
+// ---------------------------------------------------------------------------------------------
+// 3. Many small uploads.
+
+/** Runs `count` jobs on `workers` concurrent loops; each job's latency in ms. */
+async function concurrently(count: number, workers: number, job: (index: number) => Promise<void>): Promise<{ latencies: number[]; wallMs: number }> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = nowMs();
+  await Promise.all(
+    Array.from({ length: Math.min(workers, count) }, async () => {
+      while (next < count) {
+        const index = next++;
+        const t0 = nowMs();
+        await job(index);
+        latencies.push(nowMs() - t0);
+      }
+    }),
+  );
+  return { latencies, wallMs: nowMs() - started };
+}
+
+async function benchSmall(node: FilesNodeProcess, scratch: string): Promise<void> {
+  say(`== 3. small: ${SMALL_FILES} uploads of distinct ${SMALL_SIZE / 1024} KiB files, ${SMALL_CLIENTS} concurrent keep-alive clients (after ${SMALL_WARMUP} warm-up uploads)`);
+  const files = Array.from({ length: SMALL_FILES + SMALL_WARMUP }, (_, i) => smallFile(i));
+  const expected = await Promise.all(files.map(rawCid));
+  // One socket per client, reused for every request of that client.
+  const agent = new Agent({ keepAlive: true, maxSockets: SMALL_CLIENTS });
+  try {
+    const upload = async (index: number) => {
+      const answer = await uploadFile(node.port, agent, `small-${index}.bin`, [files[index]!], SMALL_SIZE);
+      if (answer.status !== 200) throw new Error(`small upload ${index} answered ${answer.status}: ${answer.body.slice(0, 300)}`);
+      if (answer.cid !== expected[index]) throw new Error(`small upload ${index}: CID ${answer.cid}, expected ${expected[index]}`);
+    };
+    await concurrently(SMALL_WARMUP, SMALL_CLIENTS, (i) => upload(SMALL_FILES + i));
+    const cpuBefore = cpuSecondsOf(node.process.pid);
+    const http = await concurrently(SMALL_FILES, SMALL_CLIENTS, upload);
+    const cpuAfter = cpuSecondsOf(node.process.pid);
+
+    // Reference: the same imports in-process, as many at a time, into a fresh FsBlockstore.
+    const store = new FsBlockstore(join(scratch, 'baseline-small'));
+    await store.open();
+    let ref: { latencies: number[]; wallMs: number };
+    try {
+      ref = await concurrently(SMALL_FILES, SMALL_CLIENTS, async (index) => {
+        const result = await importByteStream([files[index]!], store, IMPORTER_SETTINGS);
+        if (result.cid.toString() !== expected[index]) throw new Error(`in-process import ${index}: CID ${result.cid}, expected ${expected[index]}`);
+      });
+    } finally {
+      await store.close();
+    }
+
+    const h = summarizeMs(http.latencies);
+    const r = summarizeMs(ref.latencies);
+    const httpRate = (SMALL_FILES / http.wallMs) * 1000;
+    const refRate = (SMALL_FILES / ref.wallMs) * 1000;
+    const cpu = cpuBefore !== undefined && cpuAfter !== undefined ? `${fmt(((cpuAfter - cpuBefore) * 1000 * 100) / http.wallMs, 0)}%` : '-';
+    say();
+    say(
+      table(
+        ['side', 'files/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'files', 'node CPU'],
+        [
+          ['HTTP POST /api/file/upload', fmt(httpRate, 1), fmt(h.p50), fmt(h.p90), fmt(h.p99), fmt(h.max), fmtInt(h.count), cpu],
+          ['reference: importer -> FsBlockstore', fmt(refRate, 1), fmt(r.p50), fmt(r.p90), fmt(r.p99), fmt(r.max), fmtInt(r.count), '-'],
+        ],
+      ),
+    );
+    say();
+    say(`every answer carried the expected CID; node RSS after: ${fmt(memoryOf(node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
+    say();
+    infoRow(`small uploads, ${SMALL_CLIENTS} clients: files/s`, fmt(httpRate, 1), fmt(refRate, 1), `${fmt(httpRate / refRate)}x`);
+    infoRow('small uploads: p50 / p99 latency', `${fmt(h.p50)} / ${fmt(h.p99)} ms`, `${fmt(r.p50)} / ${fmt(r.p99)} ms`);
+  } finally {
+    agent.destroy();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function runFilesBench(options: BenchOptions): Promise<void> {
+  const run = (section: (typeof FILES_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
+  rows.length = 0;
+  notes.length = 0;
+  say('files benchmark');
+  say(machineHeader());
+  say(`started ${new Date().toISOString()}`);
+  say();
+  if (cpus().length < 3) {
+    notes.push(
+      `${cpus().length} cores: in the HTTP runs the client (generator, multipart writer, reader) and the node compete for them, ` +
+        'while each in-process baseline is one process; the HTTP ratios carry that contention.',
+    );
+  }
+  const home = makeScratchDir('adm-bench-files-home');
+  const scratch = makeScratchDir('adm-bench-files-baseline');
+  // The large transfers run one at a time on one reused connection.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let node: FilesNodeProcess | undefined;
+  try {
+    node = await startNode(home);
+    say(`files node pid ${node.process.pid} on ${LOOPBACK}:${node.port} (HOME ${home}), answering after ${node.startupMs} ms`);
+    await warmUp(node, agent);
+    say(`warm-up upload and download done; node RSS ${fmt(memoryOf(node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
+    say();
+
+    // A failed section is reported in the table and the next one still runs (a stalled download says
+    // nothing about small uploads); the bench still ends as failed below, so a failure is never a "result".
+    const failures: string[] = [];
+    const section = async (name: string, body: () => Promise<void>) => {
+      try {
+        await body();
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        failures.push(`${name}: ${message}`);
+        say(`section ${name} FAILED: ${message}`);
+        say();
+        rows.push({ name: `${name} (section failed)`, measured: '-', baseline: '-', ratio: '-', target: '-', met: undefined, judged: true });
+      }
+    };
+    let large: LargeFile | undefined;
+    if (run('upload')) await section('upload', async () => void (large = await benchUpload(node!, agent, scratch)));
+    if (run('download')) await section('download', async () => benchDownload(node!, agent, large ?? (await prepareLarge(node!, agent, scratch))));
+    if (run('small')) await section('small', () => benchSmall(node!, scratch));
+
+    say('== goals');
+    say(
+      table(
+        ['measure', 'measured', 'baseline', 'ratio', 'goal', 'met'],
+        rows.map((r) => [r.name, r.measured, r.baseline, r.ratio, r.target, !r.judged ? '-' : r.met === undefined ? 'FAILED' : r.met ? 'met' : 'MISSED']),
+      ),
+    );
+    for (const note of notes) say(`note: ${note}`);
+    const missed = rows.filter((r) => r.judged && r.met === false).length;
+    say();
+    say(missed === 0 ? 'all goals met' : `${missed} goal(s) missed`);
+    if (failures.length > 0) throw new Error(`${failures.length} section(s) failed:\n${failures.join('\n')}\nnode output (tail):\n${node.process.tail()}`);
+  } finally {
+    agent.destroy();
+    if (node) {
+      await node.process.stop(20_000);
+      const code = node.process.child.exitCode;
+      say(`files node stopped (exit ${code ?? node.process.child.signalCode})`);
+    }
+    await stopAllTracked();
+    removeScratchDirs();
+  }
+}
