@@ -195,20 +195,9 @@ export interface GcReport {
 /** How a run ended (the run machine's final state). */
 export type GcOutcome = 'previewed' | 'released' | 'collected' | 'abandoned' | 'failed';
 
-/** Everything a run decided and did; the report adds the timing. */
-export interface GcRunResult {
+/** Everything a run decided and did; the report adds the timing, `collected` (from the outcome) and `demoted`. */
+export interface GcRunResult extends Omit<GcReport, 'startedAt' | 'durationMs' | 'collected' | 'demoted'> {
   readonly outcome: GcOutcome;
-  readonly dryRun: boolean;
-  readonly trigger: GcTrigger;
-  readonly blockstoreBytesBefore: number;
-  readonly estimatedBytesAfter: number;
-  readonly releasedCids: readonly string[];
-  readonly retainedCids: readonly string[];
-  readonly removedBlocks: number;
-  readonly removedCids: readonly string[];
-  readonly repairedPins: readonly string[];
-  readonly unprotected: readonly string[];
-  readonly errors: readonly string[];
 }
 
 export function gcReport(result: GcRunResult, startedAt: number, finishedAt: number): GcReport {
