@@ -242,16 +242,8 @@ export function storedGcLastRun(value: unknown): GcLastRun | null {
   if (!isNumber(report.startedAt) || !isNumber(report.durationMs) || !isNumber(report.removedBlocks)) return null;
   if (typeof report.dryRun !== 'boolean' || typeof report.collected !== 'boolean' || typeof report.trigger !== 'string') return null;
   if (!Array.isArray(report.releasedCids) || !Array.isArray(report.errors)) return null;
-  return {
-    startedAt: report.startedAt,
-    durationMs: report.durationMs,
-    dryRun: report.dryRun,
-    collected: report.collected,
-    trigger: report.trigger,
-    releasedCount: report.releasedCids.length,
-    removedBlocks: report.removedBlocks,
-    errors: report.errors.filter((text): text is string => typeof text === 'string'),
-  };
+  // The fields gcLastRun reads were checked above; non-text errors of an older format are dropped.
+  return gcLastRun({ ...(report as GcReport), errors: report.errors.filter((text): text is string => typeof text === 'string') });
 }
 
 /** Stages of a run, named in error texts. */

@@ -22,8 +22,10 @@ const TEST_DEFAULTS: Raw = {
   storage: { diskReserveBytes: 0 },
 };
 
-export function filesTestConfig(overrides: Raw = {}): FilesConfig {
-  const parsed = parseFilesConfig(merge(merge(structuredClone(FILES_DEFAULT_CONFIG), TEST_DEFAULTS), overrides));
+/** Layers of overrides, merged deeply in order over the test defaults. */
+export function filesTestConfig(...layers: Raw[]): FilesConfig {
+  const raw = layers.reduce<unknown>((merged, layer) => merge(merged, layer), merge(structuredClone(FILES_DEFAULT_CONFIG), TEST_DEFAULTS));
+  const parsed = parseFilesConfig(raw);
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   return parsed.config;
 }

@@ -11,64 +11,27 @@ import { after, before, describe, it, test } from 'node:test';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
-import { systemClock } from '../../../actors/clock.js';
-import { filesTree } from '../../../actors/files/tree.js';
-import { createRuntime } from '../../../actors/runtime.js';
-import { Supervisor } from '../../../actors/supervisor.js';
-import { filesServer } from '../../../http/files/files.routes.js';
-import { listenerChild } from '../../../http/listener.js';
-import { captureLogger } from '../../support/logger.js';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
 import { waitFor } from '../../support/wait.js';
-import { freePort } from '../../support/cli.js';
-import { filesTestConfig } from '../../support/files-config.js';
+import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '3f9a1c7e5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 const README = Buffer.from('Hello ipfs-node!\n');
 const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
 
-interface Node {
-  port: number;
-  storeDirectory: string;
-  stop(): Promise<void>;
-  startupDone: Promise<void>;
-}
+type Node = TestFilesNode;
 
-async function startNode(storeDirectory: string, overrides: Record<string, unknown> = {}): Promise<Node> {
-  const port = await freePort();
-  const config = filesTestConfig({
-    serverPort: port,
-    adminApiKey: KEY,
-    maxFileCount: 3,
-    uploadLimitSizeBytes: 4 * 1024 * 1024,
-    storage: { maxRequestSizeBytes: 8 * 1024 * 1024 },
-    replication: { placement: [{ minAgeMs: 0, copies: 4 }], ackQuorum: 1 },
-    ...overrides,
-  });
-  let markDone!: () => void;
-  const startupDone = new Promise<void>((resolve) => (markDone = resolve));
-  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
-  const root = new Supervisor(
+const startNode = (storeDirectory: string, overrides: Record<string, unknown> = {}) =>
+  startTestFilesNode(storeDirectory, [
     {
-      id: 'root',
-      strategy: 'one_for_one',
-      intensity: 1,
-      periodMs: 10_000,
-      children: [filesTree({ config, storeDirectory }, { edge: [listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1' }))], onStartupComplete: () => markDone() })],
+      adminApiKey: KEY,
+      maxFileCount: 3,
+      uploadLimitSizeBytes: 4 * 1024 * 1024,
+      storage: { maxRequestSizeBytes: 8 * 1024 * 1024 },
+      replication: { placement: [{ minAgeMs: 0, copies: 4 }], ackQuorum: 1 },
     },
-    runtime,
-  );
-  await root.start();
-  return {
-    port,
-    storeDirectory,
-    startupDone,
-    async stop() {
-      root.shutdown();
-      await root.exited;
-    },
-  };
-}
+    overrides,
+  ]);
 
 const url = (node: Node, path: string) => `http://127.0.0.1:${node.port}${path}`;
 

@@ -10,63 +10,29 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CID } from 'multiformats/cid';
-import { systemClock } from '../../../actors/clock.js';
-import { filesTree } from '../../../actors/files/tree.js';
-import { createRuntime } from '../../../actors/runtime.js';
-import { Supervisor } from '../../../actors/supervisor.js';
-import { filesServer } from '../../../http/files/files.routes.js';
-import { listenerChild } from '../../../http/listener.js';
-import { freePort } from '../../support/cli.js';
-import { filesTestConfig } from '../../support/files-config.js';
-import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
+import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '3f9a1c7e5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 const ADMIN = { 'x-api-key': KEY };
 const MIB = 1024 * 1024;
 
-interface Node {
-  port: number;
-  storeDirectory: string;
-  stop(): Promise<void>;
-}
+type Node = TestFilesNode;
 
 async function startNode(home: string, overrides: Record<string, unknown>): Promise<Node> {
-  const port = await freePort();
-  const storeDirectory = join(home, '.adm-ipfs');
-  const config = filesTestConfig({
-    serverPort: port,
-    adminApiKey: KEY,
-    maxFileCount: 3,
-    uploadLimitSizeBytes: 4 * MIB,
-    // Generous limits: these tests upload and download more than the default per-client budgets allow.
-    rateLimits: { upload: { windowMs: 900_000, limit: 1_000 }, read: { windowMs: 60_000, limit: 1_000 }, pin: { windowMs: 900_000, limit: 1_000 } },
-    ...overrides,
-    storage: { maxRequestSizeBytes: 8 * MIB, confirmationRequired: true, ...(overrides.storage as object | undefined) },
-  });
-  let markDone!: () => void;
-  const startupDone = new Promise<void>((resolve) => (markDone = resolve));
-  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
-  const root = new Supervisor(
+  const node = await startTestFilesNode(join(home, '.adm-ipfs'), [
     {
-      id: 'root',
-      strategy: 'one_for_one',
-      intensity: 1,
-      periodMs: 10_000,
-      children: [filesTree({ config, storeDirectory }, { edge: [listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1' }))], onStartupComplete: () => markDone() })],
+      adminApiKey: KEY,
+      maxFileCount: 3,
+      uploadLimitSizeBytes: 4 * MIB,
+      // Generous limits: these tests upload and download more than the default per-client budgets allow.
+      rateLimits: { upload: { windowMs: 900_000, limit: 1_000 }, read: { windowMs: 60_000, limit: 1_000 }, pin: { windowMs: 900_000, limit: 1_000 } },
+      storage: { maxRequestSizeBytes: 8 * MIB, confirmationRequired: true },
     },
-    runtime,
-  );
-  await root.start();
-  await startupDone;
-  return {
-    port,
-    storeDirectory,
-    async stop() {
-      root.shutdown();
-      await root.exited;
-    },
-  };
+    overrides,
+  ]);
+  await node.startupDone;
+  return node;
 }
 
 const url = (node: Node, path: string) => `http://127.0.0.1:${node.port}${path}`;

@@ -15,58 +15,22 @@ import { after, before, describe, it } from 'node:test';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
-import { systemClock } from '../../../actors/clock.js';
-import { filesTree } from '../../../actors/files/tree.js';
-import { createRuntime } from '../../../actors/runtime.js';
-import { Supervisor } from '../../../actors/supervisor.js';
-import type { FilesRouteContext } from '../../../http/files/files.http.js';
-import { filesServer } from '../../../http/files/files.routes.js';
-import { listenerChild } from '../../../http/listener.js';
-import { freePort } from '../../support/cli.js';
-import { filesTestConfig } from '../../support/files-config.js';
-import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
+import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '8c1e4a7f2b9d3e6a0c5f8b1d4e7a2c9f6b3e0d5a8c1f4b7e2d9a6c3f0b5e8d1a';
 const MiB = 1024 * 1024;
 const RATE_TEXT = 'Too many requests. Please try again later.';
 
-interface Node {
-  readonly port: number;
-  /** The listener's route context (admission counters), through filesServer's onContext hook. */
-  readonly context: () => FilesRouteContext;
-  stop(): Promise<void>;
-}
+type Node = TestFilesNode;
 
 async function startNode(storeDirectory: string, overrides: Record<string, unknown>): Promise<Node> {
-  const port = await freePort();
-  const config = filesTestConfig({
-    serverPort: port,
-    adminApiKey: KEY,
-    maxFileCount: 3,
-    uploadLimitSizeBytes: 32 * MiB,
-    replication: { placement: [{ minAgeMs: 0, copies: 4 }], ackQuorum: 1 },
-    ...overrides,
-  });
-  let context: FilesRouteContext | undefined;
-  let markDone!: () => void;
-  const startupDone = new Promise<void>((resolve) => (markDone = resolve));
-  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
-  const edge = listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1', onContext: (built) => (context = built) }));
-  const root = new Supervisor(
-    { id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children: [filesTree({ config, storeDirectory }, { edge: [edge], onStartupComplete: () => markDone() })] },
-    runtime,
-  );
-  await root.start();
-  await startupDone;
-  return {
-    port,
-    context: () => context ?? assert.fail('the listener has not built its route context'),
-    async stop() {
-      root.shutdown();
-      await root.exited;
-    },
-  };
+  const node = await startTestFilesNode(storeDirectory, [
+    { adminApiKey: KEY, maxFileCount: 3, uploadLimitSizeBytes: 32 * MiB, replication: { placement: [{ minAgeMs: 0, copies: 4 }], ackQuorum: 1 } },
+    overrides,
+  ]);
+  await node.startupDone;
+  return node;
 }
 
 const url = (node: Node, path: string) => `http://127.0.0.1:${node.port}${path}`;

@@ -10,63 +10,32 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
-import { systemClock } from '../../../actors/clock.js';
 import type { DiskClaim } from '../../../actors/files/disk.actor.js';
 import { HEALTH_CHECKPOINT_KEY } from '../../../actors/files/health.actor.js';
-import { FILES_DISK_ID, filesTree } from '../../../actors/files/tree.js';
-import { createRuntime, type Runtime } from '../../../actors/runtime.js';
-import { Supervisor } from '../../../actors/supervisor.js';
-import { filesServer } from '../../../http/files/files.routes.js';
-import { listenerChild } from '../../../http/listener.js';
+import { FILES_DISK_ID } from '../../../actors/files/tree.js';
 import { FILES_VERSION } from '../../../src/files/config.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
 import { HEALTH_CHECK_NAMES, membershipVersion, type HealthObject } from '../../../src/files/health.js';
 import { openSqliteRegistry } from '../../../storage/files/registry.sqlite.js';
 import { freePort } from '../../support/cli.js';
-import { filesTestConfig } from '../../support/files-config.js';
-import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
+import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '3f9a1c7e5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 const INTERVAL = 1_000;
 
-interface Node {
-  port: number;
-  runtime: Runtime;
-  stop(): Promise<void>;
-}
+type Node = TestFilesNode;
 
-async function startNode(storeDirectory: string, overrides: Record<string, unknown> = {}): Promise<Node> {
-  const port = await freePort();
-  const config = filesTestConfig({
-    serverPort: port,
-    adminApiKey: KEY,
-    diskUsageScanPeriod: '* * * * * *',
-    health: { checkpointIntervalMs: INTERVAL },
-    storage: { maxConcurrentUploads: 7, maxConcurrentDownloads: 9, maxConcurrentDownloadsPerClient: 3 },
-    ...overrides,
-  });
-  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
-  const root = new Supervisor(
+const startNode = (storeDirectory: string, overrides: Record<string, unknown> = {}) =>
+  startTestFilesNode(storeDirectory, [
     {
-      id: 'root',
-      strategy: 'one_for_one',
-      intensity: 1,
-      periodMs: 10_000,
-      children: [filesTree({ config, storeDirectory }, { edge: [listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1' }))] })],
+      adminApiKey: KEY,
+      diskUsageScanPeriod: '* * * * * *',
+      health: { checkpointIntervalMs: INTERVAL },
+      storage: { maxConcurrentUploads: 7, maxConcurrentDownloads: 9, maxConcurrentDownloadsPerClient: 3 },
     },
-    runtime,
-  );
-  await root.start();
-  return {
-    port,
-    runtime,
-    async stop() {
-      root.shutdown();
-      await root.exited;
-    },
-  };
-}
+    overrides,
+  ]);
 
 const get = async (node: Node, path: string, headers: Record<string, string> = {}) => {
   const response = await fetch(`http://127.0.0.1:${node.port}${path}`, { headers });

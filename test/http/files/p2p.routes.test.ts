@@ -14,18 +14,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
-import { systemClock } from '../../../actors/clock.js';
 import { NodeHolder } from '../../../actors/files/node.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
-import { filesTree } from '../../../actors/files/tree.js';
-import { createRuntime } from '../../../actors/runtime.js';
-import { Supervisor } from '../../../actors/supervisor.js';
-import { filesServer } from '../../../http/files/files.routes.js';
-import { listenerChild } from '../../../http/listener.js';
 import type { PeeringTimings } from '../../../src/files/peering.js';
 import { freePort } from '../../support/cli.js';
-import { filesTestConfig } from '../../support/files-config.js';
 import { captureLogger } from '../../support/logger.js';
+import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '7c1e9a3f5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 /** No scheduled pass during the test: passes run at startup and on request only. */
@@ -35,12 +29,7 @@ const TIMINGS: Partial<PeeringTimings> = { dialTimeoutMs: 2_500, startupBoundMs:
 
 const P2P_ROUTES = ['/status', '/peers', '/connections', '/peerStore', '/peerInfo', '/dial', '/services/ping'];
 
-interface RunningNode {
-  readonly port: number;
-  readonly lines: Array<Record<string, unknown>>;
-  readonly startMs: number;
-  stop(): Promise<void>;
-}
+type RunningNode = TestFilesNode;
 
 async function firstBootPeerId(storeDirectory: string): Promise<string> {
   const node = await startFilesNode({ storeDirectory, listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder: new NodeHolder(), logger: captureLogger('warn').logger });
@@ -49,34 +38,8 @@ async function firstBootPeerId(storeDirectory: string): Promise<string> {
   return peerId;
 }
 
-async function startNode(storeDirectory: string, overrides: Record<string, unknown>): Promise<RunningNode> {
-  const port = await freePort();
-  const config = filesTestConfig({ serverPort: port, peeringSchedule: NEVER_SOON, ...overrides });
-  const captured = captureLogger('debug');
-  const runtime = createRuntime(systemClock, captured.logger);
-  const root = new Supervisor(
-    {
-      id: 'root',
-      strategy: 'one_for_one',
-      intensity: 1,
-      periodMs: 10_000,
-      children: [filesTree({ config, storeDirectory }, { edge: [listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1' }))], peering: TIMINGS })],
-    },
-    runtime,
-  );
-  const started = Date.now();
-  await root.start();
-  const startMs = Date.now() - started;
-  return {
-    port,
-    lines: captured.lines,
-    startMs,
-    async stop() {
-      root.shutdown();
-      await root.exited;
-    },
-  };
-}
+const startNode = (storeDirectory: string, overrides: Record<string, unknown>) =>
+  startTestFilesNode(storeDirectory, [{ peeringSchedule: NEVER_SOON }, overrides], { logLevel: 'debug', peering: TIMINGS });
 
 /** `key` null sends no x-api-key header. */
 async function get(node: RunningNode, path: string, key: string | null = KEY) {
