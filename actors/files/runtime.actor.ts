@@ -34,6 +34,8 @@ export interface RuntimeOptions {
 }
 
 /** Connection ceiling of the original (notes B.3). */
+/** Concurrent operator pings per connection, each way. */
+const PING_STREAMS = 4;
 const MAX_CONNECTIONS = 100;
 
 export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode> {
@@ -51,7 +53,9 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
       streamMuxers: [yamux()],
       peerDiscovery: [],
       connectionManager: { maxConnections: MAX_CONNECTIONS, allow: [...options.allow] },
-      services: { identify: identify(), ping: ping() },
+      // Ping allows one outbound stream per connection by default, and a stream is released only after its close
+      // settles: an operator's second ping right after the first was refused (TooManyOutboundProtocolStreams).
+      services: { identify: identify(), ping: ping({ maxOutboundStreams: PING_STREAMS, maxInboundStreams: PING_STREAMS }) },
       start: false,
     });
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });

@@ -166,7 +166,11 @@ describe('peering and the p2p operator routes, two nodes', () => {
     assert.equal(alias.status, 200);
     assert.equal(alias.body.status, 'started');
     const aliasPing = await get(b!, `/api/libp2p/services/ping?peerId=${encodeURIComponent(aId)}`);
+    assert.equal(aliasPing.status, 200, JSON.stringify(aliasPing.body));
     assert.equal(typeof aliasPing.body.pong, 'number');
+    // Back-to-back and concurrent pings: each one's stream may still be closing when the next opens.
+    const together = await Promise.all([1, 2, 3].map(() => get(b!, `/api/p2p/services/ping?peerId=${aId}`)));
+    assert.deepEqual(together.map((reply) => reply.status), [200, 200, 200], JSON.stringify(together.map((reply) => reply.body)));
   });
 
   it('dial: by multiaddr or peer id → success; invalid input → 400; refused → 502; silent → 408', async () => {
