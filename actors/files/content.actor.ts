@@ -7,14 +7,16 @@ import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
-import { FileNotFoundError, FileTimeoutError } from '../../src/files/errors.js';
+import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError } from '../../src/files/errors.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
+import { copyTargets, localOnlyReport, placementOf, replicationReport, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
 import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
+import type { CopyClient } from './copy-client.js';
 import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 
@@ -27,13 +29,33 @@ export interface ContentSettings {
   readonly downloadIdleTimeoutMs: number;
   readonly downloadMinBytesPerSecond: number;
   readonly downloadMaxDurationMs: number;
+  /** How uploads place copies on peers (specs/files-node.md §2.1, §4.2 503). */
+  readonly replication: {
+    readonly enabled: boolean;
+    readonly placement: readonly PlacementTier[];
+    readonly ackQuorum: number;
+    readonly requireQuorumOnUpload: boolean;
+    /** Peer ids of the configured `nodes` (the placement's members). */
+    readonly members: readonly string[];
+  };
+}
+
+/** A committed upload: each file's record and replication report, in request order. */
+export interface CommittedUpload {
+  readonly records: readonly FileRecord[];
+  readonly reports: readonly ReplicationReport[];
 }
 
 /** One upload request's transaction (notes A.8). */
 export interface UploadHandle {
   importFile(content: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<ImportedFile>;
-  /** Pins and registers every imported file in one registry transaction; the session's blocks then stay. */
-  commit(files: ReadonlyArray<{ cid: CID; dagBytes: number }>, signal: AbortSignal): Promise<FileRecord[]>;
+  /**
+   * Pins and registers every imported file in one registry transaction (the session's blocks then stay) and places
+   * the confirmed ones on their designated peers. A strict upload (`requireQuorumOnUpload`) registers only once every
+   * file reached its quorum; otherwise the peers' staged copies are aborted and QuorumNotReachedError is thrown, and
+   * `rollback` puts back the pre-request pins (records were never written).
+   */
+  commit(files: ReadonlyArray<{ cid: CID; dagBytes: number }>, signal: AbortSignal): Promise<CommittedUpload>;
   /** Undoes everything this request did: its pins, its intents, the blocks it created. */
   rollback(): Promise<void>;
 }
@@ -65,6 +87,8 @@ export interface ContentOptions {
    */
   readonly lease: StorageLease;
   readonly settings: ContentSettings;
+  /** The asking side of the replication protocol (absent: nothing is placed, as with replication disabled). */
+  readonly copies?: CopyClient;
   readonly logger: Logger;
 }
 
@@ -73,6 +97,9 @@ export interface ContentOptions {
  * a 256 MiB file was held in memory whole (RSS > 500 MiB) and its first byte waited for all of it.
  */
 export const DOWNLOAD_BLOCK_READ_CONCURRENCY = 8;
+
+/** Settling a staged copy goes on when the client leaves (the copy client bounds it by the request timeout). */
+const NO_CANCEL = new AbortController().signal;
 
 /** The content actor's settings from the files configuration. */
 export function contentSettings(config: FilesConfig): ContentSettings {
@@ -83,6 +110,13 @@ export function contentSettings(config: FilesConfig): ContentSettings {
     downloadIdleTimeoutMs: config.downloadIdleTimeout,
     downloadMinBytesPerSecond: config.downloadMinBytesPerSecond,
     downloadMaxDurationMs: config.downloadMaxDurationMs,
+    replication: {
+      enabled: config.replication.enabled,
+      placement: config.replication.placement,
+      ackQuorum: config.replication.ackQuorum,
+      requireQuorumOnUpload: config.replication.requireQuorumOnUpload,
+      members: config.nodes.map((node) => node.peerId),
+    },
   };
 }
 
@@ -99,9 +133,43 @@ export function contentLogic(options: ContentOptions) {
     work().then(reply.resolve, (error: unknown) => reply.reject(error as Error));
   };
 
+  const replicated = settings.replication.enabled && options.copies !== undefined;
+
+  /**
+   * Asks the designated peers of a confirmed file for their copies, in parallel, and reports the outcomes (spec
+   * §2.1). With a session, the copies are staged. A temporary file is placed once confirmed (notes C2), so its report
+   * has the placement's counts and no attempts (C15); with replication off the local copy is the network (C14).
+   */
+  const placeCopies = async (node: FilesNode, record: FileRecord, signal: AbortSignal, session?: string) => {
+    const { replication } = settings;
+    if (!replicated || !options.copies) return { cid: record.cid, report: localOnlyReport(1, replication.ackQuorum), stagedOn: [] as string[] };
+    const placement = placementOf(record.cid, replication.members, node.peerId, replication.placement, clock.now() - record.createdAt);
+    if (record.state !== 'confirmed') return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, []), stagedOn: [] };
+    const targets = copyTargets(placement, node.peerId);
+    const copies = options.copies;
+    const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
+    return {
+      cid: record.cid,
+      report: replicationReport(placement, replication.ackQuorum, outcomes),
+      stagedOn: targets.filter((_, index) => outcomes[index] === 'stored'),
+    };
+  };
+
+  /** A staged copy's end; a peer that misses it aborts the stage itself after its time-to-live. */
+  const settleStaged = async (peerId: string, cid: string, op: 'commit' | 'abort', session: string) => {
+    try {
+      const answer = await options.copies!.request(peerId, { op, cid, session }, NO_CANCEL);
+      if (!answer.ok) logger.warn({ op }, 'a peer refused to settle a staged copy');
+    } catch (error) {
+      logger.warn({ op, kind: (error as Error).name }, 'a staged copy could not be settled');
+    }
+  };
+
   const beginUpload = (): UploadHandle => {
     const node = holder.get();
     const session = new UploadSession(node.store.blockstore, inFlight);
+    const strict = replicated && settings.replication.requireQuorumOnUpload;
+    // A strict session's id goes to the peers too: their staged copies belong to it (src/files/wire.ts).
     const sessionId = randomUUID();
     const pinnedHere: CID[] = [];
     let registered = false;
@@ -150,12 +218,30 @@ export function contentLogic(options: ContentOptions) {
               : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
           );
         }
-        node.registry.commitUpload(records, sessionId);
-        registered = true;
-        session.commit();
-        // Every block of the request is pinned now: the collector may run.
-        endLease();
-        return records;
+        const register = () => {
+          node.registry.commitUpload(records, sessionId);
+          registered = true;
+          session.commit();
+          // Every block of the request is pinned now: the collector may run.
+          endLease();
+        };
+        if (!strict) {
+          register();
+          return { records, reports: (await Promise.all(records.map((record) => placeCopies(node, record, signal)))).map((entry) => entry.report) };
+        }
+        // Strict (spec §4.2 503): peers stage their copies under this session; registered only on quorum.
+        const placed = await Promise.all(records.map((record) => placeCopies(node, record, signal, sessionId)));
+        const reports = placed.map((entry) => entry.report);
+        const settle = (op: 'commit' | 'abort') =>
+          Promise.all(placed.flatMap((entry) => entry.stagedOn.map((peerId) => settleStaged(peerId, entry.cid, op, sessionId))));
+        if (!reports.every((report) => report.satisfied)) {
+          await settle('abort');
+          logger.warn({ files: records.length, unsatisfied: reports.filter((report) => !report.satisfied).length }, 'strict upload missed its quorum; rolled back');
+          throw new QuorumNotReachedError();
+        }
+        register();
+        await settle('commit');
+        return { records, reports };
       },
       async rollback() {
         try {

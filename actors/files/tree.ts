@@ -6,6 +6,7 @@
 //   ├── files.reconcile  the startup walk (transient: runs once, restarted only if it crashes)
 //   ├── files.gc         garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
 //   ├── files.disk       disk-usage scan on diskUsageScanPeriod (storage metrics) and the disk-reserve claims
+//   ├── files.replication answers peers' replication requests (store, stage/commit/abort, have, accept, cache)
 //   ├── files.health     the health checkpoint machine and the node's health/identity answers
 //   ├── files.p2p        peering with the configured nodes (its start waits for the first pass, bounded) and
 //   │                    the peer-network operator questions; before the edge, so the API serves peered
@@ -20,14 +21,17 @@ import { supervisorSpec } from '../supervisor.js';
 import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
 import { StorageLease } from '../../src/files/storage-lease.js';
+import { nodeAdmission } from '../../src/files/admission.js';
 import { contentLogic, contentSettings } from './content.actor.js';
-import { diskLogic, type DiskSnapshot } from './disk.actor.js';
+import { copyClient } from './copy-client.js';
+import { diskLogic, type DiskClaim, type DiskSnapshot } from './disk.actor.js';
 import { gcLogic, gcSettings } from './gc.actor.js';
 import { GcStatusBoard } from './gc-status.js';
 import { healthLogic, healthSettings } from './health.actor.js';
 import { NodeHolder } from './node.js';
 import { p2pChild } from './p2p.actor.js';
 import { reconcileLogic, type ReconcileResult } from './reconcile.actor.js';
+import { replicationResponderLogic } from './replication.actor.js';
 import { runtimeLogic } from './runtime.actor.js';
 import { StartupSignal } from './startup.js';
 
@@ -38,6 +42,7 @@ export const FILES_GC_ID = 'files.gc';
 export const FILES_DISK_ID = 'files.disk';
 export const FILES_HEALTH_ID = 'files.health';
 export const FILES_P2P_ID = 'files.p2p';
+export const FILES_REPLICATION_ID = 'files.replication';
 
 /** The disk actor answers from memory; a health read that waits longer treats the storage evidence as unknown. */
 const HEALTH_DISK_ASK_MS = 2_000;
@@ -67,6 +72,8 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   // until their blocks are pinned, the collector exclusively while it releases and deletes.
   const storageLease = new StorageLease();
   const health = healthSettings(config);
+  // The asking side of replication (uploads, repair, handover); with replication off nothing is ever placed.
+  const copies = config.replication.enabled ? copyClient({ holder, peers: config.nodes, requestTimeoutMs: config.replication.requestTimeoutMs }) : undefined;
   if (options.onStartupComplete) startup.onComplete(options.onStartupComplete);
   return supervisorSpec({
     id: 'files',
@@ -95,7 +102,14 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
         systemId: FILES_CONTENT_ID,
         shutdown: 'stop',
         logic: (runtime) =>
-          contentLogic({ holder, clock: runtime.clock, lease: storageLease, settings: contentSettings(config), logger: runtime.logger.child({ actor: FILES_CONTENT_ID }) }),
+          contentLogic({
+            holder,
+            clock: runtime.clock,
+            lease: storageLease,
+            settings: contentSettings(config),
+            copies,
+            logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
+          }),
       }),
       actorChild({
         systemId: FILES_RECONCILE_ID,
@@ -139,6 +153,22 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             gcStatus,
             clock: runtime.clock,
             logger: runtime.logger.child({ actor: FILES_DISK_ID }),
+          }),
+      }),
+      // Answers peers' copy requests (always registered: a node with replication off still holds what it is asked to).
+      actorChild({
+        systemId: FILES_REPLICATION_ID,
+        shutdown: 'stop',
+        logic: (runtime) =>
+          replicationResponderLogic({
+            holder,
+            members: config.nodes.map((node) => node.peerId),
+            lease: storageLease,
+            tryIncomingCopy: () => nodeAdmission(config).tryIncomingCopy(),
+            claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: HEALTH_DISK_ASK_MS }),
+            requestTimeoutMs: config.replication.requestTimeoutMs,
+            clock: runtime.clock,
+            logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
           }),
       }),
       // After the walk and never waited for: its start only arms the first attempt, so the HTTP port opens while

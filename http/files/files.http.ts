@@ -4,10 +4,10 @@
 
 import { CID } from 'multiformats/cid';
 import type { Runtime } from '../../actors/runtime.js';
-import { AdmissionLimiter } from '../../src/files/admission.js';
+import { nodeAdmission, type AdmissionLimiter } from '../../src/files/admission.js';
 import { ProxyTrust } from '../../src/files/client-address.js';
 import type { FilesConfig } from '../../src/files/config.js';
-import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, RunInProgressError } from '../../src/files/errors.js';
+import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, QuorumNotReachedError, RunInProgressError } from '../../src/files/errors.js';
 import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-limit.js';
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
@@ -44,6 +44,7 @@ export function mapFilesError(error: unknown): HttpReply {
   if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
   if (error instanceof InsufficientStorageError) return json(507, { error: 'Insufficient storage' });
   if (error instanceof RunInProgressError) return json(409, { error: error.message });
+  if (error instanceof QuorumNotReachedError) return json(503, { error: error.message });
   const name = (error as Error | undefined)?.name;
   if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError') return json(503, { error: 'Service unavailable' });
   return json(500, { error: 'Internal Server Error' });
@@ -113,12 +114,7 @@ export function filesRouteContext(server: HttpServer, runtime: Runtime, config: 
     runtime,
     config,
     logger,
-    admission: new AdmissionLimiter({
-      uploads: config.storage.maxConcurrentUploads,
-      incomingCopies: config.storage.maxConcurrentIncomingCopies,
-      downloads: config.storage.maxConcurrentDownloads,
-      downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
-    }),
+    admission: nodeAdmission(config),
     rateLimits,
     clientKey: (request) => trust.clientOf(request.remoteAddress, request.headers['x-forwarded-for']),
     limitRate: (name, client) => {

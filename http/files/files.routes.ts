@@ -4,7 +4,7 @@
 
 import busboy from 'busboy';
 import type { CID } from 'multiformats/cid';
-import type { OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
+import type { CommittedUpload, OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
 import type { DiskClaim } from '../../actors/files/disk.actor.js';
 import { FILES_CONTENT_ID, FILES_DISK_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
@@ -12,8 +12,6 @@ import type { Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
-import { localOnlyReport } from '../../src/files/report.js';
-import type { FileRecord } from '../../src/files/types.js';
 import type { HttpMetrics } from '../metrics.js';
 import { AbortedError } from '../../src/errors.js';
 import { HttpServer, PayloadTooLargeError, type HttpRequest } from '../server.js';
@@ -111,8 +109,8 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
         const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
         try {
           const imported = await parseUpload(request, handle, config, signal);
-          const records = await handle.commit(imported, signal);
-          return withHeaders(json(200, uploadResult(imported, records, config)), rate);
+          const committed = await handle.commit(imported, signal);
+          return withHeaders(json(200, uploadResult(imported, committed)), rate);
         } catch (error) {
           await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
           throw error;
@@ -337,16 +335,14 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesCo
   });
 }
 
-function uploadResult(imported: readonly ImportedUpload[], records: readonly FileRecord[], config: FilesConfig) {
-  // The fresh placement tier's copies; one (this node) when replication is disabled.
-  const desiredCopies = config.replication.enabled ? (config.replication.placement[0]?.copies ?? 1) : 1;
-  const report = localOnlyReport(desiredCopies, config.replication.ackQuorum);
+function uploadResult(imported: readonly ImportedUpload[], committed: CommittedUpload) {
   const files = imported.map((file, i) => ({
     cid: file.cid.toString(),
     name: file.name,
-    state: records[i]!.state,
-    expiresAt: records[i]!.expiresAt,
-    replication: report,
+    state: committed.records[i]!.state,
+    expiresAt: committed.records[i]!.expiresAt,
+    replication: committed.reports[i]!,
   }));
+  // spec §2.1: the top-level report repeats the first file's, for older clients.
   return { filesNames: imported.map((f) => f.name), cids: files.map((f) => f.cid), files, replication: files[0]!.replication };
 }

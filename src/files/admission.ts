@@ -68,3 +68,30 @@ function once(release: () => void): Release {
     release();
   };
 }
+
+const limiters = new WeakMap<object, AdmissionLimiter>();
+
+/**
+ * The one limiter of a node, keyed by its validated configuration object: the edge admits uploads and downloads, the
+ * replication actor incoming copies, and node details shows all three from the same counters.
+ */
+export function nodeAdmission(config: {
+  readonly storage: {
+    readonly maxConcurrentUploads: number;
+    readonly maxConcurrentIncomingCopies: number;
+    readonly maxConcurrentDownloads: number;
+    readonly maxConcurrentDownloadsPerClient: number;
+  };
+}): AdmissionLimiter {
+  let limiter = limiters.get(config);
+  if (!limiter) {
+    limiter = new AdmissionLimiter({
+      uploads: config.storage.maxConcurrentUploads,
+      incomingCopies: config.storage.maxConcurrentIncomingCopies,
+      downloads: config.storage.maxConcurrentDownloads,
+      downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
+    });
+    limiters.set(config, limiter);
+  }
+  return limiter;
+}

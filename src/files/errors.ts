@@ -31,3 +31,11 @@ export class RunInProgressError extends Error {
     super(run === 'gc' ? 'Garbage collection is already running' : 'Replication repair is already running');
   }
 }
+
+/** A strict upload did not reach its acknowledgement quorum and was rolled back (spec §4.2, §7: 503; notes C10). */
+export class QuorumNotReachedError extends Error {
+  override readonly name = 'QuorumNotReachedError';
+  constructor() {
+    super('Replication quorum not reached');
+  }
+}

@@ -1,0 +1,76 @@
+// The asking side of the replication protocol (src/files/wire.ts; notes A.3, C1, C25, C27), used by uploads, repair
+// and the collector's handover. Peers are addressed by their configured multiaddr (libp2p reuses an open
+// connection to the same peer). Every call is bounded by `replication.requestTimeoutMs` and the caller's signal;
+// a peer's refusal text never leaves this module (spec §2.1: no peer error text in reports).
+
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
+import type { CopyOutcome } from '../../src/files/placement.js';
+import {
+  parseReplicationResponse,
+  REPLICATION_MAX_FRAME_BYTES,
+  REPLICATION_PROTOCOL,
+  type ReplicationRequest,
+  type ReplicationResponse,
+} from '../../src/files/wire.js';
+import { askPeer } from './protocol-stream.js';
+import type { NodeHolder } from './node.js';
+
+export interface CopyClient {
+  /** One request to one configured peer; rejects on a dial, stream or protocol failure or the deadline. */
+  request(peerId: string, request: ReplicationRequest, signal: AbortSignal): Promise<ReplicationResponse>;
+  /** Whether the peer holds `cid` durably; false when it says no, refuses or cannot be asked. */
+  have(peerId: string, cid: string, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Asks the peer to keep a copy (`store`, or `stage` under a strict upload's session). A peer that refuses
+   * responsibility (this node is not in its `nodes`) is asked to `cache` instead (notes C25); a staged copy never
+   * falls back, since a cache is no acknowledgement.
+   */
+  place(peerId: string, cid: string, signal: AbortSignal, session?: string): Promise<CopyOutcome>;
+}
+
+export interface CopyClientOptions {
+  readonly holder: NodeHolder;
+  /** Configured peers by id (their `/p2p/` multiaddrs). */
+  readonly peers: ReadonlyArray<{ readonly peerId: string; readonly multiAddr: string }>;
+  readonly requestTimeoutMs: number;
+}
+
+export class UnknownPeerError extends Error {
+  static readonly NAME = 'UnknownPeerError';
+  override readonly name = UnknownPeerError.NAME;
+}
+
+export function copyClient(options: CopyClientOptions): CopyClient {
+  const addresses = new Map<string, Multiaddr>(options.peers.map((peer) => [peer.peerId, multiaddr(peer.multiAddr)]));
+
+  const request = async (peerId: string, message: ReplicationRequest, signal: AbortSignal): Promise<ReplicationResponse> => {
+    const target = addresses.get(peerId);
+    if (!target) throw new UnknownPeerError('not a configured peer');
+    const bounded = AbortSignal.any([signal, AbortSignal.timeout(options.requestTimeoutMs)]);
+    const raw = await askPeer(options.holder.get().libp2p, target, REPLICATION_PROTOCOL, message, REPLICATION_MAX_FRAME_BYTES, bounded);
+    return parseReplicationResponse(raw, message);
+  };
+
+  return {
+    request,
+    async have(peerId, cid, signal) {
+      try {
+        const answer = await request(peerId, { op: 'have', cid }, signal);
+        return answer.ok && answer.op === 'have' && answer.has;
+      } catch {
+        return false;
+      }
+    },
+    async place(peerId, cid, signal, session) {
+      try {
+        const answer = await request(peerId, session === undefined ? { op: 'store', cid } : { op: 'stage', cid, session }, signal);
+        if (answer.ok) return 'stored';
+        if (answer.code !== 'unauthorized' || session !== undefined) return 'failed';
+        const cached = await request(peerId, { op: 'cache', cid }, signal);
+        return cached.ok ? 'cached' : 'failed';
+      } catch {
+        return 'failed';
+      }
+    },
+  };
+}

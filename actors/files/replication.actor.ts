@@ -1,0 +1,260 @@
+// `files.replication`: the answering side of the replication protocol (specs/files-node.md §1.4, §4.2 503, §8
+// incoming-copy concurrency; notes/files-node.md A.3, A.8, A.9, C24, C25, C27). It registers
+// `/adamant/replication/1.0.0` on the running node when it starts and removes it when it stops; under rest_for_one it
+// restarts with the runtime, so the handler always belongs to the current node.
+//
+// What a peer may ask (src/files/wire.ts):
+// - only configured peers (their id is proven by the libp2p handshake) may make this node responsible for content:
+//   `store`, `stage`/`commit`/`abort`, and ask `have`/`accept`; anyone may ask for an unpinned `cache` copy;
+// - every copy takes an incoming-copy slot (the shared admission limiter) and must leave the disk reserve intact
+//   (a zero-byte claim: the copy's size is unknown until it has been fetched);
+// - blocks arrive unpinned until the pin completes, so a copy holds the storage lease shared, like an upload;
+// - a pin-intent marker precedes every pin, so a crash mid-copy is rolled back by the next start's walk.
+//
+// A staged copy (strict upload) is pinned under the uploader's session with its marker kept and no record; `commit`
+// registers it, `abort` puts the pre-request pin back. A stage nobody settles is aborted after STAGE_TTL_FACTOR ×
+// requestTimeoutMs, and a restart before that rolls it back too (the marker has no record).
+
+import { CID } from 'multiformats/cid';
+import { randomUUID } from 'node:crypto';
+import { fromCallback } from 'xstate';
+import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
+import type { Release } from '../../src/files/admission.js';
+import { confirmedRecord } from '../../src/files/lifecycle.js';
+import type { StorageLease } from '../../src/files/storage-lease.js';
+import type { FileRecord } from '../../src/files/types.js';
+import {
+  parseReplicationRequest,
+  REPLICATION_MAX_FRAME_BYTES,
+  REPLICATION_PROTOCOL,
+  type RefusalCode,
+  type ReplicationRequest,
+  type ReplicationResponse,
+} from '../../src/files/wire.js';
+import type { Logger } from '../../src/logger.js';
+import type { Clock } from '../clock.js';
+import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { frameHandler } from './protocol-stream.js';
+
+/** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
+const PROTOCOL_STREAMS = 32;
+/** A stage not committed or aborted within this many request timeouts is aborted here. */
+const STAGE_TTL_FACTOR = 4;
+
+export interface ReplicationResponderOptions {
+  readonly holder: NodeHolder;
+  /** Peer ids of the configured `nodes`: the peers that may make this node responsible for content. */
+  readonly members: readonly string[];
+  readonly lease: StorageLease;
+  /** The node's incoming-copy slot (the admission limiter shared with the edge), undefined at the limit. */
+  tryIncomingCopy(): Release | undefined;
+  /** The disk reserve (disk actor's claim); rejects with InsufficientStorageError when it would be consumed. */
+  claimDisk(bytes: number, signal: AbortSignal): Promise<{ release(): void }>;
+  /** `replication.requestTimeoutMs`: the bound of one answer, fetching included. */
+  readonly requestTimeoutMs: number;
+  readonly clock: Clock;
+  readonly logger: Logger;
+}
+
+class Refusal extends Error {
+  static readonly NAME = 'ReplicationRefusal';
+  override readonly name = Refusal.NAME;
+  constructor(readonly code: RefusalCode, message: string) {
+    super(message);
+  }
+}
+
+interface StagedCopy {
+  readonly cid: CID;
+  readonly pinnedHere: boolean;
+  readonly expiry: unknown;
+}
+
+/** The size of a local DAG (sum of its blocks), for `pinnedBytes`. */
+async function localDagBytes(node: FilesNode, cid: CID, signal: AbortSignal): Promise<number> {
+  const stat = await node.unixfs.stat(cid, { extended: true, offline: true, signal });
+  return Number((stat as { dagSize?: bigint }).dagSize ?? 0);
+}
+
+/** The record of a copy this node now holds: an existing record is re-held through the lifecycle (notes A.7). */
+function heldRecord(existing: FileRecord | undefined, cid: string, now: number, dagBytes: number): FileRecord {
+  if (!existing) return confirmedRecord(cid, now, 'replica', dagBytes);
+  const { record } = applyFileEvent(existing, { type: 'file.repin', at: now });
+  return { ...record, pinned: true, heldLocally: true, dagBytes: record.dagBytes ?? dagBytes };
+}
+
+export function replicationResponderLogic(options: ReplicationResponderOptions) {
+  const { holder, lease, clock, logger } = options;
+  const members = new Set(options.members);
+  const staged = new Map<string, StagedCopy>();
+  const stageKey = (session: string, cid: string) => `${session}\n${cid}`;
+
+  const parseCid = (text: string): CID => {
+    try {
+      return CID.parse(text);
+    } catch {
+      throw new Refusal('invalid', 'invalid CID');
+    }
+  };
+
+  /** Runs `work` inside an incoming-copy slot and a disk-reserve claim. */
+  const withCopySlot = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
+    const slot = options.tryIncomingCopy();
+    if (!slot) throw new Refusal('busy', 'too many incoming copies');
+    try {
+      let claim: { release(): void };
+      try {
+        claim = await options.claimDisk(0, signal);
+      } catch (error) {
+        if ((error as Error).name === 'InsufficientStorageError') throw new Refusal('insufficientStorage', 'disk reserve reached');
+        throw error;
+      }
+      try {
+        return await work();
+      } finally {
+        claim.release();
+      }
+    } finally {
+      slot();
+    }
+  };
+
+  /** Pins `cid` (fetching what is missing from the connected peers) under an intent of `session`. */
+  const pinUnder = async (node: FilesNode, cid: CID, session: string, signal: AbortSignal): Promise<boolean> => {
+    node.registry.addIntent(cid.toString(), session, clock.now());
+    if (await node.helia.pins.isPinned(cid, { signal })) return false;
+    const release = await lease.acquireShared(signal);
+    try {
+      await drain(node.helia.pins.add(cid, { signal }));
+      return true;
+    } finally {
+      release();
+    }
+  };
+
+  const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
+    const record = node.registry.get(cid.toString());
+    return record !== undefined && record.pinned && record.heldLocally && (await node.helia.pins.isPinned(cid, { signal }));
+  };
+
+  const store = async (cid: CID, signal: AbortSignal): Promise<number> => {
+    const node = holder.get();
+    const text = cid.toString();
+    if (await holds(node, cid, signal)) return node.registry.get(text)?.dagBytes ?? 0;
+    const session = randomUUID();
+    let pinnedHere = false;
+    try {
+      pinnedHere = await pinUnder(node, cid, session, signal);
+      const dagBytes = await localDagBytes(node, cid, signal);
+      // Record and marker removal in one transaction: after this the copy is durable here (notes C27).
+      node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), dagBytes)], session);
+      return dagBytes;
+    } catch (error) {
+      if (pinnedHere) await unpin(node, cid).catch(() => {});
+      node.registry.removeSessionIntents(session);
+      throw error;
+    }
+  };
+
+  const abortStaged = async (key: string): Promise<void> => {
+    const copy = staged.get(key);
+    if (!copy) return;
+    staged.delete(key);
+    clock.clearTimeout(copy.expiry);
+    const session = key.slice(0, key.indexOf('\n'));
+    const node = holder.get();
+    if (copy.pinnedHere) await unpin(node, copy.cid);
+    node.registry.removeIntent(copy.cid.toString(), session);
+  };
+
+  const stage = async (cid: CID, session: string, signal: AbortSignal): Promise<number> => {
+    const node = holder.get();
+    const key = stageKey(session, cid.toString());
+    if (staged.has(key)) return (await localDagBytes(node, cid, signal));
+    let pinnedHere = false;
+    try {
+      pinnedHere = await pinUnder(node, cid, session, signal);
+      const dagBytes = await localDagBytes(node, cid, signal);
+      const expiry = clock.setTimeout(() => {
+        logger.warn('a staged copy was neither committed nor aborted in time; aborting it');
+        void abortStaged(key).catch((error: unknown) => logger.warn({ err: error }, 'aborting an expired staged copy failed'));
+      }, STAGE_TTL_FACTOR * options.requestTimeoutMs);
+      staged.set(key, { cid, pinnedHere, expiry });
+      return dagBytes;
+    } catch (error) {
+      if (pinnedHere) await unpin(node, cid).catch(() => {});
+      node.registry.removeIntent(cid.toString(), session);
+      throw error;
+    }
+  };
+
+  const commitStaged = async (cid: CID, session: string, signal: AbortSignal): Promise<void> => {
+    const key = stageKey(session, cid.toString());
+    const copy = staged.get(key);
+    if (!copy) throw new Refusal('notFound', 'no such staged copy');
+    staged.delete(key);
+    clock.clearTimeout(copy.expiry);
+    const node = holder.get();
+    const text = cid.toString();
+    node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), await localDagBytes(node, cid, signal))], session);
+  };
+
+  /** An unpinned copy: every block fetched into the blockstore, nothing registered (collected like read cache). */
+  const cache = async (cid: CID, signal: AbortSignal): Promise<number> => {
+    let bytes = 0;
+    for await (const chunk of holder.get().unixfs.cat(cid, { signal })) bytes += chunk.length;
+    return bytes;
+  };
+
+  const answer = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<ReplicationResponse> => {
+    let request: ReplicationRequest;
+    try {
+      request = parseReplicationRequest(raw);
+    } catch {
+      return { ok: false, code: 'invalid', error: 'invalid request' };
+    }
+    try {
+      const cid = parseCid(request.cid);
+      if (request.op === 'cache') return { ok: true, op: 'cache', cachedBytes: await withCopySlot(signal, () => cache(cid, signal)) };
+      if (!members.has(remotePeer)) throw new Refusal('unauthorized', 'Not authorized');
+      switch (request.op) {
+        case 'have':
+          return { ok: true, op: 'have', has: await holds(holder.get(), cid, signal) };
+        case 'accept': {
+          let willAccept = true;
+          await withCopySlot(signal, async () => undefined).catch(() => (willAccept = false));
+          return { ok: true, op: 'accept', willAccept };
+        }
+        case 'store':
+          return { ok: true, op: 'store', storedBytes: await withCopySlot(signal, () => store(cid, signal)) };
+        case 'stage':
+          return { ok: true, op: 'stage', stagedBytes: await withCopySlot(signal, () => stage(cid, request.session, signal)) };
+        case 'commit':
+          await commitStaged(cid, request.session, signal);
+          return { ok: true, op: 'commit' };
+        case 'abort':
+          await abortStaged(stageKey(request.session, cid.toString()));
+          return { ok: true, op: 'abort' };
+      }
+    } catch (error) {
+      if (error instanceof Refusal) return { ok: false, code: error.code, error: error.message };
+      // Counted and kinded, never the peer's CID or id: the logger scrubs, and the line carries neither anyway.
+      logger.debug({ op: request.op, kind: (error as Error).name }, 'replication request failed');
+      return { ok: false, code: 'failed', error: 'copy failed' };
+    }
+  };
+
+  return fromCallback(() => {
+    const libp2p = holder.get().libp2p;
+    const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, answer, (error) =>
+      logger.debug({ kind: (error as Error | undefined)?.name }, 'replication stream failed'),
+    );
+    const registered = libp2p
+      .handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS })
+      .catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
+    return () => {
+      for (const key of [...staged.keys()]) void abortStaged(key).catch(() => {});
+      void registered.then(() => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
+    };
+  });
+}

@@ -1,0 +1,114 @@
+// Where a file's copies live (specs/files-node.md §1.4, §2.1; notes/files-node.md A.3 derivations, C1, C14, C26).
+// Pure: every node computes the same designated set for a CID from the same configured peer set, so no node has to
+// ask another where a file belongs.
+
+import { createHash } from 'node:crypto';
+
+export interface PlacementTier {
+  readonly minAgeMs: number;
+  readonly copies: number;
+}
+
+/**
+ * Rendezvous ranking (notes C26): each candidate scored by sha256(peerId ‖ cid) over the UTF-8 strings, highest
+ * first; ties (never in practice) by peer id. Adding or removing one node moves only the files it ranks for.
+ */
+export function rankHolders(peerIds: readonly string[], cid: string): string[] {
+  const scored = [...new Set(peerIds)].map((peerId) => ({ peerId, score: createHash('sha256').update(peerId, 'utf8').update(cid, 'utf8').digest('hex') }));
+  scored.sort((a, b) => (a.score < b.score ? 1 : a.score > b.score ? -1 : a.peerId < b.peerId ? -1 : 1));
+  return scored.map((entry) => entry.peerId);
+}
+
+/** The copies a file of this age wants: the last tier whose `minAgeMs` it has reached (tiers start at 0). */
+export function desiredCopies(tiers: readonly PlacementTier[], ageMs: number): number {
+  let copies = tiers[0]?.copies ?? 1;
+  for (const tier of tiers) if (ageMs >= tier.minAgeMs) copies = tier.copies;
+  return copies;
+}
+
+export interface Placement {
+  readonly desiredCopies: number;
+  /** min(desired, network size): the copies that are sought. */
+  readonly copies: number;
+  /** The `copies` best-ranked members, this node possibly among them. */
+  readonly designated: readonly string[];
+  /** Every member, best first. */
+  readonly ranking: readonly string[];
+  /** spec §2.1: the network is no larger than the desired copy count. */
+  readonly networkTooSmall: boolean;
+}
+
+/**
+ * The placement of one CID over the cluster. `members` are the configured peer ids; this node counts as a member
+ * even when its own entry is missing from the list (a lone node with `nodes: []` is a network of one).
+ */
+export function placementOf(cid: string, members: readonly string[], self: string, tiers: readonly PlacementTier[], ageMs: number): Placement {
+  const network = members.includes(self) ? members : [...members, self];
+  const ranking = rankHolders(network, cid);
+  const desired = desiredCopies(tiers, ageMs);
+  const copies = Math.min(desired, ranking.length);
+  return { desiredCopies: desired, copies, designated: ranking.slice(0, copies), ranking, networkTooSmall: ranking.length <= desired };
+}
+
+/** Peers a holder asks to keep a copy: the designated set without itself, best first. */
+export function copyTargets(placement: Placement, self: string): string[] {
+  return placement.designated.filter((peerId) => peerId !== self);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The replication report (spec §2.1)
+
+/** What one peer did with a copy request (notes C1): no peer id, no peer error text. */
+export type CopyOutcome = 'stored' | 'cached' | 'failed';
+
+export interface ReplicationReport {
+  readonly mode: 'quorum';
+  readonly desiredCopies: number;
+  readonly copies: number;
+  readonly required: number;
+  readonly acknowledged: number;
+  readonly replicaCount: number;
+  readonly cachedCount: number;
+  readonly satisfied: boolean;
+  readonly networkTooSmall: boolean;
+  readonly failedAttemptCount: number;
+  readonly attempts: ReadonlyArray<{ readonly ok: boolean; readonly outcome: CopyOutcome }>;
+}
+
+/**
+ * The report of a file held here plus the outcomes of asking its peers, in ranking order (notes A.3):
+ * acknowledged = the local pinned copy + stored peer copies; cached copies never count; required =
+ * max(1, min(ackQuorum, copies)).
+ */
+export function replicationReport(
+  placement: Pick<Placement, 'desiredCopies' | 'copies' | 'networkTooSmall'>,
+  ackQuorum: number,
+  outcomes: readonly CopyOutcome[],
+): ReplicationReport {
+  const replicaCount = outcomes.filter((outcome) => outcome === 'stored').length;
+  const cachedCount = outcomes.filter((outcome) => outcome === 'cached').length;
+  const failedAttemptCount = outcomes.filter((outcome) => outcome === 'failed').length;
+  const required = Math.max(1, Math.min(ackQuorum, placement.copies));
+  const acknowledged = 1 + replicaCount;
+  return {
+    mode: 'quorum',
+    desiredCopies: placement.desiredCopies,
+    copies: placement.copies,
+    required,
+    acknowledged,
+    replicaCount,
+    cachedCount,
+    satisfied: acknowledged >= required,
+    networkTooSmall: placement.networkTooSmall,
+    failedAttemptCount,
+    attempts: outcomes.map((outcome) => ({ ok: outcome !== 'failed', outcome })),
+  };
+}
+
+/**
+ * The report of a file that is not placed: replication disabled (one desired copy, notes C14) or a temporary file
+ * (placed once confirmed, notes C15). The local copy is the only one.
+ */
+export function localOnlyReport(desired: number, ackQuorum: number): ReplicationReport {
+  return replicationReport({ desiredCopies: desired, copies: 1, networkTooSmall: true }, ackQuorum, []);
+}
