@@ -4,6 +4,7 @@
 
 import type { AnyStateMachine } from 'xstate';
 import { fileLifecycleMachine } from '../machines/files/file-lifecycle.machine.js';
+import { repairRunMachine } from '../machines/files/repair-run.machine.js';
 import { gcRunMachine } from '../machines/files/gc-run.machine.js';
 import { healthCheckpointMachine } from '../machines/files/health-checkpoint.machine.js';
 import { runtimeMachine } from '../machines/files/runtime.machine.js';
@@ -12,7 +13,7 @@ import { refreshCycleMachine } from '../machines/rates/refresh-cycle.machine.js'
 
 /** Every machine the runtime runs, by machine id. */
 export const MACHINES: ReadonlyMap<string, AnyStateMachine> = new Map(
-  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
+  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine, repairRunMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
 );
 
 interface Node {

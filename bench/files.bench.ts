@@ -17,22 +17,34 @@
 // cost is printed so it can be subtracted by eye.
 
 import { createHash } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { rmSync } from 'node:fs';
+import { Agent } from 'node:http';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { unixfs, type CatOptions } from '@helia/unixfs';
 import { FsBlockstore } from 'blockstore-fs';
 import { importByteStream } from 'ipfs-unixfs-importer';
 import { CID } from 'multiformats/cid';
-import * as raw from 'multiformats/codecs/raw';
-import { sha256 } from 'multiformats/hashes/sha2';
 import { DOWNLOAD_BLOCK_READ_CONCURRENCY } from '../actors/files/content.actor.js';
 import { IMPORTER_SETTINGS } from '../actors/files/upload-session.js';
 import type { BenchOptions } from './run.js';
-import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import {
+  concurrently,
+  downloadFile,
+  freePort,
+  LOOPBACK,
+  MIB,
+  NODE_READY_TIMEOUT_MS as READY_TIMEOUT_MS,
+  nowMs,
+  rawCid,
+  seededBytes,
+  startFilesNodeProcess,
+  uploadFile,
+  type DownloadAnswer,
+  type FilesNodeProcess,
+  type UploadAnswer,
+} from './support/files-node.js';
+import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
 
@@ -43,10 +55,7 @@ const GOAL_UPLOAD_RATIO = 1.2;
 const GOAL_UPLOAD_PEAK_RSS_MIB = 200;
 const GOAL_DOWNLOAD_RATIO = 1.2;
 
-const MIB = 1_048_576;
 const LARGE_SIZE = 256 * MIB;
-/** Generator chunk: the importer's own chunk size, so the baseline does not re-slice more than it must. */
-const GEN_CHUNK = MIB;
 /** Distinct files per round keep the node from deduplicating a repeated upload into a no-op. */
 const UPLOAD_ROUNDS = 5;
 const DOWNLOAD_ROUNDS = 5;
@@ -55,216 +64,24 @@ const SMALL_SIZE = 4096;
 const SMALL_CLIENTS = 16;
 const SMALL_WARMUP = 16;
 const RSS_SAMPLE_MS = 100;
-const READY_TIMEOUT_MS = 60_000;
-/**
- * A request that moves no byte for this long has stalled (socket idle timeout; the longest legitimate
- * silence is the node importing or reading a whole 256 MiB file, a few seconds here).
- */
-const REQUEST_IDLE_MS = 60_000;
 const LARGE_SEED_BASE = 1;
 const SMALL_SEED_BASE = 100_000;
 const WARMUP_SEED = 999_999;
 
-const DIST = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(DIST, 'src', 'cli.js');
-const POLYFILL = join(DIST, 'src', 'polyfill.js');
-const LOOPBACK = '127.0.0.1';
-
 const say = (text = ''): void => void process.stdout.write(`${text}\n`);
-const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 const median = (values: readonly number[]): number => summarizeMs(values).p50;
 
 // ---------------------------------------------------------------------------------------------
 // Deterministic data.
 
-/**
- * `size` bytes from xorshift128 seeded through mulberry32, in fresh `GEN_CHUNK` buffers (a consumer may keep
- * a chunk, e.g. a socket write queue, so none is reused). Words are written in the platform's byte order:
- * stable on one machine, which is all a same-run comparison needs.
- */
-function* seededBytes(seed: number, size: number): Generator<Uint8Array> {
-  let m = seed >>> 0;
-  const next32 = () => {
-    m = (m + 0x6d2b79f5) >>> 0;
-    let t = m;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-  let x = next32() | 1;
-  let y = next32();
-  let z = next32();
-  let w = next32();
-  for (let offset = 0; offset < size; offset += GEN_CHUNK) {
-    const length = Math.min(GEN_CHUNK, size - offset);
-    const words = new Uint32Array(Math.ceil(length / 4));
-    for (let i = 0; i < words.length; i++) {
-      const t = x ^ (x << 11);
-      x = y;
-      y = z;
-      z = w;
-      w = (w ^ (w >>> 19) ^ (t ^ (t >>> 8))) >>> 0;
-      words[i] = w;
-    }
-    yield new Uint8Array(words.buffer, 0, length);
-  }
-}
-
 function smallFile(index: number): Uint8Array {
   return seededBytes(SMALL_SEED_BASE + index, SMALL_SIZE).next().value as Uint8Array;
-}
-
-/** A file of at most one chunk is one raw block (notes B.1): its CID needs no importer to predict. */
-async function rawCid(bytes: Uint8Array): Promise<string> {
-  return CID.createV1(raw.code, await sha256.digest(bytes)).toString();
-}
-
-// ---------------------------------------------------------------------------------------------
-// HTTP client (node:http, so the body can be streamed with backpressure and a computed Content-Length).
-
-const BOUNDARY = '----adm-infra-bench-7d1f0c2e9b';
-
-function multipartParts(filename: string): { head: Buffer; tail: Buffer } {
-  return {
-    head: Buffer.from(
-      `--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`,
-    ),
-    tail: Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
-  };
-}
-
-interface UploadAnswer {
-  readonly status: number;
-  readonly cid: string | undefined;
-  readonly body: string;
-  readonly ms: number;
-}
-
-/** POSTs one file as multipart/form-data, writing `content` as it is produced. */
-function uploadFile(port: number, agent: Agent, filename: string, content: Iterable<Uint8Array>, size: number): Promise<UploadAnswer> {
-  const { head, tail } = multipartParts(filename);
-  const started = nowMs();
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      request.destroy();
-      reject(error);
-    };
-    const request = httpRequest({
-      host: LOOPBACK,
-      port,
-      method: 'POST',
-      path: '/api/file/upload',
-      agent,
-      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': head.length + size + tail.length },
-    });
-    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`upload of ${filename}: no progress for ${REQUEST_IDLE_MS / 1000} s`)));
-    request.once('error', fail);
-    let answered = false;
-    request.once('response', (response: IncomingMessage) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('error', fail);
-      response.once('end', () => {
-        if (settled) return;
-        settled = true;
-        const body = Buffer.concat(chunks).toString('utf8');
-        let cid: string | undefined;
-        try {
-          cid = (JSON.parse(body) as { cids?: string[] }).cids?.[0];
-        } catch {
-          // Not JSON: an error page; the status tells.
-        }
-        resolve({ status: response.statusCode ?? 0, cid, body, ms: nowMs() - started });
-      });
-    });
-    // The body is written with backpressure: at most one socket buffer ahead of the node.
-    const drained = () => new Promise<void>((done) => {
-      const finish = () => {
-        request.off('drain', finish);
-        request.off('close', finish);
-        done();
-      };
-      request.once('drain', finish);
-      request.once('close', finish);
-    });
-    void (async () => {
-      try {
-        for (const piece of [[head], content, [tail]] as Iterable<Uint8Array>[]) {
-          for (const chunk of piece) {
-            // An early answer (an error status) or a closed socket ends the writing.
-            if (settled || answered || request.destroyed) return;
-            if (!request.write(chunk)) await drained();
-          }
-        }
-        request.end();
-      } catch (error) {
-        fail(error as Error);
-      }
-    })();
-  });
-}
-
-interface DownloadAnswer {
-  readonly status: number;
-  readonly bytes: number;
-  /** From the request to the first body byte. */
-  readonly ttfbMs: number;
-  readonly ms: number;
-  readonly sha256?: string;
-}
-
-function downloadFile(port: number, agent: Agent, cid: string, hash: boolean): Promise<DownloadAnswer> {
-  const started = nowMs();
-  return new Promise((resolve, reject) => {
-    let settled = false;
-    const fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      request.destroy();
-      reject(error);
-    };
-    let bytes = 0;
-    const request = httpRequest({ host: LOOPBACK, port, method: 'GET', path: `/api/file/${cid}`, agent });
-    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`download of ${cid}: stalled, no byte for ${REQUEST_IDLE_MS / 1000} s after ${fmtInt(bytes)} bytes`)));
-    request.once('error', fail);
-    request.once('response', (response: IncomingMessage) => {
-      const digest = hash ? createHash('sha256') : undefined;
-      let ttfbMs = NaN;
-      response.on('data', (chunk: Buffer) => {
-        if (bytes === 0) ttfbMs = nowMs() - started;
-        bytes += chunk.length;
-        digest?.update(chunk);
-      });
-      response.once('error', fail);
-      response.once('end', () => {
-        if (settled) return;
-        settled = true;
-        resolve({ status: response.statusCode ?? 0, bytes, ttfbMs, ms: nowMs() - started, sha256: digest?.digest('hex') });
-      });
-    });
-    request.end();
-  });
 }
 
 // ---------------------------------------------------------------------------------------------
 // The node as a process.
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, LOOPBACK, () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-function nodeConfig(port: number): Record<string, unknown> {
+function nodeConfig(port: number): Record<string, unknown> & { serverPort: number } {
   return {
     nodes: [],
     storeFolder: '.adm-ipfs',
@@ -291,34 +108,9 @@ function nodeConfig(port: number): Record<string, unknown> {
   };
 }
 
-interface FilesNodeProcess {
-  readonly process: ManagedProcess;
-  readonly port: number;
-  readonly startupMs: number;
-}
-
 async function startNode(home: string): Promise<FilesNodeProcess> {
-  const port = await freePort();
-  const configPath = join(home, 'config.json5');
-  writeFileSync(configPath, JSON.stringify(nodeConfig(port), null, 2));
-  const started = Date.now();
   // Its own HOME: the store lives in <HOME>/.adm-ipfs (notes B.7). No ADMIN_PORT: the operator listener stays off.
-  const managed = spawnTracked('files-node', process.execPath, ['--import', POLYFILL, CLI, 'files', '--config', configPath, '--host', LOOPBACK], {
-    env: { PATH: process.env.PATH, HOME: home },
-  });
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (managed.exited()) throw new Error(`the files node exited before it answered:\n${managed.tail()}`);
-    if (Date.now() > deadline) throw new Error(`the files node did not answer GET / within ${READY_TIMEOUT_MS} ms:\n${managed.tail()}`);
-    try {
-      const response = await fetch(`http://${LOOPBACK}:${port}/`, { signal: AbortSignal.timeout(2_000) });
-      if (response.status === 200 && (await response.text()) === 'IPFS node') break;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { process: managed, port, startupMs: Date.now() - started };
+  return startFilesNodeProcess(home, nodeConfig(await freePort()));
 }
 
 /**
@@ -589,24 +381,6 @@ async function benchDownload(node: FilesNodeProcess, agent: Agent, large: LargeF
 
 // ---------------------------------------------------------------------------------------------
 // 3. Many small uploads.
-
-/** Runs `count` jobs on `workers` concurrent loops; each job's latency in ms. */
-async function concurrently(count: number, workers: number, job: (index: number) => Promise<void>): Promise<{ latencies: number[]; wallMs: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = nowMs();
-  await Promise.all(
-    Array.from({ length: Math.min(workers, count) }, async () => {
-      while (next < count) {
-        const index = next++;
-        const t0 = nowMs();
-        await job(index);
-        latencies.push(nowMs() - t0);
-      }
-    }),
-  );
-  return { latencies, wallMs: nowMs() - started };
-}
 
 async function benchSmall(node: FilesNodeProcess, scratch: string): Promise<void> {
   say(`== 3. small: ${SMALL_FILES} uploads of distinct ${SMALL_SIZE / 1024} KiB files, ${SMALL_CLIENTS} concurrent keep-alive clients (after ${SMALL_WARMUP} warm-up uploads)`);

@@ -32,6 +32,10 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { FILES_SECTIONS, runFilesBench } = await import('./files.bench.js');
     return { description: 'files node: 256 MiB upload and download vs in-process importer / unixfs.cat, small-file uploads', sections: FILES_SECTIONS, run: runFilesBench };
   },
+  cluster: async () => {
+    const { CLUSTER_SECTIONS, runClusterBench } = await import('./cluster.bench.js');
+    return { description: 'files cluster: 64 MiB upload with 3 copies vs replication off, repair throughput after a node rejoins', sections: CLUSTER_SECTIONS, run: runClusterBench };
+  },
 };
 
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
@@ -42,6 +46,9 @@ benchmarks:
   files   256 MiB upload over HTTP against the same import in-process, with the node's peak RSS (upload);
           its download against unixfs.cat in-process, with time to first byte (download); 200 uploads
           of 4 KiB files from 16 concurrent clients (small). --duration and --connections do not apply
+  cluster 3 files nodes on loopback: 64 MiB upload with 3 copies against the same upload on a node with
+          replication off (upload); copies placed per second by POST /api/storage/repair for 1,000 small
+          files after a stopped node rejoins (repair). --duration and --connections do not apply
 
 options:
   --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError } from '../../src/files/errors.js';
+import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { copyTargets, localOnlyReport, placementOf, replicationReport, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
@@ -169,8 +170,9 @@ export function contentLogic(options: ContentOptions) {
     const node = holder.get();
     const session = new UploadSession(node.store.blockstore, inFlight);
     const strict = replicated && settings.replication.requireQuorumOnUpload;
-    // A strict session's id goes to the peers too: their staged copies belong to it (src/files/wire.ts).
-    const sessionId = randomUUID();
+    // A strict session's id goes to the peers too: their staged copies belong to it (src/files/wire.ts), and its
+    // prefix lets storage metrics count the markers of in-flight strict uploads (`stagedReplicas`, spec §2.6).
+    const sessionId = strict ? `${STAGED_SESSION_PREFIX}${randomUUID()}` : randomUUID();
     const pinnedHere: CID[] = [];
     let registered = false;
     // The shared lease is taken lazily, right before the first block write (first importFile), with the request's

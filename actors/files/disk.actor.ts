@@ -18,6 +18,8 @@ import { join } from 'node:path';
 import { fromCallback } from 'xstate';
 import { nextRun, parseCron, isCronError, type CronSchedule } from '../../src/cron.js';
 import { InsufficientStorageError } from '../../src/files/errors.js';
+import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
+import { IDLE_REPAIR_JOB, type RepairJobStatus } from '../../src/files/repair.js';
 import { claimFits, reclaimableBytes, type DiskMeasurement } from '../../src/files/storage-metrics.js';
 import type { GcStatus } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
@@ -27,11 +29,14 @@ import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { GcStatusBoard } from './gc-status.js';
 import type { NodeHolder } from './node.js';
+import type { RepairStatusBoard } from './repair-status.js';
 
 /** What `disk.snapshot` answers: the last scan (null until the first has finished) and the collector's state now. */
 export interface DiskSnapshot {
   readonly measurement: DiskMeasurement | null;
   readonly gc: GcStatus;
+  /** The repair job now (storage metrics `replication.running` and `replication.cycle`). */
+  readonly replication: RepairJobStatus;
   /** Bytes claimed by requests in flight. */
   readonly claimedBytes: number;
 }
@@ -68,6 +73,8 @@ export interface DiskOptions {
   readonly diskReserveBytes: number;
   readonly holder: NodeHolder;
   readonly gcStatus: GcStatusBoard;
+  /** The repair job's board; absent: no repair job (idle, no cycle). */
+  readonly repairStatus?: RepairStatusBoard;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly probe?: DiskProbe;
@@ -106,6 +113,7 @@ export function diskLogic(options: DiskOptions) {
       const registry = holder.get().registry;
       const pinnedBytes = registry.pinnedBytes();
       const files = registry.counts();
+      const stagedReplicas = registry.intents().filter((intent) => intent.sessionId.startsWith(STAGED_SESSION_PREFIX)).length;
       return {
         measuredAt: clock.now(),
         blockstoreBytes,
@@ -114,6 +122,7 @@ export function diskLogic(options: DiskOptions) {
         pinnedBytes,
         reclaimableBytes: reclaimableBytes(blockstoreBytes, pinnedBytes),
         files,
+        stagedReplicas,
       };
     };
 
@@ -176,7 +185,8 @@ export function diskLogic(options: DiskOptions) {
     receive((event) => {
       switch (event.type) {
         case 'disk.snapshot': {
-          const answer = () => event.reply.resolve({ measurement, gc: options.gcStatus.current(), claimedBytes });
+          const answer = () =>
+            event.reply.resolve({ measurement, gc: options.gcStatus.current(), replication: options.repairStatus?.current() ?? IDLE_REPAIR_JOB, claimedBytes });
           // A waiting asker that gives up leaves a no-op behind: its reply settles only once.
           if (event.afterFirstScan === true && !firstScanDone) return void awaitingFirstScan.push(answer);
           return answer();

@@ -4,6 +4,14 @@
 // while a run is in progress, manual or scheduled, is refused with RunInProgressError (409); a scheduled run that
 // finds one in progress is skipped.
 //
+// Handover (rule 4c, notes A.7 "collector handover"): with replication enabled, each run (dry ones too, rule 1) picks
+// the confirmed files this node holds although it is outside their designated set (`handoverCandidates`, at most
+// HANDOVER_CANDIDATES_PER_RUN per run, continuing in CID order after the last real run's candidates) and asks every
+// designated holder `have` over the replication protocol, HANDOVER_PROBE_CONCURRENCY requests at a time, before the
+// plan is made. A file is demoted only when ALL its holders said yes; a real run then drops the local pin under the
+// exclusive lease with the releases, and the record stays `confirmed` with `heldLocally: false`. The blocks stay
+// until a deletion pass collects them, so the file is still served locally until then.
+//
 // Block deletion — why not `helia.gc()`: in @helia/utils 2.5.2 `gc()` takes helia's blockstore write lock and deletes
 // through `blockstore.unwrap()` (the networked storage over the file-backed store), so unlike the facade's
 // `delete`/`deleteMany` it does NOT try to cancel a reprovide (the failure notes A.8 describes for a node without
@@ -24,6 +32,7 @@ import {
   gcRunMachine,
   type DeleteUnpinnedInput,
   type DeleteUnpinnedOutput,
+  type ProbeHoldersInput,
   type ReleaseFilesInput,
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
@@ -32,23 +41,29 @@ import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cr
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
+  demoteEvent,
   gcLastRun,
   gcReport,
+  handoverCandidates,
   mustBePinned,
   releaseEvent,
+  stillMatchesDemotion,
   stillMatchesPlan,
   storedGcLastRun,
   type GcMeasurement,
   type GcReport,
   type GcSettings,
+  type HandoverCandidate,
 } from '../../src/files/gc.js';
+import type { PlacementTier } from '../../src/files/placement.js';
 import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
-import type { FileRecord } from '../../src/files/types.js';
+import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
+import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
@@ -61,6 +76,13 @@ export interface GcActorSettings {
   readonly enabled: boolean;
   /** `storage.gc.schedule` (6-field cron, local time like the original). */
   readonly schedule: string;
+  /** Placement for the handover (rule 4c); absent or disabled: nothing is handed over. */
+  readonly replication?: {
+    readonly enabled: boolean;
+    readonly placement: readonly PlacementTier[];
+    /** Peer ids of the configured `nodes`. */
+    readonly members: readonly string[];
+  };
 }
 
 export interface GcOptions {
@@ -72,6 +94,8 @@ export interface GcOptions {
   readonly startup: StartupSignal;
   readonly settings: GcActorSettings;
   readonly logger: Logger;
+  /** The asking side of the replication protocol (`have` probes of the handover); absent: no handover. */
+  readonly copies?: CopyClient;
   /** Told after every non-dry run (the disk actor rescans, so metrics show the freed space); must not throw. */
   readonly afterRun?: () => void;
   /** The operator inspector's observer for each run's machine actor (actors/inspector.ts), if any. */
@@ -87,11 +111,21 @@ export function gcSettings(config: FilesConfig): GcActorSettings {
     },
     enabled: config.storage.gc.enabled,
     schedule: config.storage.gc.schedule,
+    replication: {
+      enabled: config.replication.enabled,
+      placement: config.replication.placement,
+      members: config.nodes.map((node) => node.peerId),
+    },
   };
 }
 
 /** Registry pages while reading it whole (planning, pin verification). */
 const PAGE = 1_000;
+/**
+ * `have` requests in flight at once during a run's handover probes: enough to overlap the peers' round trips,
+ * few enough that a run never floods a peer (each request is bounded by `replication.requestTimeoutMs`).
+ */
+export const HANDOVER_PROBE_CONCURRENCY = 4;
 type RunOrigin = 'manual' | 'scheduled';
 
 export function gcLogic(options: GcOptions) {
@@ -102,6 +136,10 @@ export function gcLogic(options: GcOptions) {
     let current: { stop(): void } | undefined;
     let cancelTimer: (() => void) | undefined;
     let stopped = false;
+    /** Where the next real run's handover candidates start (in memory: a restart begins again at the first CID). */
+    let handoverAfter: string | undefined;
+    const replication = settings.replication;
+    const copies = replication?.enabled ? options.copies : undefined;
 
     try {
       status.restore(storedGcLastRun(holder.get().registry.lastGcRun()?.report));
@@ -122,6 +160,15 @@ export function gcLogic(options: GcOptions) {
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
             loadRecords: fromPromise<FileRecord[], void>(async () => allRecords(holder.get())),
+            probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
+              if (!copies || !replication) return [];
+              const selection = handoverCandidates(input.records, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
+              // Rule 1: a dry run leaves the sweep position where it was.
+              if (!dryRun) handoverAfter = selection.next;
+              const confirmed = await probeHolders(copies, selection.candidates, signal);
+              if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
+              return confirmed;
+            }),
             acquireLease: fromPromise<void, void>(async ({ signal }) => {
               const release = await lease.acquireExclusive(signal);
               // Stopped while waiting for the grant: give it straight back.
@@ -153,6 +200,7 @@ export function gcLogic(options: GcOptions) {
             outcome: result.outcome,
             trigger: report.trigger,
             released: report.releasedCids.length,
+            demoted: report.demoted.length,
             retained: report.retainedCids.length,
             removedBlocks: report.removedBlocks,
             repairedPins: report.repairedPins.length,
@@ -255,39 +303,78 @@ const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
   a.confirmedAt === b.confirmedAt;
 
 /**
- * Releases the planned files that still match the plan (rule 7) through the lifecycle machine. The record is
- * written only after its pin is gone, and only if nobody changed it while the pin was being removed (a file
- * confirmed meanwhile keeps its new record; pin verification then restores its pin before anything is deleted).
+ * Rule 4c: asks every designated holder of every candidate whether it holds the file, at most
+ * HANDOVER_PROBE_CONCURRENCY requests at a time; a candidate's remaining holders are not asked once one said no.
+ * Answers the CIDs every holder confirmed, in candidate order. A holder that cannot be asked counts as a no.
+ */
+async function probeHolders(copies: CopyClient, candidates: readonly HandoverCandidate[], signal: AbortSignal): Promise<string[]> {
+  const refused = new Set<string>();
+  const probes = candidates.flatMap((candidate) => candidate.holders.map((peerId) => ({ cid: candidate.cid, peerId })));
+  let next = 0;
+  const worker = async () => {
+    while (next < probes.length) {
+      const probe = probes[next++]!;
+      if (refused.has(probe.cid)) continue;
+      signal.throwIfAborted();
+      const holds = await copies.have(probe.peerId, probe.cid, signal).catch(() => false);
+      if (holds !== true) refused.add(probe.cid);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker));
+  signal.throwIfAborted();
+  return candidates.filter((candidate) => candidate.holders.length > 0 && !refused.has(candidate.cid)).map((candidate) => candidate.cid);
+}
+
+/**
+ * Releases the planned files, then demotes the planned handovers, that still match the plan (rule 7), through the
+ * lifecycle machine. The record is written only after its pin is gone, and only if nobody changed it while the pin
+ * was being removed (a file confirmed or re-pinned meanwhile keeps its new record; pin verification then restores
+ * its pin before anything is deleted).
  */
 async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: AbortSignal): Promise<ReleaseFilesOutput> {
   const releasedCids: string[] = [];
+  const demotedCids: string[] = [];
   const keptCids: string[] = [];
   const failures: unknown[] = [];
-  for (const entry of input.release) {
-    signal.throwIfAborted();
-    const before = node.registry.get(entry.cid);
-    if (!before || !stillMatchesPlan(entry, before, input.now)) {
-      if (before?.pinned) keptCids.push(entry.cid);
-      continue;
+  /** Applies `event` (null: the record no longer matches the plan) to the record re-read as `before`. */
+  const apply = async (cid: string, before: FileRecord | undefined, event: FileEvent | null, done: string[]) => {
+    if (!before || !event) {
+      if (before?.pinned) keptCids.push(cid);
+      return;
     }
-    const { record, changed, effect } = applyFileEvent(before, releaseEvent(entry, input.now));
+    const { record, changed, effect } = applyFileEvent(before, event);
     if (!changed) {
-      if (before.pinned) keptCids.push(entry.cid);
-      continue;
+      if (before.pinned) keptCids.push(cid);
+      return;
     }
     try {
-      if (effect === 'unpin') await unpin(node, CID.parse(entry.cid), signal);
+      if (effect === 'unpin') await unpin(node, CID.parse(cid), signal);
     } catch (error) {
       if (signal.aborted) throw error;
       failures.push(error);
-      keptCids.push(entry.cid);
-      continue;
+      keptCids.push(cid);
+      return;
     }
-    if (!sameRecord(node.registry.get(entry.cid), before)) continue;
+    const current = node.registry.get(cid);
+    if (!sameRecord(current, before)) {
+      // Changed by someone else meanwhile: their record stands (still pinned: it is retained).
+      if (current?.pinned) keptCids.push(cid);
+      return;
+    }
     node.registry.put(record);
-    releasedCids.push(entry.cid);
+    done.push(cid);
+  };
+  for (const entry of input.release) {
+    signal.throwIfAborted();
+    const before = node.registry.get(entry.cid);
+    await apply(entry.cid, before, before && stillMatchesPlan(entry, before, input.now) ? releaseEvent(entry, input.now) : null, releasedCids);
   }
-  return { releasedCids, keptCids, failures };
+  for (const entry of input.demote) {
+    signal.throwIfAborted();
+    const before = node.registry.get(entry.cid);
+    await apply(entry.cid, before, stillMatchesDemotion(entry, before) ? demoteEvent(input.now) : null, demotedCids);
+  }
+  return { releasedCids, demotedCids, keptCids, failures };
 }
 
 /**

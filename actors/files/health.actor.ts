@@ -2,9 +2,9 @@
 // (specs/files-node.md §2.3, §3.2, §4.1; notes/files-node.md A.6, C5, C16-C19).
 //
 // The machine (machines/files/health-checkpoint.machine.ts) decides; this actor only fetches and writes:
-// - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement; the attempt's
-//   time is read AFTER the evidence, so no reading is ever "in the future" of the attempt (that would clear
-//   `clockConsistent`, spec §2.3 rule 4);
+// - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement, the peers'
+//   attestations of the round (actors/files/attestation.ts); the attempt's time is read AFTER the evidence, so no
+//   reading is ever "in the future" of the attempt (that would clear `clockConsistent`, spec §2.3 rule 4);
 // - persistCheckpoint: the versioned record into the registry's actor state (`health.checkpoint`), which the next
 //   start reads back with parseCheckpoint (a record earned under another node list is discarded by the machine);
 // - reportFailure: a warn line (stage and error only; the logger scrubs CIDs and peer ids).
@@ -28,6 +28,7 @@ import type { FilesConfig } from '../../src/files/config.js';
 import {
   membershipVersion,
   parseCheckpoint,
+  roundStart,
   type FreshnessInputs,
   type HealthInputs,
   type HealthObject,
@@ -38,7 +39,9 @@ import type { DiskMeasurement, NodeIdentity } from '../../src/files/storage-metr
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
+import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from './attestation.js';
 import type { NodeHolder } from './node.js';
+import { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
 
 /** Key of the persisted checkpoint in the registry's actor state (one record, spec §1 "health checkpoint"). */
@@ -63,22 +66,23 @@ export interface HealthActorOptions {
   readStorage(signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null>;
   readonly clock: Clock;
   readonly logger: Logger;
+  /** The repair job's cycle evidence (actors/files/repair-status.ts); absent: repair is not required. */
+  readonly repair?: RepairStatusBoard;
   /** Software version (spec §9.1) and the process start, for `version` and `uptimeMs`. */
   readonly meta: { readonly version: string; readonly startedAt: number };
   /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
   readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+  /**
+   * Peer attestations over /adamant/health/1.0.0 (notes A.6): the configured nodes, asked each attempt when peers
+   * are required and answered while this actor runs. Absent: nothing is asked or answered (attestedPeers 0).
+   */
+  readonly attestation?: AttestationSettings;
 }
 
-/**
- * Repair evidence of a node without repair: the repair sweep and its cycle evidence come with the cluster work,
- * and until then repair is not required (spec §2.3 rule 2: `repairFresh` is then always true). A single node has
- * nothing to repair; a configured cluster gets its repair evidence from the repair actor when it exists.
- */
-const REPAIR_NOT_REQUIRED: HealthInputs['repair'] = { required: false, lastCompleteAt: null, backlog: 0, lastCycleSuccessful: false };
-
 /** The health settings and membership of a files configuration. */
-export function healthSettings(config: FilesConfig): { settings: HealthSettings; membershipVersion: string } {
+export function healthSettings(config: FilesConfig): { settings: HealthSettings; membershipVersion: string; attestation: AttestationSettings } {
   return {
+    attestation: attestationSettings(config),
     settings: {
       intervalMs: config.health.checkpointIntervalMs,
       maxCheckpointAgeMs: config.health.maxCheckpointAgeMs,
@@ -105,6 +109,10 @@ export function nodeIdentity(holder: NodeHolder): NodeIdentity {
 
 export function healthLogic(options: HealthActorOptions) {
   const { clock, logger, holder, startup, settings } = options;
+  // The repair actor's evidence, read at each attempt and each read (`repairFresh` is a read-time check, spec §2.3
+  // rule 1). A board that is not required makes `repairFresh` always true (rule 2).
+  const repairBoard = options.repair ?? new RepairStatusBoard(false);
+  const repairEvidence = (): HealthInputs['repair'] => repairBoard.health();
 
   const restore = (): PersistedCheckpoint | null => {
     try {
@@ -119,16 +127,46 @@ export function healthLogic(options: HealthActorOptions) {
   const readStorage = (signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null> =>
     options.readStorage(signal, afterFirstScan).catch(() => null);
 
+  // Asked only when peers are required (spec §2.3 rule 7: otherwise no call, attestedPeers 0); never rejects.
+  const attest = async (signal: AbortSignal): Promise<number> => {
+    const attestation = options.attestation;
+    if (attestation === undefined || settings.requiredPeerCount === 0) return 0;
+    let node;
+    try {
+      node = holder.get();
+    } catch {
+      return 0;
+    }
+    const askedAt = clock.now();
+    const request = { round: roundStart(askedAt, settings.intervalMs), timestamp: askedAt, membershipVersion: options.membershipVersion };
+    return attestRound({ ...attestation, libp2p: node.libp2p, self: node.peerId, request, clock }, signal);
+  };
+
+  // The responder lives on the node this actor started with: a runtime restart restarts this actor too
+  // (rest_for_one). A node that is not running answers nothing; a standalone node opens no protocol.
+  const respond = (): (() => void) => {
+    const attestation = options.attestation;
+    let node;
+    try {
+      node = holder.get();
+    } catch {
+      return () => {};
+    }
+    const self = node.peerId;
+    if (attestation === undefined || !attestation.nodes.some((peer) => peer.peerId !== self)) return () => {};
+    const { libp2p } = node;
+    const failed = (error: unknown) => logger.warn({ error: (error as Error).name }, 'attestation responder change failed');
+    registerAttestationResponder(libp2p, { ...attestation, membershipVersion: options.membershipVersion, intervalMs: settings.intervalMs, clock, logger }).catch(failed);
+    return () => void unregisterAttestationResponder(libp2p).catch(failed);
+  };
+
   const machine = healthCheckpointMachine.provide({
     actors: {
       gatherInputs: fromPromise<GatherOutput, GatherInput>(async ({ signal }) => {
         const storage = await readStorage(signal, true);
         const runtimeStarted = nodeIdentity(holder).runtimeStatus === 'started';
         const walked = startup.result !== undefined;
-        // Peer attestations (/adamant/health/1.0.0) come with the cluster work. With no peer required the calls
-        // are skipped and the check passes (spec §2.3 rule 7); with peers required nothing attests yet, so
-        // `peerAttestations` honestly fails instead of claiming evidence this node cannot gather.
-        const attestedPeers = 0;
+        const attestedPeers = await attest(signal);
         const now = clock.now();
         return {
           now,
@@ -139,7 +177,7 @@ export function healthLogic(options: HealthActorOptions) {
             startup: { complete: walked, healthy: walked },
             runtimeStarted,
             storage: { measuredAt: storage?.measuredAt ?? null, availableBytes: storage?.availableBytes ?? null },
-            repair: REPAIR_NOT_REQUIRED,
+            repair: repairEvidence(),
             attestedPeers,
           },
         };
@@ -172,7 +210,7 @@ export function healthLogic(options: HealthActorOptions) {
       const storage = await readStorage(signal, false);
       // Read after the disk answer: a measurement taken during the wait must not lie in the read's future.
       const now = clock.now();
-      const fresh: FreshnessInputs = { storage: { measuredAt: storage?.measuredAt ?? null }, repair: REPAIR_NOT_REQUIRED };
+      const fresh: FreshnessInputs = { storage: { measuredAt: storage?.measuredAt ?? null }, repair: repairEvidence() };
       return healthObject(inner.getSnapshot().context, fresh, now, options.meta);
     };
 
@@ -189,12 +227,14 @@ export function healthLogic(options: HealthActorOptions) {
     });
 
     inner.start();
+    const unrespond = respond();
     // An attempt the moment the walk finishes (notes C5); at once when it already has (a restarted actor).
     const unsubscribe = startup.onComplete(() => inner.send({ type: 'health.startupComplete' }));
     return () => {
       unsubscribe();
       subscription.unsubscribe();
       inner.stop();
+      unrespond();
     };
   });
   // The operator view finds the statechart by machine id (actors/actor-child.ts records `logic.id`).

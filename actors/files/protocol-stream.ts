@@ -50,9 +50,11 @@ export async function writeFrame(stream: Stream, message: unknown, maxBytes: num
 /** Asks one peer: dial the protocol, send `request`, read and return the raw answer (the caller parses it). */
 export async function askPeer(libp2p: Libp2p, target: Multiaddr, protocol: string, request: unknown, maxBytes: number, signal: AbortSignal): Promise<unknown> {
   const stream = await libp2p.dialProtocol(target, protocol, { signal });
+  // The answer's listener is attached before the request leaves, so a quick answer is never missed; when the
+  // request fails to leave, the answer's own rejection (the abort below) is expected and not left unhandled.
+  const answer = readFrame(stream, maxBytes, signal);
+  answer.catch(() => {});
   try {
-    const answer = readFrame(stream, maxBytes, signal);
-    // The answer's listener is attached before the request leaves, so a quick answer is never missed.
     await writeFrame(stream, request, maxBytes, signal);
     return await answer;
   } catch (error) {

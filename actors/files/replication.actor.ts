@@ -15,6 +15,7 @@
 // registers it, `abort` puts the pre-request pin back. A stage nobody settles is aborted after STAGE_TTL_FACTOR ×
 // requestTimeoutMs, and a restart before that rolls it back too (the marker has no record).
 
+import type { CatOptions } from '@helia/unixfs';
 import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
@@ -38,6 +39,8 @@ import { frameHandler } from './protocol-stream.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
 const PROTOCOL_STREAMS = 32;
+/** Leaves fetched at once while pulling a copy (1 MiB each, so this bounds the memory a copy holds too). */
+const COPY_FETCH_CONCURRENCY = 16;
 /** A stage not committed or aborted within this many request timeouts is aborted here. */
 const STAGE_TTL_FACTOR = 4;
 
@@ -125,6 +128,12 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     if (await node.helia.pins.isPinned(cid, { signal })) return false;
     const release = await lease.acquireShared(signal);
     try {
+      // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
+      // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
+      const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
+      for await (const _ of node.unixfs.cat(cid, read)) {
+        // the bytes land in the blockstore; nothing to do with them here
+      }
       await drain(node.helia.pins.add(cid, { signal }));
       return true;
     } finally {

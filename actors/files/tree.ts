@@ -5,6 +5,7 @@
 //   ├── files.content    uploads, downloads, status, lifecycle changes, pins (asked by the edge)
 //   ├── files.reconcile  the startup walk (transient: runs once, restarted only if it crashes)
 //   ├── files.gc         garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
+//   ├── files.repair     replication repair: POST /api/storage/repair (one batch), cycles after the walk and on schedule
 //   ├── files.disk       disk-usage scan on diskUsageScanPeriod (storage metrics) and the disk-reserve claims
 //   ├── files.replication answers peers' replication requests (store, stage/commit/abort, have, accept, cache)
 //   ├── files.health     the health checkpoint machine and the node's health/identity answers
@@ -31,6 +32,8 @@ import { healthLogic, healthSettings } from './health.actor.js';
 import { NodeHolder } from './node.js';
 import { p2pChild } from './p2p.actor.js';
 import { reconcileLogic, type ReconcileResult } from './reconcile.actor.js';
+import { repairLogic, repairSettings } from './repair.actor.js';
+import { RepairStatusBoard } from './repair-status.js';
 import { replicationResponderLogic } from './replication.actor.js';
 import { runtimeLogic } from './runtime.actor.js';
 import { StartupSignal } from './startup.js';
@@ -39,6 +42,7 @@ export const FILES_RUNTIME_ID = 'files.runtime';
 export const FILES_CONTENT_ID = 'files.content';
 export const FILES_RECONCILE_ID = 'files.reconcile';
 export const FILES_GC_ID = 'files.gc';
+export const FILES_REPAIR_ID = 'files.repair';
 export const FILES_DISK_ID = 'files.disk';
 export const FILES_HEALTH_ID = 'files.health';
 export const FILES_P2P_ID = 'files.p2p';
@@ -68,6 +72,9 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   const startup = new StartupSignal();
   // The collector's job state: the GC actor writes it, the disk actor shows it in storage metrics.
   const gcStatus = new GcStatusBoard(config.storage.gc.enabled, config.storage.gc.schedule);
+  // The repair job's state and cycle evidence: the repair actor writes it, health and storage metrics read it.
+  const repair = repairSettings(config);
+  const repairStatus = new RepairStatusBoard(repair.required);
   // One lease per node (notes A.4 rule 8): block writers (uploads, operator pins, incoming copies) hold it shared
   // until their blocks are pinned, the collector exclusively while it releases and deletes.
   const storageLease = new StorageLease();
@@ -135,10 +142,28 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             status: gcStatus,
             startup,
             settings: gcSettings(config),
+            // Handover probes (rule 4c): absent with replication off, so nothing is ever demoted then.
+            copies,
             logger: runtime.logger.child({ actor: FILES_GC_ID }),
             // Fresh metrics after a collection; no disk actor (or a stopped one) is not the collector's problem.
             afterRun: () => void runtime.registry.send(FILES_DISK_ID, { type: 'disk.rescan' }),
             inspect: (rootSessionId) => runtime.inspector.observer(FILES_GC_ID, rootSessionId),
+          }),
+      }),
+      // The startup cycle and scheduled repair wait for the walk (spec §9.6); POST /api/storage/repair works from the start.
+      actorChild({
+        systemId: FILES_REPAIR_ID,
+        shutdown: 'stop',
+        logic: (runtime) =>
+          repairLogic({
+            holder,
+            clock: runtime.clock,
+            status: repairStatus,
+            startup,
+            settings: repair,
+            copies,
+            logger: runtime.logger.child({ actor: FILES_REPAIR_ID }),
+            inspect: (rootSessionId) => runtime.inspector.observer(FILES_REPAIR_ID, rootSessionId),
           }),
       }),
       actorChild({
@@ -151,6 +176,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             diskReserveBytes: config.storage.diskReserveBytes,
             holder,
             gcStatus,
+            repairStatus,
             clock: runtime.clock,
             logger: runtime.logger.child({ actor: FILES_DISK_ID }),
           }),
@@ -180,6 +206,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           healthLogic({
             ...health,
             holder,
+            repair: repairStatus,
             startup,
             readStorage: async (signal, afterFirstScan) => {
               // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.

@@ -28,6 +28,7 @@ import {
   type FilesRouteContext,
 } from './files.http.js';
 import { registerGcRoutes } from './gc.routes.js';
+import { registerRepairRoutes } from './repair.routes.js';
 import { registerNodeRoutes } from './node.routes.js';
 import { registerP2pRoutes } from './p2p.routes.js';
 
@@ -210,6 +211,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   registerP2pRoutes(context);
   registerNodeRoutes(context);
   registerGcRoutes(context);
+  registerRepairRoutes(context);
 
   return server;
 }

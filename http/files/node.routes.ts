@@ -74,7 +74,7 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
       // No node runs only while the runtime restarts or stops: there is no identity to report.
       if (node.peerId === null) throw new NodeNotRunningError();
       const now = clock.now();
-      const metrics = storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, now);
+      const metrics = storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, now, snapshot.replication);
       return adminJson(200, {
         ...legacyNodeInfo(snapshot.measurement, node.runtimeStatus, FILES_VERSION, now),
         peerId: node.peerId,
@@ -93,6 +93,6 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
   server.route('get', '/api/storage/metrics', async (request, { signal }) => {
     const rate = context.limitRate('read', context.clientKey(request));
     const snapshot = await disk(signal);
-    return withHeaders(json(200, storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, clock.now())), rate);
+    return withHeaders(json(200, storageMetrics(snapshot.measurement, snapshot.gc, metricsSettings, clock.now(), snapshot.replication)), rate);
   });
 }

@@ -4,13 +4,14 @@
 //   temporary ──file.expire [now > expiresAt] | file.unpin─────────▶ expired
 //   confirmed ──file.unpin (POST unpin)─────────────────────────────▶ expired
 //   expired   ──file.confirm | file.repin (re-pin, may fetch)──────▶ confirmed
+//   confirmed ──file.demote [pinned and held] (collector handover)──▶ confirmed (pin dropped, not held here)
 //   confirmed ──file.repin [demoted: not pinned]────────────────────▶ confirmed (pinned and held again)
 //
 // Per DESIGN.md actor rule 3 this is data, not a live actor per file: the registry actor applies it to the
 // persisted row with XState's pure `transition()` (see `applyFileEvent` below) and performs the returned
 // effect (pin / unpin) itself. Events a state does not list leave the record unchanged, which is what makes
 // confirm of a confirmed file, unpin of an expired file and expire of anything but a temporary file
-// idempotent (notes C6).
+// idempotent (notes C6); demote of anything but a held confirmed file changes nothing either.
 //
 // The effect actions `pinContent` / `unpinContent` are markers: they are chosen by guards on the record's
 // `pinned` flag, so a demoted confirmed record (pinned false after a handover, notes A.4 rule 4c) never
@@ -90,6 +91,10 @@ export const fileLifecycleMachine = setup({
           { guard: 'isPinned', target: 'expired', actions: ['release', 'unpinContent'] },
           { target: 'expired', actions: 'release' },
         ],
+        // The collector's handover (notes A.4 rule 4c, A.7 "collector handover"): the file stays confirmed (the
+        // cluster still holds it) but this node drops its pin and no longer counts as a holder. Only a pinned, held
+        // copy is handed over; demoting a demoted record (or any other state) changes nothing.
+        'file.demote': [{ guard: 'isHeld', actions: ['release', 'unpinContent'] }],
         // Idempotent when already pinned and held; a demoted record (handover) is taken back.
         'file.repin': [
           { guard: 'isHeld' },

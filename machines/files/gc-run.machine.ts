@@ -1,7 +1,7 @@
 // One garbage-collection run (specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-8, C3, C20).
 //
-//   measuring ──▶ planning ──▶ routing ──dry run──▶ previewed (final: nothing touched)
-//                                  └──▶ exclusive (exit: releaseLease)
+//   measuring ──▶ planning ──▶ probingHolders ──▶ routing ──dry run──▶ previewed (final: nothing touched)
+//                                                    └──▶ exclusive (exit: releaseLease)
 //                                        locking ──▶ releasing ──▶ released ──a release failed──▶ failed
 //                                                                     └──▶ verifyingPins ──▶ verified
 //                                        verified ──pin lost──▶ abandoned   ──verify error──▶ failed
@@ -10,18 +10,33 @@
 //   any invoked stage ──error──▶ failed
 //
 // The machine decides; the actors only do I/O (DESIGN.md rule 1). `measure` reads the blockstore size and free
-// space with the run's time, `loadRecords` the registry; the plan is made here with `planGc` (src/files/gc.ts).
+// space with the run's time, `loadRecords` the registry, `probeHolders` asks the designated holders of the handover
+// candidates whether they hold them (rule 4c: a dry run probes too, rule 1) and answers the CIDs every holder
+// confirmed; the plan is made here from all three with `planGc` (src/files/gc.ts). Probing happens before the
+// lease: slow peers never hold up uploads.
 // Everything that changes pins or blocks runs inside `exclusive`, holding the storage lease exclusively (rule 8),
 // so no upload has unpinned blocks in flight while blocks are deleted; leaving `exclusive` by any path releases it.
-// `releaseFiles` re-reads each planned record and applies the release only when it still matches the plan (rule 7);
-// `verifyPins` checks that every file that must be pinned is, restoring lost pins from local blocks (rule 6); a pin
-// it cannot restore abandons the run before a single block is deleted. `deleteUnpinned` deletes unpinned blocks,
+// `releaseFiles` re-reads each planned record and applies the release or the demotion (handover) only when it still
+// matches the plan (rule 7); `verifyPins` checks that every file that must be pinned is, restoring lost pins from
+// local blocks (rule 6; a demoted file is no longer held, so its dropped pin is not restored); a pin it cannot
+// restore abandons the run before a single block is deleted. `deleteUnpinned` deletes unpinned blocks,
 // as many as the pressure asks for (all of them when forced), and only when the run has a trigger (spec §4.3).
 // A failed stage keeps what earlier stages did (records already released stay released) and reports the error
 // text; `collected` is true only for a deletion pass that ran to its end.
 
 import { assign, fromPromise, setup } from 'xstate';
-import { gcErrorText, planGc, type GcMeasurement, type GcPlan, type GcRunResult, type GcOutcome, type GcSettings, type GcStage, type PlannedRelease } from '../../src/files/gc.js';
+import {
+  gcErrorText,
+  planGc,
+  type GcMeasurement,
+  type GcOutcome,
+  type GcPlan,
+  type GcRunResult,
+  type GcSettings,
+  type GcStage,
+  type PlannedDemotion,
+  type PlannedRelease,
+} from '../../src/files/gc.js';
 import type { FileRecord } from '../../src/files/types.js';
 
 export interface GcRunInput {
@@ -36,9 +51,12 @@ export interface GcRunContext {
   readonly force: boolean;
   readonly settings: GcSettings;
   measurement: GcMeasurement | null;
+  /** The registry as read for planning, kept only until the holders are probed (then the plan replaces it). */
+  records: FileRecord[] | null;
   plan: GcPlan | null;
   releasedCids: string[];
-  /** Planned releases the run did not apply whose files are still pinned (they are retained). */
+  demotedCids: string[];
+  /** Planned releases and demotions the run did not apply whose files are still pinned (they are retained). */
   keptCids: string[];
   repairedPins: string[];
   unprotected: string[];
@@ -48,16 +66,27 @@ export interface GcRunContext {
   outcome: GcOutcome | null;
 }
 
+export interface ProbeHoldersInput {
+  /** The registry as read for planning: the actor picks the handover candidates from it. */
+  readonly records: readonly FileRecord[];
+  /** The run's time (a file's placement depends on its age). */
+  readonly now: number;
+}
+
 export interface ReleaseFilesInput {
   readonly release: readonly PlannedRelease[];
+  /** Handovers (rule 4c), applied under the same exclusive lease as the releases. */
+  readonly demote: readonly PlannedDemotion[];
   /** The run's time (expiry is judged at it, and lifecycle events carry it). */
   readonly now: number;
 }
 
 export interface ReleaseFilesOutput {
   readonly releasedCids: readonly string[];
+  /** Files whose local pin was dropped in a handover, their records kept (`confirmed`, not held). */
+  readonly demotedCids: readonly string[];
   readonly keptCids: readonly string[];
-  /** Errors of single releases; their records were kept for the next run. */
+  /** Errors of single releases or demotions; their records were kept for the next run. */
   readonly failures: readonly unknown[];
 }
 
@@ -95,6 +124,8 @@ export const gcRunMachine = setup({
   actors: {
     measure: fromPromise<GcMeasurement, void>(async () => notProvided('measure')),
     loadRecords: fromPromise<FileRecord[], void>(async () => notProvided('loadRecords')),
+    /** The CIDs (among the handover candidates) every designated holder confirmed it holds. */
+    probeHolders: fromPromise<string[], ProbeHoldersInput>(async () => notProvided('probeHolders')),
     acquireLease: fromPromise<void, void>(async () => notProvided('acquireLease')),
     releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async () => notProvided('releaseFiles')),
     verifyPins: fromPromise<VerifyPinsOutput, void>(async () => notProvided('verifyPins')),
@@ -122,8 +153,10 @@ export const gcRunMachine = setup({
     force: input.force,
     settings: input.settings,
     measurement: null,
+    records: null,
     plan: null,
     releasedCids: [],
+    demotedCids: [],
     keptCids: [],
     repairedPins: [],
     unprotected: [],
@@ -144,11 +177,26 @@ export const gcRunMachine = setup({
     planning: {
       invoke: {
         src: 'loadRecords',
+        onDone: { target: 'probingHolders', actions: assign({ records: ({ event }) => event.output }) },
+        onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'plan' as const, error: event.error }) } },
+      },
+    },
+    // Rule 4c: handover candidates' holders are asked before the plan is made; dry runs too (rule 1).
+    probingHolders: {
+      invoke: {
+        src: 'probeHolders',
+        input: ({ context }) => ({ records: context.records!, now: context.measurement!.now }),
         onDone: {
           target: 'routing',
-          actions: assign({ plan: ({ context, event }) => planGc(event.output, context.measurement!, context.settings, context.force) }),
+          actions: assign({
+            plan: ({ context, event }) => planGc(context.records!, context.measurement!, context.settings, context.force, event.output),
+            records: null,
+          }),
         },
-        onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'plan' as const, error: event.error }) } },
+        onError: {
+          target: 'failed',
+          actions: [assign({ records: null }), { type: 'recordFailure', params: ({ event }) => ({ stage: 'probe' as const, error: event.error }) }],
+        },
       },
     },
     routing: {
@@ -168,11 +216,12 @@ export const gcRunMachine = setup({
         releasing: {
           invoke: {
             src: 'releaseFiles',
-            input: ({ context }) => ({ release: context.plan!.release, now: context.measurement!.now }),
+            input: ({ context }) => ({ release: context.plan!.release, demote: context.plan!.demote, now: context.measurement!.now }),
             onDone: {
               target: 'released',
               actions: assign(({ context, event }) => ({
                 releasedCids: [...event.output.releasedCids],
+                demotedCids: [...event.output.demotedCids],
                 keptCids: [...event.output.keptCids],
                 errors: [...context.errors, ...texts('release', event.output.failures)],
               })),
@@ -251,6 +300,8 @@ export function gcRunResult(context: GcRunContext): GcRunResult {
     // A dry run reports exactly what it would release (spec §4.3); a real run what it did release (rule 7).
     releasedCids: dryRun ? (plan?.release.map((entry) => entry.cid) ?? []) : context.releasedCids,
     retainedCids: [...kept].sort(),
+    // The same for handovers: a dry run lists what it would demote (rule 1), a real run what it demoted.
+    demoted: dryRun ? (plan?.demote.map((entry) => entry.cid) ?? []) : context.demotedCids,
     removedBlocks: context.removedCids.length,
     removedCids: context.removedCids,
     repairedPins: context.repairedPins,

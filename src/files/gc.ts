@@ -7,10 +7,15 @@
 //   2. under pressure, releases the oldest temporary files until enough would be reclaimable (rule 4b);
 //   3. deletes unpinned blocks only when there is pressure or the run is forced (spec §4.3), and then only as
 //      many as the pressure asks for, or all of them when forced.
-// A confirmed file this node holds is never selected (spec §4.3); on one node nothing is handed over, so
-// `demoted` is always empty (rule 4c needs designated holders on other nodes).
+// A confirmed file this node holds is never selected for release (spec §4.3). It may only be *handed over*
+// (rule 4c, notes A.7 "collector handover"): when this node is outside the file's designated set and every
+// designated holder confirmed over the protocol that it has the file, the run drops the local pin and keeps the
+// record (`confirmed`, `heldLocally: false`), listed in `demoted`. Asking the holders is I/O: the GC actor picks the
+// candidates with `handoverCandidates`, probes them before planning and hands `planGc` the CIDs every holder
+// confirmed. Without replication (or on one node) there are no candidates and `demoted` stays empty.
 
 import { isPastExpiry } from './lifecycle.js';
+import { placementOf, type PlacementTier } from './placement.js';
 import { scrubText } from './scrub.js';
 import type { FileEvent, FileRecord, GcLastRun } from './types.js';
 
@@ -54,11 +59,21 @@ export interface PlannedRelease {
   readonly dagBytes: number;
 }
 
+/** A confirmed file whose local copy is handed over to its designated holders (rule 4c). */
+export interface PlannedDemotion {
+  readonly cid: string;
+  /** The record as planned: the run demotes only a record still matching it (rule 7). */
+  readonly createdAt: number;
+  readonly dagBytes: number;
+}
+
 export interface GcPlan {
   readonly trigger: GcTrigger;
   /** Expired temporaries first (soonest expiry first), then pressure releases oldest first. */
   readonly release: readonly PlannedRelease[];
-  /** Pinned files the plan keeps, by CID. */
+  /** Handovers, by CID: confirmed held files every designated holder confirmed (rule 4c). */
+  readonly demote: readonly PlannedDemotion[];
+  /** Pinned files the plan keeps (neither released nor demoted), by CID. */
   readonly retainedCids: readonly string[];
   /** Bytes the deletion pass should free: null = every unpinned block (force), 0 = no deletion. */
   readonly bytesToFree: number | null;
@@ -67,6 +82,8 @@ export interface GcPlan {
 
 const bytesOf = (record: Pick<FileRecord, 'dagBytes'>) => Math.max(0, record.dagBytes ?? 0);
 const byCid = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+/** A confirmed file this node pins and holds: the only kind a handover can take (rule 4c). */
+const isHeldConfirmed = (record: FileRecord) => record.state === 'confirmed' && record.pinned && record.heldLocally;
 
 /** Bytes a run must free to end the pressure it measured (0: none). */
 export function pressureBytes(measurement: GcMeasurement, settings: GcSettings): { highWatermark: number; diskReserve: number } {
@@ -80,9 +97,19 @@ export function pressureBytes(measurement: GcMeasurement, settings: GcSettings):
 
 /**
  * The plan of one run. `records` is the whole registry; `force` (spec §4.3) makes the run delete every unpinned
- * block even without pressure, and never releases anything rule 4a and 4b would not.
+ * block even without pressure, and never releases anything rule 4a and 4b would not. `handover` are the CIDs whose
+ * designated holders all confirmed they hold them (probed by the actor before planning); only those still
+ * confirmed, pinned and held here are demoted. Handover is independent of pressure, like expiry: a run without a
+ * trigger demotes too. Demoted bytes become unpinned, so they count as reclaimable before any temporary file is
+ * released under pressure: a copy that exists elsewhere goes before the only copy of an unconfirmed upload.
  */
-export function planGc(records: readonly FileRecord[], measurement: GcMeasurement, settings: GcSettings, force: boolean): GcPlan {
+export function planGc(
+  records: readonly FileRecord[],
+  measurement: GcMeasurement,
+  settings: GcSettings,
+  force: boolean,
+  handover: readonly string[] = [],
+): GcPlan {
   const { now, blockstoreBytes } = measurement;
   const pressure = pressureBytes(measurement, settings);
   const need = Math.max(pressure.highWatermark, pressure.diskReserve);
@@ -92,13 +119,21 @@ export function planGc(records: readonly FileRecord[], measurement: GcMeasuremen
   let pinnedBytes = 0;
   for (const record of records) if (record.pinned) pinnedBytes += bytesOf(record);
 
+  // Rule 4c: the confirmed files every designated holder confirmed, if this node still holds them.
+  const confirmedByHolders = new Set(handover);
+  const demote: PlannedDemotion[] = records
+    .filter((record) => confirmedByHolders.has(record.cid) && isHeldConfirmed(record))
+    .sort((a, b) => byCid(a.cid, b.cid))
+    .map((record) => ({ cid: record.cid, createdAt: record.createdAt, dagBytes: bytesOf(record) }));
+  let releasedBytes = 0;
+  for (const entry of demote) releasedBytes += entry.dagBytes;
+
   // Rule 4a: every temporary past its expiry, soonest expiry first (the registry's expiredTemporaries order).
   const expired = records
     .filter((record) => record.state === 'temporary' && isPastExpiry(record.expiresAt, now))
     .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || byCid(a.cid, b.cid));
   const release: PlannedRelease[] = expired.map((record) => planned(record, 'expired'));
   const releasing = new Set(release.map((entry) => entry.cid));
-  let releasedBytes = 0;
   for (const record of expired) if (record.pinned) releasedBytes += bytesOf(record);
 
   // Rule 4b: under pressure, the oldest unconfirmed files until what is reclaimable covers the need. Only
@@ -117,12 +152,13 @@ export function planGc(records: readonly FileRecord[], measurement: GcMeasuremen
     }
   }
 
+  const demoting = new Set(demote.map((entry) => entry.cid));
   const retainedCids = records
-    .filter((record) => record.pinned && !releasing.has(record.cid))
+    .filter((record) => record.pinned && !releasing.has(record.cid) && !demoting.has(record.cid))
     .map((record) => record.cid)
     .sort(byCid);
   const bytesToFree = trigger === 'force' ? null : trigger === 'none' ? 0 : need;
-  return { trigger, release, retainedCids, bytesToFree, estimatedBytesAfter: estimateAfter(blockstoreBytes, pinnedBytes - releasedBytes, bytesToFree) };
+  return { trigger, release, demote, retainedCids, bytesToFree, estimatedBytesAfter: estimateAfter(blockstoreBytes, pinnedBytes - releasedBytes, bytesToFree) };
 }
 
 /**
@@ -159,7 +195,82 @@ export function releaseEvent(entry: PlannedRelease, now: number): FileEvent {
   return entry.reason === 'expired' ? { type: 'file.expire', at: now } : { type: 'file.unpin', at: now };
 }
 
-/** Files whose pins must exist before anything is deleted (rule 6): confirmed held files, and any pinned record. */
+// ---------------------------------------------------------------------------------------------------------
+// Handover (rule 4c)
+
+/**
+ * Candidates a run probes at most. Each one costs a `have` request to every designated holder (bounded by
+ * `replication.requestTimeoutMs`), so a run over a large registry stays bounded; the next run goes on after the
+ * last candidate this one probed (`HandoverSelection.next`), in CID order, wrapping around.
+ */
+export const HANDOVER_CANDIDATES_PER_RUN = 100;
+
+/** Where placement is computed from: this node, the configured peers, the placement tiers, the run's time. */
+export interface HandoverScope {
+  /** This node's peer id. */
+  readonly self: string;
+  /** Peer ids of the configured `nodes` (this node counts as a member even when its own entry is missing). */
+  readonly members: readonly string[];
+  readonly tiers: readonly PlacementTier[];
+  readonly now: number;
+}
+
+export interface HandoverCandidate {
+  readonly cid: string;
+  /** The designated holders to ask (this node is not among them), best first. */
+  readonly holders: readonly string[];
+}
+
+export interface HandoverSelection {
+  readonly candidates: readonly HandoverCandidate[];
+  /** Where the next run starts (exclusive); undefined: every candidate was taken, start from the first. */
+  readonly next: string | undefined;
+}
+
+/**
+ * The confirmed files this node holds although it is outside their designated set (placement over the members
+ * and this node, by the file's age at `now`), in CID order starting after `after` and wrapping around, at most
+ * `limit` of them. A dry run passes the same `after` as the real run would (rule 1: it leaves the sweep
+ * position unchanged).
+ */
+export function handoverCandidates(
+  records: readonly FileRecord[],
+  scope: HandoverScope,
+  after: string | undefined,
+  limit: number = HANDOVER_CANDIDATES_PER_RUN,
+): HandoverSelection {
+  const eligible: HandoverCandidate[] = [];
+  for (const record of records) {
+    if (!isHeldConfirmed(record)) continue;
+    const { designated } = placementOf(record.cid, scope.members, scope.self, scope.tiers, Math.max(0, scope.now - record.createdAt));
+    // The designated set is never empty (this node is a member), so outside it there is always someone to ask.
+    if (designated.includes(scope.self) || designated.length === 0) continue;
+    eligible.push({ cid: record.cid, holders: [...designated] });
+  }
+  eligible.sort((a, b) => byCid(a.cid, b.cid));
+  const start = after === undefined ? 0 : Math.max(0, eligible.findIndex((candidate) => candidate.cid > after));
+  const rotated = [...eligible.slice(start), ...eligible.slice(0, start)];
+  const candidates = rotated.slice(0, Math.max(0, limit));
+  return { candidates, next: eligible.length > candidates.length ? candidates[candidates.length - 1]?.cid : undefined };
+}
+
+/**
+ * Rule 7 for a handover: demote only a record still confirmed, pinned and held here, created when the plan saw it
+ * (not deleted and re-uploaded since). A file unpinned or demoted meanwhile is left as it is.
+ */
+export function stillMatchesDemotion(entry: PlannedDemotion, current: FileRecord | undefined): boolean {
+  return current !== undefined && isHeldConfirmed(current) && current.createdAt === entry.createdAt;
+}
+
+/** The lifecycle event of a handover: the machine keeps the file confirmed and drops the pin (notes A.7). */
+export function demoteEvent(now: number): FileEvent {
+  return { type: 'file.demote', at: now };
+}
+
+/**
+ * Files whose pins must exist before anything is deleted (rule 6): confirmed held files, and any pinned record.
+ * A demoted file (confirmed, not pinned, not held) is not among them: its pin was dropped on purpose.
+ */
 export function mustBePinned(record: FileRecord): boolean {
   return (record.state === 'confirmed' && record.heldLocally) || record.pinned;
 }
@@ -181,7 +292,10 @@ export interface GcReport {
   /** What was released (a dry run: what would be); not what was planned but skipped (rule 7). */
   readonly releasedCids: readonly string[];
   readonly retainedCids: readonly string[];
-  /** Files handed over to their designated holders: always empty on one node. */
+  /**
+   * Confirmed files handed over to their designated holders (rule 4c; a dry run: what would be): their local pin
+   * dropped, records kept with `heldLocally: false`. Always empty on one node or without replication.
+   */
   readonly demoted: readonly string[];
   readonly removedBlocks: number;
   /** Block CIDs as the blockstore lists them (CIDv0 for sha2-256 blocks, notes A.4 rule 7), not file CIDs. */
@@ -195,8 +309,8 @@ export interface GcReport {
 /** How a run ended (the run machine's final state). */
 export type GcOutcome = 'previewed' | 'released' | 'collected' | 'abandoned' | 'failed';
 
-/** Everything a run decided and did; the report adds the timing, `collected` (from the outcome) and `demoted`. */
-export interface GcRunResult extends Omit<GcReport, 'startedAt' | 'durationMs' | 'collected' | 'demoted'> {
+/** Everything a run decided and did; the report adds the timing and `collected` (from the outcome). */
+export interface GcRunResult extends Omit<GcReport, 'startedAt' | 'durationMs' | 'collected'> {
   readonly outcome: GcOutcome;
 }
 
@@ -211,7 +325,7 @@ export function gcReport(result: GcRunResult, startedAt: number, finishedAt: num
     estimatedBytesAfter: result.estimatedBytesAfter,
     releasedCids: [...result.releasedCids],
     retainedCids: [...result.retainedCids],
-    demoted: [],
+    demoted: [...result.demoted],
     removedBlocks: result.removedBlocks,
     removedCids: [...result.removedCids],
     repairedPins: [...result.repairedPins],
@@ -247,7 +361,7 @@ export function storedGcLastRun(value: unknown): GcLastRun | null {
 }
 
 /** Stages of a run, named in error texts. */
-export type GcStage = 'measure' | 'plan' | 'lease' | 'release' | 'verify' | 'delete';
+export type GcStage = 'measure' | 'plan' | 'probe' | 'lease' | 'release' | 'verify' | 'delete';
 
 const MAX_ERROR_TEXT = 200;
 

@@ -3,13 +3,10 @@
 // is a parameter; actors/files/disk.actor.ts measures, the routes shape.
 
 import type { LifecycleCounts } from './lifecycle.js';
+import { REPLICATION_PROTOCOL } from './wire.js';
+import { IDLE_REPAIR_JOB, type RepairCycleView, type RepairJobStatus } from './repair.js';
 import type { GcStatus } from './types.js';
 
-/**
- * The replication protocol this node offers (spec §9.4; notes C24). Reported in storage metrics so an operator
- * can see a partly upgraded fleet; the protocol itself comes with the cluster work.
- */
-export const REPLICATION_PROTOCOL = '/adamant/replication/1.0.0';
 
 /** Bytes per MB in the legacy info fields: the original divided by 1 048 576 (notes B.5). */
 export const BYTES_PER_MB = 1_048_576;
@@ -30,6 +27,8 @@ export interface DiskMeasurement {
   readonly reclaimableBytes: number;
   /** Registry records per lifecycle state. */
   readonly files: LifecycleCounts;
+  /** Pin-intent markers of in-flight strict uploads and of the staged copies peers asked for (spec §2.6). */
+  readonly stagedReplicas: number;
 }
 
 /** `reclaimableBytes` (spec §2.6): what collection could free. Pinned DAGs are counted by content size, so the
@@ -75,17 +74,25 @@ export interface StorageMetrics {
     readonly enabled: boolean;
     readonly protocol: string;
     readonly repairEnabled: boolean;
+    /** A repair pass or cycle is in progress. */
     readonly running: boolean;
-    readonly cycle: null;
+    /** The active cycle, else the last completed one (counts, lastCompletedAt, lastCompletedSuccessfully, backlog); null before any. */
+    readonly cycle: RepairCycleView | null;
   };
 }
 
 /**
  * The public storage metrics from the last scan (values refresh on the scan schedule, not per request, spec
- * §2.6) and the collector's current job state. No CID, filename or peer identity can reach this object: it is
- * built from counts only.
+ * §2.6), the collector's and the repair job's current state (`repair`, default: no repair job). No CID, filename or
+ * peer identity can reach this object: it is built from counts only.
  */
-export function storageMetrics(measurement: DiskMeasurement | null, gc: GcStatus, settings: StorageMetricsSettings, now: number): StorageMetrics {
+export function storageMetrics(
+  measurement: DiskMeasurement | null,
+  gc: GcStatus,
+  settings: StorageMetricsSettings,
+  now: number,
+  repair: RepairJobStatus = IDLE_REPAIR_JOB,
+): StorageMetrics {
   const availableBytes = measurement?.availableBytes ?? 0;
   return {
     timestamp: now,
@@ -96,16 +103,14 @@ export function storageMetrics(measurement: DiskMeasurement | null, gc: GcStatus
     reservedBytes: settings.diskReserveBytes,
     usableBytes: usableBytes(availableBytes, settings.diskReserveBytes),
     files: measurement ? { ...measurement.files } : { temporary: 0, confirmed: 0, expired: 0 },
-    // Strict uploads that stage replicas, and the repair job, come with the cluster work: a single node has
-    // neither, so these are the true values today, not placeholders.
-    stagedReplicas: 0,
+    stagedReplicas: measurement?.stagedReplicas ?? 0,
     gc: { ...gc, lastRun: gc.lastRun ? { ...gc.lastRun, errors: [...gc.lastRun.errors] } : null },
     replication: {
       enabled: settings.replication.enabled,
       protocol: REPLICATION_PROTOCOL,
       repairEnabled: settings.replication.repairEnabled,
-      running: false,
-      cycle: null,
+      running: repair.running,
+      cycle: repair.cycle ? { ...repair.cycle } : null,
     },
   };
 }

@@ -31,7 +31,9 @@ export type FileEvent =
   | { type: 'file.confirm'; at: number }
   | { type: 'file.unpin'; at: number }
   | { type: 'file.expire'; at: number }
-  | { type: 'file.repin'; at: number };
+  | { type: 'file.repin'; at: number }
+  /** The collector's handover (notes A.4 rule 4c, A.7): a confirmed file's local copy is left to its designated holders. */
+  | { type: 'file.demote'; at: number };
 
 /** Admission-limiter occupancy (spec §2.5 "Concurrency metrics"). */
 export interface ConcurrencyMetrics {

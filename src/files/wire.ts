@@ -76,6 +76,8 @@ export class FrameDecoder {
  *   record until `commit` registers it; `abort` (or a restart before `commit`) puts back the pre-request pin.
  */
 export type ReplicationOp = 'store' | 'have' | 'accept' | 'cache' | 'stage' | 'commit' | 'abort';
+/** Session ids of strict uploads, and so of their peers' staged copies, start with this (`stagedReplicas` counts them). */
+export const STAGED_SESSION_PREFIX = 'staged-';
 const SESSION_OPS: ReadonlySet<ReplicationOp> = new Set(['stage', 'commit', 'abort']);
 const OPS: ReadonlySet<string> = new Set<ReplicationOp>(['store', 'have', 'accept', 'cache', 'stage', 'commit', 'abort']);
 

@@ -1,22 +1,27 @@
-// GC planning and the report (src/files/gc.ts; specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-7,
-// C3, C20, C-shapes "GC report").
+// GC planning and the report (src/files/gc.ts; specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-7
+// (4c: the handover), A.7, C3, C20, C-shapes "GC report").
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import {
+  demoteEvent,
   gcErrorText,
   gcLastRun,
   gcReport,
+  handoverCandidates,
+  HANDOVER_CANDIDATES_PER_RUN,
   mustBePinned,
   planGc,
   pressureBytes,
   releaseEvent,
+  stillMatchesDemotion,
   stillMatchesPlan,
   storedGcLastRun,
   type GcRunResult,
   type GcSettings,
 } from '../../src/files/gc.js';
+import { placementOf } from '../../src/files/placement.js';
 import type { FileRecord } from '../../src/files/types.js';
 
 const NOW = 1_700_000_000_000;
@@ -177,6 +182,119 @@ describe('rule 7: a release applies only to a record still matching the plan', (
   });
 });
 
+describe('rule 4c: handover', () => {
+  const SELF = 'peer-self';
+  const PEERS = ['peer-a', 'peer-b', 'peer-c', 'peer-d'];
+  const TIERS = [{ minAgeMs: 0, copies: 2 }];
+  const scope = { self: SELF, members: PEERS, tiers: TIERS, now: NOW };
+  /** CIDs for which this node is outside (or inside) the designated set, found with the same placement function. */
+  const cids = (outside: boolean, count: number) => {
+    const found: string[] = [];
+    for (let i = 0; found.length < count; i++) {
+      const cid = `cid-${String(i).padStart(4, '0')}`;
+      if (placementOf(cid, PEERS, SELF, TIERS, 0).designated.includes(SELF) !== outside) found.push(cid);
+    }
+    return found;
+  };
+
+  it('candidates: confirmed files held here whose designated set leaves this node out, with those holders to ask', () => {
+    const [away, awayUnpinned, awayTemporary] = cids(true, 3);
+    const [home] = cids(false, 1);
+    const records = [
+      confirmed(away!, NOW - 10, 1),
+      { ...confirmed(awayUnpinned!, NOW - 10, 1), pinned: false, heldLocally: false },
+      temporary(awayTemporary!, NOW - 10, NOW + 1_000, 1),
+      confirmed(home!, NOW - 10, 1),
+    ];
+    const { candidates, next } = handoverCandidates(records, scope, undefined);
+    assert.deepEqual(candidates, [{ cid: away, holders: placementOf(away!, PEERS, SELF, TIERS, 10).designated }]);
+    assert.equal(candidates[0]!.holders.length, 2);
+    assert.ok(!candidates[0]!.holders.includes(SELF));
+    assert.equal(next, undefined, 'every candidate taken: the next run starts from the first');
+  });
+
+  it('candidates: no one to hand over to on one node or when every member is designated', () => {
+    const records = cids(true, 3).map((cid) => confirmed(cid, NOW - 10, 1));
+    assert.deepEqual(handoverCandidates(records, { ...scope, members: [] }, undefined).candidates, []);
+    assert.deepEqual(handoverCandidates(records, { ...scope, tiers: [{ minAgeMs: 0, copies: 5 }] }, undefined).candidates, []);
+  });
+
+  it('candidates: the file’s age picks the tier (an older file may need fewer copies, leaving this node out)', () => {
+    const tiers = [
+      { minAgeMs: 0, copies: 5 },
+      { minAgeMs: 1_000, copies: 1 },
+    ];
+    const [cid] = cids(true, 1);
+    const fresh = handoverCandidates([confirmed(cid!, NOW - 999, 1)], { ...scope, tiers }, undefined);
+    assert.deepEqual(fresh.candidates, [], 'five copies over five members: this node is designated');
+    const aged = handoverCandidates([confirmed(cid!, NOW - 1_000, 1)], { ...scope, tiers }, undefined);
+    // Outside the best two (how `cids` picked it), so outside the best one as well.
+    assert.deepEqual(aged.candidates.map((c) => [c.cid, c.holders.length]), [[cid, 1]]);
+  });
+
+  it('candidates: at most a bounded number per run, in CID order, the next run going on after the last one and wrapping around', () => {
+    assert.equal(HANDOVER_CANDIDATES_PER_RUN, 100);
+    const away = cids(true, 5);
+    const records = [...away].reverse().map((cid) => confirmed(cid, NOW - 10, 1));
+    const first = handoverCandidates(records, scope, undefined, 2);
+    assert.deepEqual(first.candidates.map((c) => c.cid), away.slice(0, 2));
+    assert.equal(first.next, away[1]);
+    const second = handoverCandidates(records, scope, first.next, 2);
+    assert.deepEqual(second.candidates.map((c) => c.cid), away.slice(2, 4));
+    const third = handoverCandidates(records, scope, second.next, 2);
+    assert.deepEqual(third.candidates.map((c) => c.cid), [away[4], away[0]], 'wraps around to the first CID');
+    assert.equal(third.next, away[0]);
+    const all = handoverCandidates(records, scope, away[2], 10);
+    assert.deepEqual(all.candidates.map((c) => c.cid), [...away.slice(3), ...away.slice(0, 3)]);
+    assert.equal(all.next, undefined);
+  });
+
+  it('planGc: demotes only confirmed files still held here, never retains them, and counts their bytes as released', () => {
+    const records = [confirmed('c-away', NOW - 9, 10 * MB), confirmed('c-home', NOW - 9, 10 * MB), temporary('t', NOW - 5, NOW + 1_000, 5 * MB), expired('x', NOW - 7, 3 * MB)];
+    // The probe's answer may name files that changed since: only the confirmed held one is planned.
+    const plan = planGc(records, measured(30 * MB), SETTINGS, true, ['c-away', 't', 'x', 'unknown']);
+    assert.deepEqual(plan.demote, [{ cid: 'c-away', createdAt: NOW - 9, dagBytes: 10 * MB }]);
+    assert.deepEqual(plan.release, []);
+    assert.deepEqual(plan.retainedCids, ['c-home', 't']);
+    assert.equal(plan.estimatedBytesAfter, 15 * MB, 'only what stays pinned is left');
+    const noTrigger = planGc(records, measured(30 * MB), SETTINGS, false, ['c-away']);
+    assert.equal(noTrigger.trigger, 'none');
+    assert.deepEqual(noTrigger.demote.map((entry) => entry.cid), ['c-away'], 'handover does not wait for pressure');
+    assert.equal(noTrigger.estimatedBytesAfter, 30 * MB, 'nothing deleted without a trigger');
+    assert.deepEqual(planGc(records, measured(30 * MB), SETTINGS, true).demote, [], 'no confirmation, no handover');
+  });
+
+  it('planGc: under pressure a handed-over copy counts as reclaimable before any unconfirmed upload is released', () => {
+    // 120 MB stored and pinned; below 80 MB needs 40 MB + 1: the 50 MB handed over cover it.
+    const records = [confirmed('c-away', NOW - 9, 50 * MB), temporary('t1', NOW - 5, NOW + 1_000, 20 * MB), confirmed('c-home', NOW - 9, 50 * MB)];
+    const plan = planGc(records, measured(120 * MB), SETTINGS, false, ['c-away']);
+    assert.equal(plan.trigger, 'highWatermark');
+    assert.deepEqual(plan.release, []);
+    assert.deepEqual(plan.demote.map((entry) => entry.cid), ['c-away']);
+    assert.equal(plan.estimatedBytesAfter, 80 * MB - 1);
+    assert.deepEqual(planGc(records, measured(120 * MB), SETTINGS, false).release.map((entry) => entry.cid), ['t1'], 'without it the upload goes');
+  });
+
+  it('rule 7: a demotion applies only to a record still confirmed, pinned and held, created when planned', () => {
+    const record = confirmed(CID_TEXT, NOW - 100, 10);
+    const [entry] = planGc([record], measured(10), SETTINGS, false, [CID_TEXT]).demote;
+    assert.equal(stillMatchesDemotion(entry!, record), true);
+    assert.equal(stillMatchesDemotion(entry!, undefined), false);
+    assert.equal(stillMatchesDemotion(entry!, { ...record, createdAt: NOW - 5 }), false);
+    assert.equal(stillMatchesDemotion(entry!, { ...record, state: 'expired', pinned: false, heldLocally: false }), false);
+    assert.equal(stillMatchesDemotion(entry!, { ...record, pinned: false, heldLocally: false }), false, 'already demoted');
+  });
+
+  it('the lifecycle machine keeps a demoted file confirmed, unpinned and not held, with an unpin effect', () => {
+    const record = confirmed(CID_TEXT, NOW - 100, 10);
+    const demoted = applyFileEvent(record, demoteEvent(NOW));
+    assert.deepEqual(demoted.record, { ...record, pinned: false, heldLocally: false });
+    assert.equal(demoted.effect, 'unpin');
+    assert.equal(mustBePinned(demoted.record), false, 'pin verification does not restore a handed-over pin');
+    assert.equal(applyFileEvent(demoted.record, demoteEvent(NOW + 1)).changed, false, 'demoting twice changes nothing');
+  });
+});
+
 describe('rule 6: which files must be pinned before deleting', () => {
   it('confirmed held files and any pinned record; not released or demoted ones', () => {
     assert.equal(mustBePinned(confirmed('c', NOW, 1)), true);
@@ -195,6 +313,7 @@ describe('the report', () => {
     estimatedBytesAfter: 400,
     releasedCids: ['a'],
     retainedCids: ['b', 'c'],
+    demoted: [],
     removedBlocks: 2,
     removedCids: ['Qm1', 'Qm2'],
     repairedPins: ['c'],
@@ -202,7 +321,7 @@ describe('the report', () => {
     errors: [],
   };
 
-  it('has every field of spec §2.8 and notes C-shapes, in wire order, with demoted always empty on one node', () => {
+  it('has every field of spec §2.8 and notes C-shapes, in wire order', () => {
     const report = gcReport(result, NOW, NOW + 250);
     assert.deepEqual(Object.keys(report), [
       'startedAt',
@@ -225,6 +344,10 @@ describe('the report', () => {
     assert.equal(report.collected, true);
     assert.deepEqual(report.demoted, []);
     assert.ok(Number.isInteger(report.removedBlocks));
+    const handedOver = { ...result, demoted: ['d'] };
+    const withHandover = gcReport(handedOver, NOW, NOW);
+    assert.deepEqual(withHandover.demoted, ['d'], 'the run’s demotions, as they are');
+    assert.notEqual(withHandover.demoted, handedOver.demoted, 'a copy, not the run’s own list');
   });
 
   it('collected only when the deletion pass ran to its end', () => {

@@ -13,6 +13,7 @@ const MEASURED: DiskMeasurement = {
   pinnedBytes: 2_000_000,
   reclaimableBytes: reclaimableBytes(3 * 1_048_576 + 524_288, 2_000_000),
   files: { temporary: 1, confirmed: 5, expired: 2 },
+  stagedReplicas: 3,
 };
 const GC = { enabled: true, schedule: '0 */15 * * * *', running: false, lastRun: { startedAt: 1, durationMs: 2, dryRun: false, collected: true, trigger: 'force', releasedCount: 0, removedBlocks: 3, errors: ['x'] } };
 const SETTINGS = { diskReserveBytes: 4 * 1_048_576, replication: { enabled: true, repairEnabled: false } };
@@ -28,7 +29,7 @@ test('storage metrics: flat byte fields, usable = available − reserved, counts
     reservedBytes: SETTINGS.diskReserveBytes,
     usableBytes: MEASURED.availableBytes - SETTINGS.diskReserveBytes,
     files: { temporary: 1, confirmed: 5, expired: 2 },
-    stagedReplicas: 0,
+    stagedReplicas: 3,
     gc: GC,
     replication: { enabled: true, protocol: '/adamant/replication/1.0.0', repairEnabled: false, running: false, cycle: null },
   });

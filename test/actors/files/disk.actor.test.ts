@@ -16,10 +16,11 @@ import { InsufficientStorageError } from '../../../src/files/errors.js';
 import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
 
-/** A node whose registry answers the two questions the scan asks. */
-function holderWith(pinnedBytes: number, counts = { temporary: 1, confirmed: 2, expired: 3 }): NodeHolder {
+/** A node whose registry answers the three questions the scan asks; `intentSessions`: the pin-intent markers' sessions. */
+function holderWith(pinnedBytes: number, counts = { temporary: 1, confirmed: 2, expired: 3 }, intentSessions: readonly string[] = []): NodeHolder {
   const holder = new NodeHolder();
-  holder.set({ registry: { pinnedBytes: () => pinnedBytes, counts: () => ({ ...counts }) } } as unknown as FilesNode);
+  const intents = () => intentSessions.map((sessionId, i) => ({ cid: `cid-${i}`, sessionId, createdAt: 0 }));
+  holder.set({ registry: { pinnedBytes: () => pinnedBytes, counts: () => ({ ...counts }), intents } } as unknown as FilesNode);
   return holder;
 }
 
@@ -85,7 +86,8 @@ describe('disk-usage scan', () => {
       // Files outside the two folders (the registry) are not part of either size.
       writeFileSync(join(store, 'registry.sqlite'), Buffer.alloc(9999));
       const before = Date.now();
-      const disk = startDisk({ storeDirectory: store, holder: holderWith(1500) });
+      // Two markers of strict uploads (staged copies) and one of an ordinary upload mid-commit.
+      const disk = startDisk({ storeDirectory: store, holder: holderWith(1500, undefined, ['staged-a', 'staged-b', 'plain-c']) });
       try {
         const { measurement, gc, claimedBytes } = await waitFor(async () => {
           const snapshot = await disk.snapshot();
@@ -97,6 +99,7 @@ describe('disk-usage scan', () => {
         assert.equal(measurement.pinnedBytes, 1500);
         assert.equal(measurement.reclaimableBytes, 2500, 'blockstore bytes no pin protects');
         assert.deepEqual(measurement.files, { temporary: 1, confirmed: 2, expired: 3 });
+        assert.equal(measurement.stagedReplicas, 2, 'only the markers of strict sessions');
         assert.ok(measurement.availableBytes > 0 && Number.isSafeInteger(measurement.availableBytes));
         assert.ok(measurement.measuredAt >= before && measurement.measuredAt <= Date.now());
         assert.deepEqual(gc, { enabled: true, schedule: '0 */15 * * * *', running: false, lastRun: null });

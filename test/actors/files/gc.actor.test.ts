@@ -191,7 +191,7 @@ describe('files.gc', () => {
   it('restores the last stored run into the status board at start', async () => {
     const fake = new FakeNode(directory);
     const stored = gcReport(
-      { outcome: 'collected', dryRun: false, trigger: 'force', blockstoreBytesBefore: 9, estimatedBytesAfter: 1, releasedCids: ['a', 'b'], retainedCids: [], removedBlocks: 3, removedCids: ['x', 'y', 'z'], repairedPins: [], unprotected: [], errors: [] },
+      { outcome: 'collected', dryRun: false, trigger: 'force', blockstoreBytesBefore: 9, estimatedBytesAfter: 1, releasedCids: ['a', 'b'], retainedCids: [], demoted: [], removedBlocks: 3, removedCids: ['x', 'y', 'z'], repairedPins: [], unprotected: [], errors: [] },
       1_000,
       1_500,
     );

@@ -63,7 +63,7 @@ function startHealth(fake: FakeNode, options: { settings?: HealthSettings; membe
   const disk = { availableBytes: options.availableBytes ?? 10_000, measured: true };
   const measurement = (): DiskMeasurement | null =>
     disk.measured
-      ? { measuredAt: Date.now(), blockstoreBytes: 0, datastoreBytes: 0, availableBytes: disk.availableBytes, pinnedBytes: 0, reclaimableBytes: 0, files: { temporary: 0, confirmed: 0, expired: 0 } }
+      ? { measuredAt: Date.now(), blockstoreBytes: 0, datastoreBytes: 0, availableBytes: disk.availableBytes, pinnedBytes: 0, reclaimableBytes: 0, files: { temporary: 0, confirmed: 0, expired: 0 }, stagedReplicas: 0 }
       : null;
   const actor = createActor(
     healthLogic({
@@ -190,7 +190,7 @@ describe('files.health', () => {
     }
   });
 
-  it('with peers required and no attestation protocol yet, peerAttestations fails honestly', async () => {
+  it('with peers required and nobody to attest (no attestation settings), peerAttestations fails', async () => {
     const fake: FakeNode = { status: 'started', state: new Map() };
     const h = startHealth(fake, { walked: true, settings: { ...SETTINGS, requiredPeerCount: 1 } });
     try {

@@ -12,7 +12,12 @@ import { placementOf } from '../../../src/files/placement.js';
 import { call, eventually, nodesOf, planCluster, startMember, upload, type ClusterMember } from '../../support/files-cluster.js';
 import type { TestFilesNode } from '../../support/files-node.js';
 
-const THREE_COPIES = { replication: { placement: [{ minAgeMs: 0, copies: 3 }], ackQuorum: 1 }, findFileTimeout: 5_000 };
+const THREE_COPIES = {
+  replication: { placement: [{ minAgeMs: 0, copies: 3 }], ackQuorum: 1 },
+  findFileTimeout: 5_000,
+  // Every node needs one other's attestation to be ready (spec §2.3 rule 3).
+  health: { requiredPeerCount: 1 },
+};
 
 /** Waits until `node` has an open connection to each of `peers` (peering runs at start and every 2 s). */
 async function peered(node: TestFilesNode, peers: readonly ClusterMember[]): Promise<void> {
@@ -69,7 +74,23 @@ describe('files cluster: three nodes on loopback', () => {
     }
   });
 
-  it('a copy on a peer is a real pinned local copy: it downloads there with the uploader stopped', async () => {
+  it('all three are ready with one membership version, attested by their peers, heights within one interval', async () => {
+    const healths = await eventually('three ready nodes whose heights agree', 30_000, async () => {
+      const all = await Promise.all(members.map(async (member) => (await call(node(member.name), 'GET', '/api/node/health', { key: false })).body));
+      const heights = all.map((health) => health.height as number);
+      const agree = Math.max(...heights) - Math.min(...heights) <= all[0].checkpoint.intervalMs;
+      return all.every((health) => health.state === 'ready') && agree ? all : undefined;
+    });
+    assert.equal(new Set(healths.map((health) => health.membership.version)).size, 1);
+    for (const health of healths) {
+      assert.equal(health.checks.peerAttestations, true);
+      assert.ok(health.membership.attestedPeers >= 1);
+      assert.equal(health.membership.requiredPeers, 1);
+      assert.ok(health.height > 0);
+    }
+  });
+
+  it('the copy on a peer is pinned there and downloads from it', async () => {
     const bytes = randomBytes(2_500_000);
     const reply = await upload(node('alpha'), 'multi-block.bin', bytes);
     assert.equal(reply.status, 200, reply.text);
@@ -79,6 +100,59 @@ describe('files cluster: three nodes on loopback', () => {
     const download = await fetch(`http://127.0.0.1:${node('beta').port}/api/file/${cid}`);
     assert.equal(download.status, 200);
     assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes));
+  });
+  it('a stopped holder misses the upload; after its restart, repair batches on the uploader place its copy', async () => {
+    const gamma = members[2]!;
+    await node('gamma').stop();
+    running.delete('gamma');
+    const reply = await upload(node('alpha'), 'while-away.bin', randomBytes(200_000));
+    assert.equal(reply.status, 200, reply.text);
+    const report = reply.body.files[0].replication;
+    assert.equal(report.acknowledged, 2);
+    assert.ok(report.failedAttemptCount >= 1);
+    assert.deepEqual(
+      report.attempts.map((attempt: { outcome: string }) => attempt.outcome).sort(),
+      ['failed', 'stored'],
+    );
+    const cid = reply.body.cids[0] as string;
+
+    running.set('gamma', await startMember(gamma, nodesOf(members), [THREE_COPIES]));
+    await peered(node('alpha'), [gamma]);
+    const cycle = await eventually('a complete repair cycle with nothing missing', 30_000, async () => {
+      const batch = await call(node('alpha'), 'POST', '/api/storage/repair');
+      if (batch.status === 409) return undefined;
+      assert.equal(batch.status, 200, batch.text);
+      return batch.body.cycleCompleted && batch.body.cycle.stillMissing === 0 ? batch.body : undefined;
+    });
+    assert.ok(cycle.cycle.repaired >= 1, 'the missing copy was placed by repair');
+    const status = await call(node('gamma'), 'GET', `/api/file/${cid}/status`, { key: false });
+    assert.equal(status.status, 200);
+    assert.equal(status.body.pinned, true);
+    const health = await eventually('repair evidence in alpha health', 10_000, async () => {
+      const body = (await call(node('alpha'), 'GET', '/api/node/health', { key: false })).body;
+      return body.replication.lastCompleteAt !== null && body.replication.backlog === 0 ? body : undefined;
+    });
+    assert.equal(health.replication.repairRequired, true);
+    assert.equal(health.checks.repairFresh, true);
+  });
+
+  it('a changed node list changes membership.version and resets the height to 0 until a valid checkpoint', async () => {
+    const gamma = members[2]!;
+    const before = (await call(node('gamma'), 'GET', '/api/node/health', { key: false })).body;
+    assert.ok(before.height > 0);
+    await node('gamma').stop();
+    running.delete('gamma');
+    // gamma alone with alpha: a membership alpha does not share, so alpha refuses to attest and no checkpoint is valid.
+    const pair = nodesOf([members[0]!, gamma]);
+    running.set('gamma', await startMember(gamma, pair, [THREE_COPIES]));
+    const after = await eventually('a first checkpoint attempt under the new membership', 15_000, async () => {
+      const health = (await call(node('gamma'), 'GET', '/api/node/health', { key: false })).body;
+      return health.state !== 'starting' ? health : undefined;
+    });
+    assert.notEqual(after.membership.version, before.membership.version);
+    assert.equal(after.height, 0, 'the checkpoint earned under the old membership was discarded');
+    assert.equal(after.checks.peerAttestations, false, 'alpha attests only its own membership');
+    assert.equal(after.membership.attestedPeers, 0);
   });
 });
 
@@ -144,8 +218,10 @@ describe('files cluster: strict uploads roll back on every node', () => {
       assert.equal(status.body.pinned, true);
       assert.equal(await isPinned(name, durableCid), true, `${name} keeps the durable pin`);
     }
-    const metrics = await call(node('beta'), 'GET', '/api/storage/metrics', { key: false });
-    assert.equal(metrics.body.stagedReplicas, 0, 'no staged copy is left once the upload is over');
+    // Metrics refresh on the scan schedule (every second here): the aborted stages are gone by the next scan.
+    await eventually('no staged copy left on beta', 10_000, async () =>
+      (await call(node('beta'), 'GET', '/api/storage/metrics', { key: false })).body.stagedReplicas === 0 ? true : undefined,
+    );
   });
 
   it('the brand-new file of a refused strict upload ends with neither record nor pin on any node', async () => {
@@ -191,5 +267,56 @@ describe('files cluster: a download fetches from a peer over bitswap', () => {
     const unknown = await fetch(`http://127.0.0.1:${beta.port}/api/file/${await cidOf(randomBytes(64))}`);
     assert.equal(unknown.status, 408);
     assert.deepEqual(await unknown.json(), { error: 'File request timed out' });
+  });
+});
+
+describe('files cluster: GC hands a file over to its designated holders', () => {
+  let home: string;
+  let members: ClusterMember[];
+  const running: TestFilesNode[] = [];
+  const TWO_COPIES = { replication: { placement: [{ minAgeMs: 0, copies: 2 }], ackQuorum: 1 }, findFileTimeout: 5_000 };
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'files-handover-'));
+    members = await planCluster(home, ['alpha', 'beta', 'gamma']);
+    for (const member of members) running.push(await startMember(member, nodesOf(members), [TWO_COPIES]));
+    await peered(running[0]!, members.slice(1));
+  });
+
+  after(async () => {
+    for (const member of running) await member.stop();
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('an upload alpha is not designated for is demoted there once both holders confirm; a dry run only lists it', async () => {
+    const [alpha, beta, gamma] = running as [TestFilesNode, TestFilesNode, TestFilesNode];
+    const ids = members.map((member) => member.peerId);
+    let bytes = randomBytes(30_000);
+    let cid = await cidOf(bytes);
+    for (let attempt = 0; placementOf(cid, ids, ids[0]!, [{ minAgeMs: 0, copies: 2 }], 0).designated.includes(ids[0]!); attempt++) {
+      assert.ok(attempt < 100, 'some content ranks alpha third');
+      bytes = randomBytes(30_000);
+      cid = await cidOf(bytes);
+    }
+    const reply = await upload(alpha, 'handed-over.bin', bytes);
+    assert.equal(reply.status, 200, reply.text);
+    assert.equal(reply.body.files[0].replication.acknowledged, 3, 'the local copy and both designated holders');
+
+    const preview = await call(alpha, 'POST', '/api/storage/gc?dryRun=true');
+    assert.equal(preview.status, 200, preview.text);
+    assert.deepEqual(preview.body.demoted, [cid]);
+    assert.equal((await call(alpha, 'GET', `/api/file/${cid}/status`, { key: false })).body.pinned, true, 'a dry run changes nothing');
+
+    const run = await call(alpha, 'POST', '/api/storage/gc');
+    assert.equal(run.status, 200, run.text);
+    assert.deepEqual(run.body.demoted, [cid]);
+    assert.ok(!run.body.retainedCids.includes(cid));
+    const status = (await call(alpha, 'GET', `/api/file/${cid}/status`, { key: false })).body;
+    assert.deepEqual({ state: status.state, pinned: status.pinned, heldLocally: status.replication.heldLocally }, { state: 'confirmed', pinned: false, heldLocally: false });
+    for (const holder of [beta, gamma]) assert.equal((await call(holder, 'GET', `/api/runtime/pins/isPinned/${cid}`)).body.isPinned, true);
+    // Still readable through alpha: its unpinned blocks until collected, the holders' copies after.
+    const download = await fetch(`http://127.0.0.1:${alpha.port}/api/file/${cid}`);
+    assert.equal(download.status, 200);
+    assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes));
   });
 });

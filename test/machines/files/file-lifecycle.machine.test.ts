@@ -140,6 +140,24 @@ describe('file lifecycle machine: single steps with transition()', () => {
     }
   });
 
+  it('confirmed --file.demote--> confirmed (collector handover): pin dropped, not held, an unpin effect, dates kept', () => {
+    const r = step(confirmed, { type: 'file.demote', at: T0 + 50 });
+    assert.equal(r.value, 'confirmed');
+    assert.deepEqual(r.context, { pinned: false, heldLocally: false, expiresAt: null, confirmedAt: T0 + 5 });
+    assert.deepEqual(r.actions, ['unpinContent']);
+    assert.deepEqual(applyFileEvent(confirmed, { type: 'file.demote', at: T0 + 50 }), { record: demoted, changed: true, effect: 'unpin' });
+  });
+
+  it('file.demote changes nothing but a held confirmed file: temporary, expired and demoted records stay as they are', () => {
+    for (const record of [temporary, expired, demoted]) {
+      const r = step(record, { type: 'file.demote', at: T0 + 50 });
+      assert.equal(r.value, record.state, record.state);
+      assert.deepEqual(r.context, fileLifecycleContext(record));
+      assert.deepEqual(r.actions, []);
+      assert.equal(applyFileEvent(record, { type: 'file.demote', at: T0 + 50 }).record, record);
+    }
+  });
+
   it('a demoted confirmed record: unpin asks for no unpin, repin asks for the pin back', () => {
     const unpinned = step(demoted, { type: 'file.unpin', at: T0 + 1 });
     assert.equal(unpinned.value, 'expired');

@@ -1,6 +1,6 @@
 // One GC run as a machine (machines/files/gc-run.machine.ts), with scripted actors in place of the real I/O that
 // actors/files/gc.actor.ts provides (DESIGN.md testing levels: machines). Covers every final state and the order
-// of the stages (notes A.4 rules 5-8).
+// of the stages (notes A.4 rules 1, 4c, 5-8).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
@@ -9,6 +9,7 @@ import {
   gcRunMachine,
   type DeleteUnpinnedInput,
   type DeleteUnpinnedOutput,
+  type ProbeHoldersInput,
   type ReleaseFilesInput,
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
@@ -28,6 +29,9 @@ const RECORDS: FileRecord[] = [
 ];
 
 interface Script {
+  records?: FileRecord[];
+  /** The CIDs every designated holder confirmed (default: none). */
+  probe?: (input: ProbeHoldersInput) => Promise<string[]>;
   measure?: () => Promise<GcMeasurement>;
   release?: (input: ReleaseFilesInput) => Promise<ReleaseFilesOutput>;
   verify?: () => Promise<VerifyPinsOutput>;
@@ -37,6 +41,7 @@ interface Script {
 
 interface Trace {
   calls: string[];
+  probeInput?: ProbeHoldersInput;
   releaseInput?: ReleaseFilesInput;
   deleteInput?: DeleteUnpinnedInput;
   leaseReleased: number;
@@ -52,7 +57,12 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
       }),
       loadRecords: fromPromise<FileRecord[], void>(async () => {
         trace.calls.push('loadRecords');
-        return RECORDS;
+        return script.records ?? RECORDS;
+      }),
+      probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input }) => {
+        trace.calls.push('probeHolders');
+        trace.probeInput = input;
+        return script.probe ? script.probe(input) : [];
       }),
       acquireLease: fromPromise<void, void>(async () => {
         trace.calls.push('acquireLease');
@@ -61,7 +71,9 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
       releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async ({ input }) => {
         trace.calls.push('releaseFiles');
         trace.releaseInput = input;
-        return script.release ? script.release(input) : { releasedCids: input.release.map((entry) => entry.cid), keptCids: [], failures: [] };
+        return script.release
+          ? script.release(input)
+          : { releasedCids: input.release.map((entry) => entry.cid), demotedCids: input.demote.map((entry) => entry.cid), keptCids: [], failures: [] };
       }),
       verifyPins: fromPromise<VerifyPinsOutput, void>(async () => {
         trace.calls.push('verifyPins');
@@ -89,7 +101,7 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
 describe('gc-run machine', () => {
   it('a dry run measures and plans, then stops: no lease, no release, no verification, no deletion', async () => {
     const { result, trace } = await runOnce({ dryRun: true, force: true });
-    assert.deepEqual(trace.calls, ['measure', 'loadRecords']);
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders']);
     assert.equal(result.outcome, 'previewed');
     assert.equal(result.dryRun, true);
     assert.deepEqual(result.releasedCids, ['t-expired'], 'the exact CIDs a real run would release');
@@ -101,7 +113,7 @@ describe('gc-run machine', () => {
 
   it('without a trigger the run releases expired files and verifies pins under the lease, but deletes nothing', async () => {
     const { result, trace } = await runOnce({ dryRun: false, force: false });
-    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
     assert.deepEqual(trace.releaseInput?.release.map((entry) => entry.cid), ['t-expired']);
     assert.equal(trace.releaseInput?.now, NOW, 'expiry is judged at the measured time');
     assert.equal(result.outcome, 'released');
@@ -112,7 +124,7 @@ describe('gc-run machine', () => {
 
   it('a forced run deletes every unpinned block after verifying pins, then gives the lease back once', async () => {
     const { result, trace } = await runOnce({ dryRun: false, force: true });
-    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'verifyPins', 'deleteUnpinned', 'releaseLease']);
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'deleteUnpinned', 'releaseLease']);
     assert.deepEqual(trace.deleteInput, { bytesToFree: null });
     assert.equal(trace.leaseReleased, 1);
     assert.equal(result.outcome, 'collected');
@@ -161,7 +173,7 @@ describe('gc-run machine', () => {
   });
 
   it('rule 7: planned releases the run did not apply are reported as retained, not released', async () => {
-    const { result } = await runOnce({ dryRun: false, force: false }, { release: async () => ({ releasedCids: [], keptCids: ['t-expired'], failures: [] }) });
+    const { result } = await runOnce({ dryRun: false, force: false }, { release: async () => ({ releasedCids: [], demotedCids: [], keptCids: ['t-expired'], failures: [] }) });
     assert.deepEqual(result.releasedCids, []);
     assert.deepEqual(result.retainedCids, ['c1', 't-expired', 't-live']);
   });
@@ -169,9 +181,9 @@ describe('gc-run machine', () => {
   it('a release that failed keeps its record and stops the run before verification and deletion', async () => {
     const { result, trace } = await runOnce(
       { dryRun: false, force: true },
-      { release: async () => ({ releasedCids: [], keptCids: ['t-expired'], failures: [new Error(`unpin of ${CID_TEXT} failed`)] }) },
+      { release: async () => ({ releasedCids: [], demotedCids: [], keptCids: ['t-expired'], failures: [new Error(`unpin of ${CID_TEXT} failed`)] }) },
     );
-    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'acquireLease', 'releaseFiles', 'releaseLease']);
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'releaseLease']);
     assert.equal(result.outcome, 'failed');
     assert.deepEqual(result.errors, ['release failed: unpin of <cid> failed']);
   });
@@ -208,5 +220,71 @@ describe('gc-run machine', () => {
     assert.ok(!trace.calls.includes('deleteUnpinned'));
     assert.equal(result.outcome, 'failed');
     assert.deepEqual(result.errors, ['verify failed: datastore closed']);
+  });
+
+  describe('handover (rule 4c)', () => {
+    // c-away: a confirmed file held here whose designated holders (elsewhere) all confirmed it; c-home stays.
+    const HANDOVER: FileRecord[] = [
+      ...RECORDS,
+      { cid: 'c-away', state: 'confirmed', pinned: true, heldLocally: true, createdAt: NOW - 6_000, expiresAt: null, confirmedAt: NOW - 6_000, dagBytes: 4 * MB, origin: 'upload' },
+    ];
+    // The probe answers with a temporary file too: only confirmed held files are ever demoted.
+    const probe = async () => ['c-away', 't-live'];
+
+    it('the holders are probed with the registry and the run’s time, after reading the registry and before any lease', async () => {
+      const { trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER, probe });
+      assert.ok(trace.calls.indexOf('loadRecords') < trace.calls.indexOf('probeHolders'));
+      assert.ok(trace.calls.indexOf('probeHolders') < trace.calls.indexOf('acquireLease'));
+      assert.equal(trace.probeInput?.now, NOW);
+      assert.deepEqual(trace.probeInput?.records.map((record) => record.cid), HANDOVER.map((record) => record.cid));
+    });
+
+    it('a dry run probes too and lists what it would demote, touching nothing (rule 1)', async () => {
+      const { result, trace } = await runOnce({ dryRun: true, force: true }, { records: HANDOVER, probe });
+      assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders']);
+      assert.equal(result.outcome, 'previewed');
+      assert.deepEqual(result.demoted, ['c-away']);
+      assert.deepEqual(result.retainedCids, ['c1', 't-live'], 'a demoted file is not retained');
+      assert.deepEqual(result.releasedCids, ['t-expired']);
+      // 24 MB pinned, minus 5 MB expired, minus 4 MB demoted: what a forced run would leave.
+      assert.equal(result.estimatedBytesAfter, 15 * MB);
+      const unconfirmed = await runOnce({ dryRun: true, force: true }, { records: HANDOVER });
+      assert.deepEqual(unconfirmed.result.demoted, []);
+      assert.equal(unconfirmed.result.estimatedBytesAfter, 19 * MB, 'without the holders’ confirmation the 4 MB stay pinned');
+    });
+
+    it('a real run without a trigger demotes under the lease with the releases, and reports what it demoted', async () => {
+      const { result, trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER, probe });
+      assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
+      assert.deepEqual(trace.releaseInput?.demote, [{ cid: 'c-away', createdAt: NOW - 6_000, dagBytes: 4 * MB }]);
+      assert.equal(result.outcome, 'released');
+      assert.equal(result.trigger, 'none');
+      assert.deepEqual(result.demoted, ['c-away']);
+      assert.deepEqual(result.retainedCids, ['c1', 't-live']);
+    });
+
+    it('rule 7: a planned demotion the run did not apply is not reported as demoted; still pinned, it is retained', async () => {
+      const { result } = await runOnce(
+        { dryRun: false, force: false },
+        { records: HANDOVER, probe, release: async (input) => ({ releasedCids: input.release.map((entry) => entry.cid), demotedCids: [], keptCids: ['c-away'], failures: [] }) },
+      );
+      assert.deepEqual(result.demoted, []);
+      assert.deepEqual(result.retainedCids, ['c-away', 'c1', 't-live']);
+    });
+
+    it('nobody confirmed: nothing demoted, the file retained', async () => {
+      const { result, trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER });
+      assert.deepEqual(trace.releaseInput?.demote, []);
+      assert.deepEqual(result.demoted, []);
+      assert.deepEqual(result.retainedCids, ['c-away', 'c1', 't-live']);
+    });
+
+    it('a probe stage that fails ends the run before the lease, its error reported', async () => {
+      const { result, trace } = await runOnce({ dryRun: false, force: true }, { records: HANDOVER, probe: async () => Promise.reject(new Error('node stopped')) });
+      assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders']);
+      assert.equal(result.outcome, 'failed');
+      assert.deepEqual(result.errors, ['probe failed: node stopped']);
+      assert.deepEqual(result.demoted, []);
+    });
   });
 });

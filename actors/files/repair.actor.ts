@@ -1,0 +1,300 @@
+// `files.repair`: replication repair (specs/files-node.md §1.4, §2.3 rules 2-3, §4.3 "POST /api/storage/repair",
+// §9.6; notes/files-node.md A.4 "Repair rules", C21). Runs the repair-run machine (machines/files/repair-run.machine.ts)
+// with real I/O:
+// - after the startup walk (spec §9.6) a whole cycle at once, then one on each `replication.repairSchedule` tick;
+// - `repair.run` (asked by POST /api/storage/repair) runs exactly one next batch and answers its report, or
+//   RunInProgressError (409) while a pass or a cycle runs;
+// - the persisted state (cursor and cycle evidence, registry actor state `repair.state`) is restored at start and
+//   discarded when it belongs to another membership or placement policy; the status board gets every change.
+//
+// One batch (`runBatch`): the next REPAIR_BATCH_SIZE confirmed records after the cursor. Per record in scope
+// (confirmed, pinned, held here): its designated peers besides this node (placement over the configured peer ids,
+// for the file's age) are asked `have`, at most `repairProbeConcurrency` at a time; each one missing its copy is
+// asked to `place` one (same bound), this node being the source. Before placing, the local pin is checked: content
+// not actually pinned here cannot be a source, and the record is unrecoverable. A peer that cannot be reached reads
+// as missing and its placement as failed: a shortfall that the next cycle retries (notes A.4). The invoke's signal
+// reaches every call, and shutdown stops the job between records.
+
+import { CID } from 'multiformats/cid';
+import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
+import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
+import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cron.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import { RunInProgressError } from '../../src/files/errors.js';
+import { membershipVersion } from '../../src/files/health.js';
+import type { PlacementTier } from '../../src/files/placement.js';
+import {
+  addCounts,
+  inRepairScope,
+  NO_COUNTS,
+  NOT_PROBED,
+  recordCounts,
+  REPAIR_BATCH_SIZE,
+  repairPolicyVersion,
+  repairRequired,
+  repairTargets,
+  restoreRepairState,
+  freshRepairState,
+  type BatchOutcome,
+  type RecordRepairOutcome,
+  type RepairReport,
+  type RepairState,
+} from '../../src/files/repair.js';
+import type { FileRecord } from '../../src/files/types.js';
+import type { Logger } from '../../src/logger.js';
+import type { Reply } from '../../src/reply.js';
+import type { Clock } from '../clock.js';
+import { setTimerAt } from '../clock-at.js';
+import type { CopyClient } from './copy-client.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import type { RepairStatusBoard } from './repair-status.js';
+import type { StartupSignal } from './startup.js';
+
+/** Key of the persisted cursor and cycle evidence in the registry's actor state (spec §1 "Durable state"). */
+export const REPAIR_STATE_KEY = 'repair.state';
+
+export type RepairEvent =
+  | { type: 'repair.run'; reply: Reply<RepairReport> }
+  /** Internal: the machine actor failed; this actor crashes with it so the supervisor restarts both. */
+  | { type: 'repair.machineFailed'; error: unknown };
+
+export interface RepairSettings {
+  /** replication.enabled && replication.repairEnabled; otherwise the actor idles. */
+  readonly required: boolean;
+  /** `replication.repairSchedule` (6-field cron). */
+  readonly schedule: string;
+  /** `replication.repairBatchDelayMs`. */
+  readonly batchDelayMs: number;
+  /** `replication.repairProbeConcurrency`: peers asked at once for one record. */
+  readonly probeConcurrency: number;
+  /** Peer ids of the configured `nodes` (this node's own entry included or not). */
+  readonly members: readonly string[];
+  readonly placement: readonly PlacementTier[];
+  /** repairPolicyVersion of the members and tiers: stored evidence of another one is discarded. */
+  readonly policyVersion: string;
+}
+
+export function repairSettings(config: FilesConfig): RepairSettings {
+  const members = config.nodes.map((node) => node.peerId);
+  return {
+    required: repairRequired(config.replication),
+    schedule: config.replication.repairSchedule,
+    batchDelayMs: config.replication.repairBatchDelayMs,
+    probeConcurrency: config.replication.repairProbeConcurrency,
+    members,
+    placement: config.replication.placement,
+    policyVersion: repairPolicyVersion(membershipVersion(members), config.replication.placement),
+  };
+}
+
+export interface RepairOptions {
+  readonly holder: NodeHolder;
+  readonly clock: Clock;
+  readonly status: RepairStatusBoard;
+  /** The startup cycle and the schedule start only after the walk (spec §9.6). */
+  readonly startup: StartupSignal;
+  readonly settings: RepairSettings;
+  /**
+   * The asking side of the replication protocol (actors/files/copy-client.ts); the tree has none when replication
+   * is disabled, and then repair is not required and never asks.
+   */
+  readonly copies: CopyClient | undefined;
+  readonly logger: Logger;
+  /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
+  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+}
+
+/** The stopped actor's answer to a manual request it could not finish. */
+class RepairStoppedError extends Error {
+  override readonly name = 'RepairStoppedError';
+  constructor() {
+    super('replication repair stopped');
+  }
+}
+
+export function repairLogic(options: RepairOptions) {
+  const { holder, clock, status, settings, logger } = options;
+
+  const restore = (): RepairState => {
+    try {
+      const { state, discarded } = restoreRepairState(holder.get().registry.getState(REPAIR_STATE_KEY), settings.policyVersion);
+      if (discarded === 'policy') logger.info('repair evidence reset: the node list or the placement policy changed; a new cycle starts from the first file');
+      else if (discarded === 'format') logger.warn('repair evidence reset: the stored repair state is not readable; a new cycle starts from the first file');
+      return state;
+    } catch (error) {
+      // Unreadable evidence is no evidence: repair starts a fresh cycle rather than not starting.
+      logger.warn({ err: error }, 'repair state could not be restored');
+      return freshRepairState(settings.policyVersion);
+    }
+  };
+
+  const runBatch = async (cursor: string | null, signal: AbortSignal): Promise<BatchOutcome> => {
+    const node = holder.get();
+    const startedAt = clock.now();
+    const records = node.registry.list({ state: 'confirmed', ...(cursor === null ? {} : { afterCid: cursor }), limit: REPAIR_BATCH_SIZE });
+    let counts = NO_COUNTS;
+    for (const record of records) {
+      signal.throwIfAborted();
+      counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, signal)));
+    }
+    return { counts, fetched: records.length, lastCid: records.at(-1)?.cid ?? null, startedAt, finishedAt: clock.now() };
+  };
+
+  const repairRecord = async (node: FilesNode, record: FileRecord, now: number, signal: AbortSignal): Promise<RecordRepairOutcome> => {
+    if (!inRepairScope(record)) return NOT_PROBED;
+    const copies = options.copies;
+    if (!copies) throw new Error('repair needs a copy client (replication.enabled)');
+    const targets = repairTargets(record, settings.members, node.peerId, settings.placement, now);
+    if (targets.length === 0) return NOT_PROBED;
+    const held = await mapLimit(targets, settings.probeConcurrency, signal, (peerId) => copies.have(peerId, record.cid, signal));
+    signal.throwIfAborted();
+    const missing = targets.filter((_, index) => !held[index]);
+    if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
+    let source: boolean;
+    try {
+      source = await pinnedHere(node, record.cid, signal);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // The pin could not be checked this time: the copies stay missing and the next cycle tries again.
+      return { probed: true, missing: missing.length, stored: 0, unrecoverable: false };
+    }
+    if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
+    const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
+    signal.throwIfAborted();
+    return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
+  };
+
+  const logic = fromCallback<RepairEvent>(({ receive, self }) => {
+    let stopped = false;
+    let cancelTimer: (() => void) | undefined;
+    /** The manual request being answered (only `idle` accepts one, so there is at most one). */
+    let pending: Reply<RepairReport> | undefined;
+
+    const machine = repairRunMachine.provide({
+      actors: {
+        runBatch: fromPromise<BatchOutcome, RunBatchInput>(async ({ input, signal }) => runBatch(input.cursor, signal)),
+      },
+      actions: {
+        persistState: (_, params: { state: RepairState }) => {
+          try {
+            holder.get().registry.setState(REPAIR_STATE_KEY, params.state);
+          } catch (error) {
+            // The evidence in memory stays right; a restart would only redo the batches since the last write.
+            logger.warn({ err: error }, 'repair state could not be stored');
+          }
+        },
+        publishPass: (_, params: { run: RepairRunKind; report: RepairReport }) => {
+          const { report } = params;
+          if (settings.required) {
+            const { cycle, ...batch } = report;
+            logger.info({ origin: params.run === 'batch' ? 'manual' : 'cycle', ...batch }, 'repair pass finished');
+            if (report.cycleCompleted && cycle) logger.info(cycle, 'repair cycle completed');
+          }
+          if (params.run === 'batch') answer((reply) => reply.resolve(report));
+        },
+        publishFailure: (_, params: { run: RepairRunKind; error: unknown }) => {
+          if (stopped) return;
+          logger.warn({ origin: params.run === 'batch' ? 'manual' : 'cycle', err: params.error }, 'repair pass failed');
+          if (params.run === 'batch') answer((reply) => reply.reject(params.error instanceof Error ? params.error : new Error(String(params.error))));
+        },
+        noteSkipped: () => logger.debug('scheduled repair skipped: a run is in progress'),
+      },
+    });
+
+    const answer = (settle: (reply: Reply<RepairReport>) => void) => {
+      const reply = pending;
+      pending = undefined;
+      if (reply) settle(reply);
+    };
+
+    let innerSessionId: string | undefined;
+    const inner = createActor(machine, {
+      clock,
+      input: { required: settings.required, batchDelayMs: settings.batchDelayMs, restored: restore() },
+      ...(options.inspect ? { inspect: options.inspect(() => innerSessionId) } : {}),
+    });
+    innerSessionId = inner.sessionId;
+    const subscription = inner.subscribe({
+      next: (snapshot) => status.update(!snapshot.matches('idle'), snapshot.context.state),
+      // A machine error is a programming error (every I/O failure is caught above): crash, the supervisor restarts.
+      error: (error: unknown) => self.send({ type: 'repair.machineFailed', error }),
+    });
+    inner.start();
+    status.update(false, inner.getSnapshot().context.state);
+
+    // The startup cycle and the schedule (spec §9.6: only after the walk), only when repair is required.
+    const schedule = settings.required ? parseCron(settings.schedule) : undefined;
+    if (schedule && isCronError(schedule)) logger.error({ error: schedule.error }, 'invalid replication.repairSchedule: no scheduled repair');
+    const arm = (cron: CronSchedule) => {
+      if (stopped) return;
+      cancelTimer = setTimerAt(clock, nextRun(cron, clock.now()), () => {
+        if (stopped) return;
+        inner.send({ type: 'repair.cycle' });
+        arm(cron);
+      });
+    };
+    const unsubscribe = settings.required
+      ? options.startup.onComplete(() => {
+          if (stopped) return;
+          inner.send({ type: 'repair.cycle' });
+          if (schedule && !isCronError(schedule)) arm(schedule);
+        })
+      : () => {};
+
+    receive((event) => {
+      // Thrown inside the callback's transition: XState marks this actor as errored, the supervisor restarts it.
+      if (event.type === 'repair.machineFailed') throw event.error;
+      // The machine decides whether a batch may start now (only when idle); otherwise a run is in progress.
+      if (stopped || !inner.getSnapshot().can({ type: 'repair.batch' })) return event.reply.reject(new RunInProgressError('repair'));
+      if (settings.required) {
+        try {
+          // The node must run: refused (503 at the edge) rather than counted as a failed pass.
+          holder.get();
+        } catch (error) {
+          return event.reply.reject(error as Error);
+        }
+      }
+      // The batch goes on if the asker gives up: its evidence is stored and shown either way.
+      pending = event.reply;
+      inner.send({ type: 'repair.batch' });
+    });
+
+    return () => {
+      stopped = true;
+      unsubscribe();
+      cancelTimer?.();
+      subscription.unsubscribe();
+      // Stopping the machine aborts the batch's signal: the walk stops before its next record.
+      inner.stop();
+      status.stopped();
+      answer((reply) => reply.reject(new RepairStoppedError()));
+    };
+  });
+  // The operator view draws the repair machine with its current state (actor-child records `logic.id`).
+  return Object.assign(logic, { id: repairRunMachine.id });
+}
+
+/** Whether this node's copy can be a source: its root is pinned (a recursive pin covers the whole DAG). */
+async function pinnedHere(node: FilesNode, cid: string, signal: AbortSignal): Promise<boolean> {
+  let parsed: CID;
+  try {
+    parsed = CID.parse(cid);
+  } catch {
+    return false;
+  }
+  return node.helia.pins.isPinned(parsed, { signal });
+}
+
+/** `work` over `items`, at most `limit` at once; results in the items' order. Nothing new starts once `signal` aborts. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length && !signal.aborted) {
+      const index = next++;
+      results[index] = await work(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
+  return results;
+}

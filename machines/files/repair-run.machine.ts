@@ -1,0 +1,138 @@
+// The replication repair job (specs/files-node.md §1.4, §4.3 "POST /api/storage/repair"; notes/files-node.md A.4,
+// C21): one long-lived machine per repair actor, holding the persisted cursor and cycle evidence in its context.
+//
+//   idle ──repair.batch──▶ passing ──▶ passed ──one batch, or the cycle completed──▶ idle
+//     └───repair.cycle──▶ passing        └──a cycle goes on──▶ waitingBetweenBatches ──batchDelay──▶ passing
+//   passing ──error──▶ idle
+//
+// - `repair.batch` (POST /api/storage/repair) runs exactly ONE next batch and answers its report; only `idle`
+//   accepts it, so the actor answers 409 when `snapshot.can(repair.batch)` is false (a pass or a cycle runs).
+// - `repair.cycle` (after the startup walk and on each `repairSchedule` tick) runs batches separated by
+//   `repairBatchDelayMs` until the cycle completes; it continues from the persisted cursor, so a cycle a manual
+//   batch (or a previous process) started is finished, not restarted. A tick while running is skipped, not queued.
+// - Repair not required (replication or repair disabled, spec §2.3 rule 2): nothing runs; a manual batch is
+//   answered at once with an empty batch report (200, so an operator's tooling does not break on a disabled node).
+//
+// The machine decides; the actor supplies the I/O (DESIGN.md rule 1): `runBatch` walks one batch of the registry
+// and probes and places copies, honouring the invoke's signal between records (shutdown stops the job there, and
+// the unfinished batch is not folded: the cursor stays where it was). Folding the batch into the evidence is pure
+// (foldBatch, src/files/repair.ts); `persistState` writes the new state, `publishPass`, `publishFailure` and
+// `noteSkipped` tell the outside (logs, the manual request's answer).
+
+import { assign, fromPromise, setup } from 'xstate';
+import { foldBatch, NO_COUNTS, repairReport, type BatchOutcome, type RepairReport, type RepairState } from '../../src/files/repair.js';
+
+export interface RepairRunInput {
+  /** replication.enabled && replication.repairEnabled. */
+  readonly required: boolean;
+  /** `replication.repairBatchDelayMs`: the pause between two batches of a cycle. */
+  readonly batchDelayMs: number;
+  /** The state restored from the store (or a fresh one). */
+  readonly restored: RepairState;
+}
+
+/** What the current run is: one manual batch, or a whole cycle. */
+export type RepairRunKind = 'batch' | 'cycle';
+
+export interface RepairRunContext {
+  readonly required: boolean;
+  readonly batchDelayMs: number;
+  state: RepairState;
+  run: RepairRunKind | null;
+  /** The last batch's report (null before the first). */
+  lastReport: RepairReport | null;
+}
+
+export type RepairRunEvent = { type: 'repair.batch' } | { type: 'repair.cycle' };
+
+export interface RunBatchInput {
+  /** Records after this CID (null: from the first). */
+  readonly cursor: string | null;
+}
+
+function notProvided(name: string): never {
+  throw new Error(`repair-run: '${name}' must be provided by actors/files`);
+}
+
+export const repairRunMachine = setup({
+  types: {
+    context: {} as RepairRunContext,
+    input: {} as RepairRunInput,
+    events: {} as RepairRunEvent,
+  },
+  actors: {
+    runBatch: fromPromise<BatchOutcome, RunBatchInput>(async () => notProvided('runBatch')),
+  },
+  actions: {
+    /** Writes the state (cursor and evidence) to the store; must not throw. */
+    persistState: (_, _params: { state: RepairState }) => notProvided('persistState'),
+    /** A batch ended (or a disabled repair answered an empty one): progress log, the manual request's answer. */
+    publishPass: (_, _params: { run: RepairRunKind; report: RepairReport }) => notProvided('publishPass'),
+    /** A batch failed as a whole: a log line, the manual request's rejection. */
+    publishFailure: (_, _params: { run: RepairRunKind; error: unknown }) => notProvided('publishFailure'),
+    /** A scheduled cycle came while a run was in progress: skipped (a debug line). */
+    noteSkipped: () => notProvided('noteSkipped'),
+  },
+  guards: {
+    notRequired: ({ context }) => !context.required,
+    /** A cycle run whose last batch did not complete the cycle goes on after the delay. */
+    cycleContinues: ({ context }) => context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted,
+  },
+  delays: {
+    batchDelay: ({ context }) => context.batchDelayMs,
+  },
+}).createMachine({
+  id: 'filesRepairRun',
+  context: ({ input }) => ({
+    required: input.required,
+    batchDelayMs: input.batchDelayMs,
+    state: input.restored,
+    run: null,
+    lastReport: null,
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      entry: assign({ run: null }),
+      on: {
+        'repair.batch': [
+          {
+            guard: 'notRequired',
+            actions: { type: 'publishPass', params: ({ context }) => ({ run: 'batch' as const, report: repairReport(NO_COUNTS, false, context.state) }) },
+          },
+          { target: 'passing', actions: assign({ run: 'batch' }) },
+        ],
+        'repair.cycle': [{ guard: 'notRequired' }, { target: 'passing', actions: assign({ run: 'cycle' }) }],
+      },
+    },
+    passing: {
+      invoke: {
+        src: 'runBatch',
+        input: ({ context }) => ({ cursor: context.state.cursor }),
+        onDone: {
+          target: 'passed',
+          actions: [
+            assign(({ context, event }) => {
+              const { state, report } = foldBatch(context.state, event.output);
+              return { state, lastReport: report };
+            }),
+            { type: 'persistState', params: ({ context }) => ({ state: context.state }) },
+            { type: 'publishPass', params: ({ context }) => ({ run: context.run!, report: context.lastReport! }) },
+          ],
+        },
+        onError: {
+          target: 'idle',
+          actions: { type: 'publishFailure', params: ({ context, event }) => ({ run: context.run!, error: event.error }) },
+        },
+      },
+      on: { 'repair.cycle': { actions: 'noteSkipped' } },
+    },
+    passed: {
+      always: [{ guard: 'cycleContinues', target: 'waitingBetweenBatches' }, { target: 'idle' }],
+    },
+    waitingBetweenBatches: {
+      after: { batchDelay: 'passing' },
+      on: { 'repair.cycle': { actions: 'noteSkipped' } },
+    },
+  },
+});
