@@ -11,7 +11,7 @@ import type { FilesConfig } from '../../src/files/config.js';
 import { HEALTH_MAX_FRAME_BYTES, HEALTH_PROTOCOL, parseAttestation, type AttestationMessage } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { askPeer, frameHandler } from './protocol-stream.js';
+import { askPeer, changeProtocols, frameHandler } from './protocol-stream.js';
 
 /**
  * Health streams per connection and direction: one ask per round and peer, so a few cover an overlap across a
@@ -79,15 +79,17 @@ export async function registerAttestationResponder(libp2p: Libp2p, options: Resp
     },
     (error) => options.logger.debug({ error: errorName(error) }, 'attestation request dropped'),
   );
-  await libp2p.handle(HEALTH_PROTOCOL, handler, {
-    maxInboundStreams: HEALTH_STREAMS_PER_CONNECTION,
-    maxOutboundStreams: HEALTH_STREAMS_PER_CONNECTION,
-    force: true,
-  });
+  await changeProtocols(libp2p, () =>
+    libp2p.handle(HEALTH_PROTOCOL, handler, {
+      maxInboundStreams: HEALTH_STREAMS_PER_CONNECTION,
+      maxOutboundStreams: HEALTH_STREAMS_PER_CONNECTION,
+      force: true,
+    }),
+  );
 }
 
 export async function unregisterAttestationResponder(libp2p: Libp2p): Promise<void> {
-  await libp2p.unhandle(HEALTH_PROTOCOL);
+  await changeProtocols(libp2p, () => libp2p.unhandle(HEALTH_PROTOCOL));
 }
 
 export interface AttestRoundOptions extends AttestationSettings {

@@ -87,3 +87,19 @@ export function frameHandler(
     })();
   };
 }
+
+const protocolChanges = new WeakMap<Libp2p, Promise<void>>();
+
+/**
+ * Runs `change` (a handle or unhandle) after every earlier change of `libp2p`'s protocol handlers. An actor that
+ * restarts on the same node stops (unhandle) before it starts again (handle); both are asynchronous, and without
+ * this order the old unhandle could land after the new handle and silently remove it.
+ */
+export function changeProtocols(libp2p: Libp2p, change: () => Promise<void>): Promise<void> {
+  const next = (protocolChanges.get(libp2p) ?? Promise.resolve()).then(change);
+  protocolChanges.set(
+    libp2p,
+    next.catch(() => {}),
+  );
+  return next;
+}

@@ -35,7 +35,7 @@ import {
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
 import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
-import { frameHandler } from './protocol-stream.js';
+import { changeProtocols, frameHandler } from './protocol-stream.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
 const PROTOCOL_STREAMS = 32;
@@ -258,12 +258,12 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, answer, (error) =>
       logger.debug({ kind: (error as Error | undefined)?.name }, 'replication stream failed'),
     );
-    const registered = libp2p
-      .handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS })
-      .catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
+    changeProtocols(libp2p, () =>
+      libp2p.handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
+    ).catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
     return () => {
       for (const key of [...staged.keys()]) void abortStaged(key).catch(() => {});
-      void registered.then(() => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
+      void changeProtocols(libp2p, () => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
     };
   });
 }

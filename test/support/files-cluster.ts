@@ -20,7 +20,8 @@ export interface ClusterMember {
   readonly multiAddr: string;
 }
 
-async function firstBootPeerId(storeDirectory: string): Promise<string> {
+/** The peer id a store gets on its first boot (kept in the store, so a later start keeps it). */
+export async function firstBootPeerId(storeDirectory: string): Promise<string> {
   const node = await startFilesNode({ storeDirectory, listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder: new NodeHolder(), logger: captureLogger('warn').logger });
   const peerId = node.peerId;
   await stopFilesNode(node);

@@ -35,6 +35,7 @@ import { HEALTH_MAX_FRAME_BYTES, HEALTH_PROTOCOL, type AttestationMessage } from
 import { freePort } from '../../support/cli.js';
 import { captureLogger, type CapturedLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
+import { firstBootPeerId } from '../../support/files-cluster.js';
 
 const INTERVAL = 1_000;
 const SKEW = 10_000;
@@ -42,13 +43,6 @@ const SKEW = 10_000;
 const TIMEOUT = 1_500;
 /** Every test's own bound, well above one attestation round. */
 const TEST_TIMEOUT = 20_000;
-
-async function firstBootPeerId(storeDirectory: string): Promise<string> {
-  const node = await startFilesNode({ storeDirectory, listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder: new NodeHolder(), logger: captureLogger('warn').logger });
-  const peerId = node.peerId;
-  await stopFilesNode(node);
-  return peerId;
-}
 
 describe('health attestations between real libp2p nodes', { timeout: 120_000 }, () => {
   let home: string;

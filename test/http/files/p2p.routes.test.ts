@@ -14,12 +14,10 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
-import { NodeHolder } from '../../../actors/files/node.js';
-import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import type { PeeringTimings } from '../../../src/files/peering.js';
 import { freePort } from '../../support/cli.js';
-import { captureLogger } from '../../support/logger.js';
 import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
+import { firstBootPeerId } from '../../support/files-cluster.js';
 
 const KEY = '7c1e9a3f5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 /** No scheduled pass during the test: passes run at startup and on request only. */
@@ -30,13 +28,6 @@ const TIMINGS: Partial<PeeringTimings> = { dialTimeoutMs: 2_500, startupBoundMs:
 const P2P_ROUTES = ['/status', '/peers', '/connections', '/peerStore', '/peerInfo', '/dial', '/services/ping'];
 
 type RunningNode = TestFilesNode;
-
-async function firstBootPeerId(storeDirectory: string): Promise<string> {
-  const node = await startFilesNode({ storeDirectory, listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder: new NodeHolder(), logger: captureLogger('warn').logger });
-  const peerId = node.peerId;
-  await stopFilesNode(node);
-  return peerId;
-}
 
 const startNode = (storeDirectory: string, overrides: Record<string, unknown>) =>
   startTestFilesNode(storeDirectory, [{ peeringSchedule: NEVER_SOON }, overrides], { logLevel: 'debug', peering: TIMINGS });

@@ -1,0 +1,159 @@
+// The replication protocol between two real libp2p nodes on 127.0.0.1 (actors/files/replication.actor.ts and
+// copy-client.ts; specs/files-node.md §1.4, §8; notes/files-node.md A.9, C24, C25, C27): who may make a node
+// responsible for content, the cache fallback, the incoming-copy slot and the disk reserve, and the strict
+// upload's stage / commit / abort with its pin-intent marker.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { multiaddr } from '@multiformats/multiaddr';
+import type { CID } from 'multiformats/cid';
+import { createActor, type AnyActorRef } from 'xstate';
+import { systemClock } from '../../../actors/clock.js';
+import { copyClient, type CopyClient } from '../../../actors/files/copy-client.js';
+import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { askPeer, changeProtocols } from '../../../actors/files/protocol-stream.js';
+import { replicationResponderLogic, type ReplicationResponderOptions } from '../../../actors/files/replication.actor.js';
+import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
+import { InsufficientStorageError } from '../../../src/files/errors.js';
+import { StorageLease } from '../../../src/files/storage-lease.js';
+import { REPLICATION_MAX_FRAME_BYTES, REPLICATION_PROTOCOL } from '../../../src/files/wire.js';
+import { freePort } from '../../support/cli.js';
+import { captureLogger } from '../../support/logger.js';
+
+const NO_SIGNAL = new AbortController().signal;
+
+describe('the replication protocol between two real nodes', { timeout: 120_000 }, () => {
+  let home: string;
+  let a: FilesNode;
+  let b: FilesNode;
+  let bAddress: string;
+  let client: CopyClient;
+  let responder: AnyActorRef | undefined;
+
+  /** (Re)starts B's responder with `overrides` (members default: A), once its handler is registered. */
+  const respond = async (overrides: Partial<ReplicationResponderOptions> = {}) => {
+    responder?.stop();
+    const holder = new NodeHolder();
+    holder.set(b);
+    responder = createActor(
+      replicationResponderLogic({
+        holder,
+        members: [a.peerId, b.peerId],
+        lease: new StorageLease(),
+        tryIncomingCopy: () => () => {},
+        claimDisk: async () => ({ release: () => {} }),
+        requestTimeoutMs: 10_000,
+        clock: systemClock,
+        logger: captureLogger('warn').logger,
+        ...overrides,
+      }),
+    ).start();
+    // Handler changes of one node run in order: a no-op change settles after the responder's own registration.
+    await changeProtocols(b.libp2p, async () => {});
+  };
+
+  /** New content on A only (helia's own importer; the CID's settings do not matter here). */
+  const contentOnA = async (size = 300_000): Promise<CID> => a.unixfs.addBytes(randomBytes(size));
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'files-replication-'));
+    const silent = captureLogger('warn').logger;
+    a = await startFilesNode({ storeDirectory: join(home, 'a'), listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder: new NodeHolder(), logger: silent });
+    const bPort = await freePort();
+    b = await startFilesNode({ storeDirectory: join(home, 'b'), listen: [`/ip4/127.0.0.1/tcp/${bPort}`], allow: [], holder: new NodeHolder(), logger: silent });
+    bAddress = `/ip4/127.0.0.1/tcp/${bPort}/p2p/${b.peerId}`;
+    const aHolder = new NodeHolder();
+    aHolder.set(a);
+    client = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: 10_000 });
+  });
+
+  after(async () => {
+    responder?.stop();
+    await stopFilesNode(b);
+    await stopFilesNode(a);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('store: B pulls the DAG, pins it and registers a confirmed replica before it answers; have then says yes', async () => {
+    await respond();
+    const cid = await contentOnA();
+    assert.equal(await client.have(b.peerId, cid.toString(), NO_SIGNAL), false);
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored');
+    assert.equal(await b.helia.pins.isPinned(cid), true);
+    const record = b.registry.get(cid.toString());
+    assert.deepEqual({ state: record?.state, pinned: record?.pinned, heldLocally: record?.heldLocally, origin: record?.origin }, { state: 'confirmed', pinned: true, heldLocally: true, origin: 'replica' });
+    assert.ok((record?.dagBytes ?? 0) >= 300_000);
+    assert.deepEqual(b.registry.intents(), [], 'the marker went with the commit');
+    assert.equal(await client.have(b.peerId, cid.toString(), NO_SIGNAL), true);
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored', 'a second store of a held copy is acknowledged');
+  });
+
+  it('a peer outside B\'s nodes cannot make it responsible: the copy falls back to an unpinned cache', async () => {
+    await respond({ members: [b.peerId] });
+    const cid = await contentOnA();
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'cached');
+    assert.equal(await b.helia.pins.isPinned(cid), false);
+    assert.equal(b.registry.get(cid.toString()), undefined);
+    assert.equal(await b.store.blockstore.has(cid), true, 'the blocks are held, unpinned (collected like read cache)');
+    const refusal = await client.request(b.peerId, { op: 'have', cid: cid.toString() }, NO_SIGNAL);
+    assert.deepEqual(refusal.ok === false && refusal.code, 'unauthorized');
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL, 'staged-x'), 'failed', 'a staged copy never falls back to a cache');
+  });
+
+  it('no incoming-copy slot or no room above the disk reserve: refused, and accept says so', async () => {
+    const cid = await contentOnA(10_000);
+    await respond({ tryIncomingCopy: () => undefined });
+    assert.deepEqual(await client.request(b.peerId, { op: 'store', cid: cid.toString() }, NO_SIGNAL), { ok: false, code: 'busy', error: 'too many incoming copies' });
+    assert.deepEqual(await client.request(b.peerId, { op: 'accept', cid: cid.toString() }, NO_SIGNAL), { ok: true, op: 'accept', willAccept: false });
+    await respond({
+      claimDisk: async () => {
+        throw new InsufficientStorageError();
+      },
+    });
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'failed');
+    const refusal = await client.request(b.peerId, { op: 'cache', cid: cid.toString() }, NO_SIGNAL);
+    assert.equal(refusal.ok === false && refusal.code, 'insufficientStorage', 'the reserve binds caches too');
+    assert.equal(await b.helia.pins.isPinned(cid), false);
+    await respond();
+    assert.deepEqual(await client.request(b.peerId, { op: 'accept', cid: cid.toString() }, NO_SIGNAL), { ok: true, op: 'accept', willAccept: true });
+  });
+
+  it('stage pins under the session with its marker and no record; abort puts the pre-request state back', async () => {
+    await respond();
+    const cid = await contentOnA();
+    const session = 'staged-0001';
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL, session), 'stored');
+    assert.equal(await b.helia.pins.isPinned(cid), true);
+    assert.equal(b.registry.get(cid.toString()), undefined, 'not registered before commit');
+    assert.deepEqual(
+      b.registry.intents().map((intent) => intent.sessionId),
+      [session],
+    );
+    assert.deepEqual(await client.request(b.peerId, { op: 'abort', cid: cid.toString(), session }, NO_SIGNAL), { ok: true, op: 'abort' });
+    assert.equal(await b.helia.pins.isPinned(cid), false);
+    assert.deepEqual(b.registry.intents(), []);
+    assert.equal(b.registry.get(cid.toString()), undefined);
+  });
+
+  it('stage then commit registers the copy; a commit of an unknown stage is refused', async () => {
+    await respond();
+    const cid = await contentOnA();
+    const session = 'staged-0002';
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL, session), 'stored');
+    assert.deepEqual(await client.request(b.peerId, { op: 'commit', cid: cid.toString(), session }, NO_SIGNAL), { ok: true, op: 'commit' });
+    assert.equal(b.registry.get(cid.toString())?.state, 'confirmed');
+    assert.deepEqual(b.registry.intents(), []);
+    const unknown = await client.request(b.peerId, { op: 'commit', cid: cid.toString(), session: 'staged-none' }, NO_SIGNAL);
+    assert.equal(unknown.ok === false && unknown.code, 'notFound');
+  });
+
+  it('a request that is not one of ours is answered invalid, without touching anything', async () => {
+    await respond();
+    const answer = await askPeer(a.libp2p, multiaddr(bAddress), REPLICATION_PROTOCOL, { op: 'delete', cid: 'x' }, REPLICATION_MAX_FRAME_BYTES, AbortSignal.timeout(5_000));
+    assert.deepEqual(answer, { ok: false, code: 'invalid', error: 'invalid request' });
+  });
+});
