@@ -7,7 +7,7 @@ import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
-import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError } from '../../src/files/errors.js';
+import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSettlementError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
@@ -18,7 +18,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import type { CopyClient } from './copy-client.js';
-import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 
 export interface ContentSettings {
@@ -143,26 +143,32 @@ export function contentLogic(options: ContentOptions) {
    */
   const placeCopies = async (node: FilesNode, record: FileRecord, signal: AbortSignal, session?: string) => {
     const { replication } = settings;
-    if (!replicated || !options.copies) return { cid: record.cid, report: localOnlyReport(1, replication.ackQuorum), stagedOn: [] as string[] };
+    if (!replicated || !options.copies) return { cid: record.cid, report: localOnlyReport(1, replication.ackQuorum), askedPeers: [] as string[] };
     const placement = placementOf(record.cid, replication.members, node.peerId, replication.placement, clock.now() - record.createdAt);
-    if (record.state !== 'confirmed') return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, []), stagedOn: [] };
+    if (record.state !== 'confirmed') return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, []), askedPeers: [] };
     const targets = copyTargets(placement, node.peerId);
     const copies = options.copies;
     const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
-    return {
-      cid: record.cid,
-      report: replicationReport(placement, replication.ackQuorum, outcomes),
-      stagedOn: targets.filter((_, index) => outcomes[index] === 'stored'),
-    };
+    return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, outcomes), askedPeers: targets };
   };
 
-  /** A staged copy's end; a peer that misses it aborts the stage itself after its time-to-live. */
-  const settleStaged = async (peerId: string, cid: string, op: 'commit' | 'abort', session: string) => {
+  /** Places each distinct file of a request once (the same bytes twice are one CID), reports in request order. */
+  const placeAll = async (node: FilesNode, records: readonly FileRecord[], signal: AbortSignal, session?: string) => {
+    const distinct = [...new Map(records.map((record) => [record.cid, record])).values()];
+    const placed = await Promise.all(distinct.map((record) => placeCopies(node, record, signal, session)));
+    const byCid = new Map(placed.map((entry) => [entry.cid, entry]));
+    return { placed, reports: records.map((record) => byCid.get(record.cid)!.report) };
+  };
+
+  /** A staged copy's end: true when the peer settled it. A peer that misses an abort drops the stage after its TTL. */
+  const settleStaged = async (peerId: string, cid: string, op: 'commit' | 'abort', session: string): Promise<boolean> => {
     try {
       const answer = await options.copies!.request(peerId, { op, cid, session }, NO_CANCEL);
-      if (!answer.ok) logger.warn({ op }, 'a peer refused to settle a staged copy');
+      if (!answer.ok && op === 'commit') logger.warn({ op }, 'a peer refused to settle a staged copy');
+      return answer.ok;
     } catch (error) {
       logger.warn({ op, kind: (error as Error).name }, 'a staged copy could not be settled');
+      return false;
     }
   };
 
@@ -209,7 +215,7 @@ export function contentLogic(options: ContentOptions) {
           const cid = file.cid.toString();
           // The intent marker goes first: a crash between pin and registry is rolled back at the next start.
           node.registry.addIntent(cid, sessionId, now);
-          if (!(await node.helia.pins.isPinned(file.cid, { signal }))) {
+          if (!(await hasRootPin(node, file.cid, signal))) {
             await drain(node.helia.pins.add(file.cid, { signal }));
             pinnedHere.push(file.cid);
           }
@@ -229,26 +235,34 @@ export function contentLogic(options: ContentOptions) {
         };
         if (!strict) {
           register();
-          return { records, reports: (await Promise.all(records.map((record) => placeCopies(node, record, signal)))).map((entry) => entry.report) };
+          return { records, reports: (await placeAll(node, records, signal)).reports };
         }
-        // Strict (spec §4.2 503): peers stage their copies under this session; registered only on quorum.
-        const placed = await Promise.all(records.map((record) => placeCopies(node, record, signal, sessionId)));
-        const reports = placed.map((entry) => entry.report);
-        const settle = (op: 'commit' | 'abort') =>
-          Promise.all(placed.flatMap((entry) => entry.stagedOn.map((peerId) => settleStaged(peerId, entry.cid, op, sessionId))));
+        // Strict (spec §4.2 503): the local pins are in place, so the collector may run while peers stage their
+        // copies under this session; the records are written only on quorum.
+        endLease();
+        const { placed, reports } = await placeAll(node, records, signal, sessionId);
         if (!reports.every((report) => report.satisfied)) {
-          await settle('abort');
+          // Every peer asked, not only those that said stored: a stage that finished after its answer timed out
+          // would otherwise stay pinned until its time-to-live.
+          await Promise.all(placed.flatMap((entry) => entry.askedPeers.map((peerId) => settleStaged(peerId, entry.cid, 'abort', sessionId))));
           logger.warn({ files: records.length, unsatisfied: reports.filter((report) => !report.satisfied).length }, 'strict upload missed its quorum; rolled back');
           throw new QuorumNotReachedError();
         }
         register();
-        await settle('commit');
+        const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
+        const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
+        // spec §4.2 500: "replica settlement failed"; the local decision stays durable and repair fixes the copies.
+        if (!settled.every(Boolean)) throw new ReplicaSettlementError();
         return { records, reports };
       },
       async rollback() {
         try {
           if (registered) return;
-          for (const cid of pinnedHere) await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
+          for (const cid of pinnedHere) {
+            // A copy a peer asked for meanwhile may rely on this pin now (its record is committed): keep it then.
+            if (node.registry.get(cid.toString())?.pinned) continue;
+            await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
+          }
           node.registry.removeSessionIntents(sessionId);
           await session.rollback((cid) => node.helia.pins.isPinned(cid));
         } finally {
@@ -319,7 +333,7 @@ export function contentLogic(options: ContentOptions) {
     const existing = node.registry.get(cid.toString()) ?? create?.();
     if (!existing) throw new FileNotFoundError();
     const { record, effect } = applyFileEvent(existing, { type: kind, at: clock.now() } as FileEvent);
-    if (effect === 'pin' && !(await node.helia.pins.isPinned(cid, { signal }))) {
+    if (effect === 'pin' && !(await hasRootPin(node, cid, signal))) {
       // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
       const release = await lease.acquireShared(signal);
       // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
@@ -332,9 +346,16 @@ export function contentLogic(options: ContentOptions) {
         release();
       }
     }
-    if (effect === 'unpin' && (await node.helia.pins.isPinned(cid, { signal }))) await unpin(node, cid, signal);
+    if (effect === 'unpin' && (await hasRootPin(node, cid, signal))) await unpin(node, cid, signal);
     node.registry.put(record);
     logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
+    // notes A.7: a confirmed file is placed on its designated peers; the answer does not wait (repair retries).
+    if (kind === 'file.confirm' && record.state === 'confirmed' && replicated) {
+      void placeCopies(node, record, NO_CANCEL).then(
+        ({ report }) => logger.debug({ acknowledged: report.acknowledged, required: report.required }, 'confirmed file placed'),
+        (error: unknown) => logger.warn({ err: error }, 'placing a confirmed file failed'),
+      );
+    }
     return publicStatus(record);
   };
 
@@ -363,7 +384,7 @@ export function contentLogic(options: ContentOptions) {
             change(event.cid, 'file.repin', event.reply.signal, () => ({ ...confirmedRecord(event.cid.toString(), clock.now(), 'pin', null), pinned: false, state: 'expired' })),
           );
         case 'pins.isPinned':
-          return answer(event.reply, () => holder.get().helia.pins.isPinned(event.cid, { signal: event.reply.signal }));
+          return answer(event.reply, () => hasRootPin(holder.get(), event.cid, event.reply.signal));
       }
     });
   });

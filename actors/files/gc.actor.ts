@@ -65,7 +65,7 @@ import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
-import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
 
 export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
@@ -121,6 +121,8 @@ export function gcSettings(config: FilesConfig): GcActorSettings {
 
 /** Registry pages while reading it whole (planning, pin verification). */
 const PAGE = 1_000;
+/** How long one run may spend asking holders before it plans (probing runs before the lease is taken). */
+const HANDOVER_PROBE_BUDGET_MS = 60_000;
 /**
  * `have` requests in flight at once during a run's handover probes: enough to overlap the peers' round trips,
  * few enough that a run never floods a peer (each request is bounded by `replication.requestTimeoutMs`).
@@ -310,13 +312,20 @@ const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
 async function probeHolders(copies: CopyClient, candidates: readonly HandoverCandidate[], signal: AbortSignal): Promise<string[]> {
   const refused = new Set<string>();
   const probes = candidates.flatMap((candidate) => candidate.holders.map((peerId) => ({ cid: candidate.cid, peerId })));
+  // A dead holder costs one request timeout per probe: the phase has a budget, and what it did not reach is a no.
+  const budget = AbortSignal.timeout(HANDOVER_PROBE_BUDGET_MS);
+  const bounded = AbortSignal.any([signal, budget]);
   let next = 0;
   const worker = async () => {
     while (next < probes.length) {
       const probe = probes[next++]!;
       if (refused.has(probe.cid)) continue;
       signal.throwIfAborted();
-      const holds = await copies.have(probe.peerId, probe.cid, signal).catch(() => false);
+      if (budget.aborted) {
+        refused.add(probe.cid);
+        continue;
+      }
+      const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
       if (holds !== true) refused.add(probe.cid);
     }
   };
@@ -397,7 +406,7 @@ async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyP
       continue;
     }
     try {
-      if (await node.helia.pins.isPinned(cid, { signal })) continue;
+      if (await hasRootPin(node, cid, signal)) continue;
     } catch (error) {
       if (signal.aborted) throw error;
       failures.push(error);

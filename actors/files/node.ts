@@ -57,3 +57,18 @@ export async function unpin(node: FilesNode, cid: CID, signal?: AbortSignal): Pr
     if ((error as Error).name !== 'NotFoundError') throw error;
   }
 }
+
+/**
+ * Whether `cid` has a root pin of its own. Not `pins.isPinned`: helia marks each block as it walks the DAG, the root
+ * first, so a `pins.add` that failed or was aborted midway leaves `isPinned(root)` true with no pin behind it (seen
+ * with helia 6). Block-level questions ("does any pin protect this block?") still use `isPinned`.
+ */
+export async function hasRootPin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<boolean> {
+  try {
+    await node.helia.pins.get(cid, { signal });
+    return true;
+  } catch (error) {
+    if ((error as Error).name === 'NotFoundError') return false;
+    throw error;
+  }
+}

@@ -74,7 +74,10 @@ export function frameHandler(
   onError: (error: unknown) => void,
 ): StreamHandler {
   return (stream, connection) => {
-    const signal = AbortSignal.timeout(timeoutMs);
+    // The answer's work ends at the bound or when the asker goes away (its slot is not held for a dead stream).
+    const gone = new AbortController();
+    stream.addEventListener('close', () => gone.abort(new Error('stream closed')), { once: true });
+    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), gone.signal]);
     void (async () => {
       try {
         const request = await readFrame(stream, maxBytes, signal);

@@ -46,7 +46,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
-import type { FilesNode, NodeHolder } from './node.js';
+import { hasRootPin, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
 
@@ -282,7 +282,7 @@ async function pinnedHere(node: FilesNode, cid: string, signal: AbortSignal): Pr
   } catch {
     return false;
   }
-  return node.helia.pins.isPinned(parsed, { signal });
+  return hasRootPin(node, parsed, signal);
 }
 
 /** `work` over `items`, at most `limit` at once; results in the items' order. Nothing new starts once `signal` aborts. */

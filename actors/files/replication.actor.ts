@@ -34,7 +34,7 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { drain, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { changeProtocols, frameHandler } from './protocol-stream.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -100,14 +100,18 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     }
   };
 
-  /** Runs `work` inside an incoming-copy slot and a disk-reserve claim. */
-  const withCopySlot = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
+  /**
+   * Runs `work` inside an incoming-copy slot and a disk-reserve claim of the file's size (its root is fetched for
+   * the size first; spec §8: a copy must leave the reserve intact, like an upload).
+   */
+  const withCopySlot = async <T>(cid: CID, signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
     const slot = options.tryIncomingCopy();
     if (!slot) throw new Refusal('busy', 'too many incoming copies');
     try {
+      const stat = await holder.get().unixfs.stat(cid, { signal });
       let claim: { release(): void };
       try {
-        claim = await options.claimDisk(0, signal);
+        claim = await options.claimDisk(Number((stat as { size?: bigint | number }).size ?? 0), signal);
       } catch (error) {
         if ((error as Error).name === 'InsufficientStorageError') throw new Refusal('insufficientStorage', 'disk reserve reached');
         throw error;
@@ -122,91 +126,138 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     }
   };
 
-  /** Pins `cid` (fetching what is missing from the connected peers) under an intent of `session`. */
+  /** Requests about one CID run one after another (two stores, a stage and its abort), never interleaved. */
+  const cidQueues = new Map<string, Promise<unknown>>();
+  const oneAtATime = <T>(cid: CID, work: () => Promise<T>): Promise<T> => {
+    const key = cid.toString();
+    const run = (cidQueues.get(key) ?? Promise.resolve()).then(work, work);
+    const settled = run.catch(() => {});
+    cidQueues.set(key, settled);
+    void settled.then(() => {
+      if (cidQueues.get(key) === settled) cidQueues.delete(key);
+    });
+    return run;
+  };
+
+  /**
+   * Pins `cid` (fetching what is missing from the connected peers) under an intent of `session`; true when this
+   * call made the pin. The caller holds the storage lease: fetched blocks are unpinned until the pin completes.
+   */
   const pinUnder = async (node: FilesNode, cid: CID, session: string, signal: AbortSignal): Promise<boolean> => {
     node.registry.addIntent(cid.toString(), session, clock.now());
-    if (await node.helia.pins.isPinned(cid, { signal })) return false;
+    if (await hasRootPin(node, cid, signal)) return false;
+    // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
+    // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
+    const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
+    for await (const _ of node.unixfs.cat(cid, read)) {
+      // the bytes land in the blockstore; nothing to do with them here
+    }
+    await drain(node.helia.pins.add(cid, { signal }));
+    return true;
+  };
+
+  /** Gives back a pin this node made for a copy, unless a committed record relies on it by now. */
+  const releasePin = async (node: FilesNode, cid: CID): Promise<void> => {
+    if (node.registry.get(cid.toString())?.pinned) return;
+    await unpin(node, cid);
+  };
+
+  /** Whether this node deliberately holds `cid`: a confirmed record it pins and keeps, with its root pin in place. */
+  const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
+    const record = node.registry.get(cid.toString());
+    return record?.state === 'confirmed' && record.pinned && record.heldLocally && (await hasRootPin(node, cid, signal));
+  };
+
+  /** `work` under the shared storage lease, so the collector never deletes or releases what a copy relies on. */
+  const leased = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
     const release = await lease.acquireShared(signal);
     try {
-      // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
-      // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
-      const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
-      for await (const _ of node.unixfs.cat(cid, read)) {
-        // the bytes land in the blockstore; nothing to do with them here
-      }
-      await drain(node.helia.pins.add(cid, { signal }));
-      return true;
+      return await work();
     } finally {
       release();
     }
   };
 
-  const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
-    const record = node.registry.get(cid.toString());
-    return record !== undefined && record.pinned && record.heldLocally && (await node.helia.pins.isPinned(cid, { signal }));
-  };
+  const store = (cid: CID, signal: AbortSignal): Promise<number> =>
+    oneAtATime(cid, () =>
+      leased(signal, async () => {
+        const node = holder.get();
+        const text = cid.toString();
+        if (await holds(node, cid, signal)) return node.registry.get(text)?.dagBytes ?? 0;
+        const session = randomUUID();
+        let pinnedHere = false;
+        try {
+          pinnedHere = await pinUnder(node, cid, session, signal);
+          const dagBytes = await localDagBytes(node, cid, signal);
+          // Record and marker removal in one transaction: after this the copy is durable here (notes C27).
+          node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), dagBytes)], session);
+          return dagBytes;
+        } catch (error) {
+          if (pinnedHere) await releasePin(node, cid).catch(() => {});
+          node.registry.removeSessionIntents(session);
+          throw error;
+        }
+      }),
+    );
 
-  const store = async (cid: CID, signal: AbortSignal): Promise<number> => {
-    const node = holder.get();
-    const text = cid.toString();
-    if (await holds(node, cid, signal)) return node.registry.get(text)?.dagBytes ?? 0;
-    const session = randomUUID();
-    let pinnedHere = false;
-    try {
-      pinnedHere = await pinUnder(node, cid, session, signal);
-      const dagBytes = await localDagBytes(node, cid, signal);
-      // Record and marker removal in one transaction: after this the copy is durable here (notes C27).
-      node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), dagBytes)], session);
-      return dagBytes;
-    } catch (error) {
-      if (pinnedHere) await unpin(node, cid).catch(() => {});
-      node.registry.removeSessionIntents(session);
-      throw error;
-    }
-  };
-
-  const abortStaged = async (key: string): Promise<void> => {
+  const abortStaged = (key: string): Promise<void> => {
     const copy = staged.get(key);
-    if (!copy) return;
-    staged.delete(key);
-    clock.clearTimeout(copy.expiry);
-    const session = key.slice(0, key.indexOf('\n'));
-    const node = holder.get();
-    if (copy.pinnedHere) await unpin(node, copy.cid);
-    node.registry.removeIntent(copy.cid.toString(), session);
+    if (!copy) return Promise.resolve();
+    return oneAtATime(copy.cid, async () => {
+      if (staged.get(key) !== copy) return;
+      staged.delete(key);
+      clock.clearTimeout(copy.expiry);
+      const session = key.slice(0, key.indexOf('\n'));
+      const node = holder.get();
+      if (copy.pinnedHere) await releasePin(node, copy.cid);
+      node.registry.removeIntent(copy.cid.toString(), session);
+    });
   };
 
-  const stage = async (cid: CID, session: string, signal: AbortSignal): Promise<number> => {
-    const node = holder.get();
-    const key = stageKey(session, cid.toString());
-    if (staged.has(key)) return (await localDagBytes(node, cid, signal));
-    let pinnedHere = false;
-    try {
-      pinnedHere = await pinUnder(node, cid, session, signal);
-      const dagBytes = await localDagBytes(node, cid, signal);
-      const expiry = clock.setTimeout(() => {
-        logger.warn('a staged copy was neither committed nor aborted in time; aborting it');
-        void abortStaged(key).catch((error: unknown) => logger.warn({ err: error }, 'aborting an expired staged copy failed'));
-      }, STAGE_TTL_FACTOR * options.requestTimeoutMs);
-      staged.set(key, { cid, pinnedHere, expiry });
-      return dagBytes;
-    } catch (error) {
-      if (pinnedHere) await unpin(node, cid).catch(() => {});
-      node.registry.removeIntent(cid.toString(), session);
-      throw error;
-    }
-  };
+  const stage = (cid: CID, session: string, signal: AbortSignal): Promise<number> =>
+    oneAtATime(cid, () =>
+      leased(signal, async () => {
+        const node = holder.get();
+        const key = stageKey(session, cid.toString());
+        if (staged.has(key)) return localDagBytes(node, cid, signal);
+        let pinnedHere = false;
+        try {
+          pinnedHere = await pinUnder(node, cid, session, signal);
+          const dagBytes = await localDagBytes(node, cid, signal);
+          const expiry = clock.setTimeout(() => {
+            logger.warn('a staged copy was neither committed nor aborted in time; aborting it');
+            void abortStaged(key).catch((error: unknown) => logger.warn({ err: error }, 'aborting an expired staged copy failed'));
+          }, STAGE_TTL_FACTOR * options.requestTimeoutMs);
+          staged.set(key, { cid, pinnedHere, expiry });
+          return dagBytes;
+        } catch (error) {
+          if (pinnedHere) await releasePin(node, cid).catch(() => {});
+          node.registry.removeIntent(cid.toString(), session);
+          throw error;
+        }
+      }),
+    );
 
-  const commitStaged = async (cid: CID, session: string, signal: AbortSignal): Promise<void> => {
-    const key = stageKey(session, cid.toString());
-    const copy = staged.get(key);
-    if (!copy) throw new Refusal('notFound', 'no such staged copy');
-    staged.delete(key);
-    clock.clearTimeout(copy.expiry);
-    const node = holder.get();
-    const text = cid.toString();
-    node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), await localDagBytes(node, cid, signal))], session);
-  };
+  /**
+   * Registers a staged copy. A stage that relied on an existing pin re-checks it (that pin may have been released
+   * since) and pins again if needed; the stage is forgotten only once the record is written, so a failed commit can
+   * still be aborted.
+   */
+  const commitStaged = (cid: CID, session: string, signal: AbortSignal): Promise<void> =>
+    oneAtATime(cid, () =>
+      leased(signal, async () => {
+        const key = stageKey(session, cid.toString());
+        const copy = staged.get(key);
+        if (!copy) throw new Refusal('notFound', 'no such staged copy');
+        const node = holder.get();
+        const text = cid.toString();
+        const repinned = await pinUnder(node, cid, session, signal);
+        node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), await localDagBytes(node, cid, signal))], session);
+        staged.delete(key);
+        clock.clearTimeout(copy.expiry);
+        if (repinned) logger.debug('a staged copy lost its pin before commit and was pinned again');
+      }),
+    );
 
   /** An unpinned copy: every block fetched into the blockstore, nothing registered (collected like read cache). */
   const cache = async (cid: CID, signal: AbortSignal): Promise<number> => {
@@ -224,20 +275,20 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     }
     try {
       const cid = parseCid(request.cid);
-      if (request.op === 'cache') return { ok: true, op: 'cache', cachedBytes: await withCopySlot(signal, () => cache(cid, signal)) };
+      if (request.op === 'cache') return { ok: true, op: 'cache', cachedBytes: await withCopySlot(cid, signal, () => cache(cid, signal)) };
       if (!members.has(remotePeer)) throw new Refusal('unauthorized', 'Not authorized');
       switch (request.op) {
         case 'have':
           return { ok: true, op: 'have', has: await holds(holder.get(), cid, signal) };
         case 'accept': {
           let willAccept = true;
-          await withCopySlot(signal, async () => undefined).catch(() => (willAccept = false));
+          await withCopySlot(cid, signal, async () => undefined).catch(() => (willAccept = false));
           return { ok: true, op: 'accept', willAccept };
         }
         case 'store':
-          return { ok: true, op: 'store', storedBytes: await withCopySlot(signal, () => store(cid, signal)) };
+          return { ok: true, op: 'store', storedBytes: await withCopySlot(cid, signal, () => store(cid, signal)) };
         case 'stage':
-          return { ok: true, op: 'stage', stagedBytes: await withCopySlot(signal, () => stage(cid, request.session, signal)) };
+          return { ok: true, op: 'stage', stagedBytes: await withCopySlot(cid, signal, () => stage(cid, request.session, signal)) };
         case 'commit':
           await commitStaged(cid, request.session, signal);
           return { ok: true, op: 'commit' };
@@ -255,13 +306,17 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
 
   return fromCallback(() => {
     const libp2p = holder.get().libp2p;
-    const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, answer, (error) =>
+    // Work in flight ends with the actor: a copy finishing after the stop would pin for nobody.
+    const lifetime = new AbortController();
+    const bounded = (raw: unknown, remotePeer: string, signal: AbortSignal) => answer(raw, remotePeer, AbortSignal.any([signal, lifetime.signal]));
+    const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, bounded, (error) =>
       logger.debug({ kind: (error as Error | undefined)?.name }, 'replication stream failed'),
     );
     changeProtocols(libp2p, () =>
       libp2p.handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
     ).catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
     return () => {
+      lifetime.abort(new Error('the replication actor stopped'));
       for (const key of [...staged.keys()]) void abortStaged(key).catch(() => {});
       void changeProtocols(libp2p, () => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
     };

@@ -39,3 +39,14 @@ export class QuorumNotReachedError extends Error {
     super('Replication quorum not reached');
   }
 }
+
+/**
+ * A strict upload reached its quorum and was committed here, but a peer did not confirm its staged copy (spec §4.2
+ * 500: "replica settlement failed; content may be partly durable; re-upload is safe"). Repair places the copy later.
+ */
+export class ReplicaSettlementError extends Error {
+  override readonly name = 'ReplicaSettlementError';
+  constructor() {
+    super('a staged replica could not be settled');
+  }
+}

@@ -14,7 +14,7 @@ import type { CID } from 'multiformats/cid';
 import { createActor, type AnyActorRef } from 'xstate';
 import { systemClock } from '../../../actors/clock.js';
 import { copyClient, type CopyClient } from '../../../actors/files/copy-client.js';
-import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { hasRootPin, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import { askPeer, changeProtocols } from '../../../actors/files/protocol-stream.js';
 import { replicationResponderLogic, type ReplicationResponderOptions } from '../../../actors/files/replication.actor.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
@@ -149,6 +149,35 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     assert.deepEqual(b.registry.intents(), []);
     const unknown = await client.request(b.peerId, { op: 'commit', cid: cid.toString(), session: 'staged-none' }, NO_SIGNAL);
     assert.equal(unknown.ok === false && unknown.code, 'notFound');
+  });
+
+  it('a temporary file is not held: have says no, and a store makes it a confirmed, held copy', async () => {
+    await respond();
+    const cid = await contentOnA(20_000);
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored');
+    const held = b.registry.get(cid.toString())!;
+    b.registry.put({ ...held, state: 'temporary', expiresAt: Date.now() + 60_000, confirmedAt: null });
+    assert.equal(await client.have(b.peerId, cid.toString(), NO_SIGNAL), false, 'a temporary file may expire: no durable copy');
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored');
+    assert.equal(b.registry.get(cid.toString())?.state, 'confirmed');
+  });
+
+  it('a pin walk that was aborted midway is no pin: a later store fetches and pins for real', async () => {
+    await respond();
+    const cid = await contentOnA(3_500_000);
+    // Fetch and mark part of the DAG on B, then abort: helia leaves the root marked as pinned without a pin.
+    const controller = new AbortController();
+    let visited = 0;
+    await assert.rejects(async () => {
+      for await (const _ of b.helia.pins.add(cid, { signal: controller.signal })) if (++visited === 2) controller.abort();
+    });
+    assert.equal(await b.helia.pins.isPinned(cid), true, 'the block marker helia leaves behind');
+    assert.equal(await hasRootPin(b, cid), false);
+    assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored');
+    assert.equal(await hasRootPin(b, cid), true);
+    const pins = [];
+    for await (const pin of b.helia.pins.ls()) pins.push(pin.cid.toString());
+    assert.ok(pins.includes(cid.toString()));
   });
 
   it('a request that is not one of ours is answered invalid, without touching anything', async () => {
