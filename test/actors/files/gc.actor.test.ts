@@ -82,6 +82,11 @@ class FakeNode {
       helia: {
         pins: {
           isPinned: async (cid: CID) => self.pinned.has(key(cid)),
+          // The fake keeps no partial pin walks: a root pin exists exactly when its CID is marked.
+          get: async (cid: CID) => {
+            if (!self.pinned.has(key(cid))) throw Object.assign(new Error('not pinned'), { name: 'NotFoundError' });
+            return { cid, depth: Infinity, metadata: {} };
+          },
           async *rm(cid: CID) {
             if (!self.pinned.delete(key(cid))) throw Object.assign(new Error('not pinned'), { name: 'NotFoundError' });
             yield cid;
