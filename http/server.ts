@@ -38,6 +38,8 @@ export interface HttpReply {
    * the first byte, the connection is closed so the client sees an incomplete response, never a short 200.
    */
   readonly stream?: { readonly length: number; readonly chunks: AsyncIterable<Uint8Array> };
+  /** Headers only, without a body or Content-Length (the answer to HEAD). */
+  readonly withoutBody?: boolean;
 }
 
 export interface RequestContext {
@@ -389,7 +391,7 @@ export class HttpServer {
 
   #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean): void {
     this.#writeHead(res, reply);
-    if (reply.status === 304 || reply.status === 204) {
+    if (reply.status === 304 || reply.status === 204 || reply.withoutBody) {
       res.endWithoutBody();
       return;
     }

@@ -21,6 +21,10 @@ import { scrubLogObject, scrubValue } from './files/scrub.js';
 import { filesTree } from '../actors/files/tree.js';
 import { filesServer } from '../http/files/files.routes.js';
 import { homedir } from 'node:os';
+import { transfersTree } from '../actors/transfers/tree.js';
+import { gatewayView } from '../actors/transfers/gateway.js';
+import { gatewayServer } from '../http/transfers/gateway.routes.js';
+import { INDEXER_VERSION, parseTransfersConfig, type TransfersConfig } from './transfers/config.js';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the hard deadline is SHUTDOWN_DEADLINE_MS). */
 const FILES_DRAIN_MS = 12_000;
@@ -28,14 +32,14 @@ const FILES_DRAIN_MS = 12_000;
 export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 /** Services this build can run; the others are listed so operators see what is coming. */
-export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates']);
+export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates', 'transfers']);
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
 
 Services:
   rates       exchange-rates aggregator (/get, /getHistory, /status), default port 36661
   files       content-addressed file storage node (one node: upload, download, lifecycle), default port 4000
-  transfers   Ethereum transfers indexer and read gateway (not in this build yet)
+  transfers   Ethereum transfers indexer and PostgREST-compatible read gateway, default port 3000
   console     ADAMANT JSON-RPC console server (not in this build yet)
   all         every available service in one process, each on its embedded defaults
 
@@ -45,6 +49,9 @@ Options:
                     the embedded defaults
                     files: the ipfs-node config.json5 format; default $IPFS_NODE_CONFIG (a name selects
                     config.<name>.json5), else ./config.json5
+                    transfers: JSON/JSON5 keyed by the original's variable names (DB_NAME, ETH_URL,
+                    START_BLOCK, CONFIRMATIONS_BLOCK, PERIOD, PGRST_DB_URI, PGRST_SERVER_PORT, …);
+                    default $TRANSFERS_CONFIG; the same variables in the environment win over the file
   --check-config    validate the configuration, print the report and exit (0 valid, 1 invalid)
   --host HOST       address the public listeners bind to (default 0.0.0.0)
   -h, --help        this text
@@ -118,6 +125,14 @@ export function loadFilesConfig(path: string | undefined, env: NodeJS.ProcessEnv
   return { config: result.config, source: file ?? '(embedded defaults)', warnings: [...result.warnings] };
 }
 
+/** Loads the transfers settings: the file (--config, else $TRANSFERS_CONFIG, else none) under the environment's variables. */
+export function loadTransfersConfig(path: string | undefined, env: NodeJS.ProcessEnv): { config: TransfersConfig; source: string; warnings: string[] } {
+  const file = path ?? env.TRANSFERS_CONFIG;
+  const result = parseTransfersConfig(file ? readConfigFile(file) : undefined, env);
+  if (!result.ok) throw new ConfigError('Invalid transfers configuration', result.problems);
+  return { config: result.config, source: file ?? '(environment and embedded defaults)', warnings: result.warnings };
+}
+
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {
@@ -149,7 +164,7 @@ export interface ServiceOptions {
 /** The children of the root supervisor for a validated command line. */
 export function serviceChildren(
   command: CommandLine,
-  configs: { rates?: RatesConfig; files?: FilesConfig },
+  configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig },
   operator: OperatorSettings | undefined,
   options: ServiceOptions = {},
 ): ChildSpec[] {
@@ -169,6 +184,22 @@ export function serviceChildren(
     const config = configs.files;
     const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics }), FILES_DRAIN_MS);
     children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge] }));
+  }
+  if (configs.transfers) {
+    const { gateway } = configs.transfers;
+    const edge = (holder: Parameters<typeof gatewayView>[1]) => [
+      listenerChild('transfers.http', (runtime) =>
+        gatewayServer(runtime, {
+          host: gateway.host ?? command.host,
+          port: gateway.port,
+          schema: gateway.schema,
+          version: INDEXER_VERSION,
+          view: gatewayView(runtime, holder, { maxRows: gateway.maxRows, maxOffset: gateway.maxOffset }),
+          metrics,
+        }),
+      ),
+    ];
+    children.push(transfersTree(configs.transfers, { edge }));
   }
   if (operator) {
     children.push(
@@ -217,7 +248,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return EXIT.usage;
   }
 
-  const configs: { rates?: RatesConfig; files?: FilesConfig } = {};
+  const configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig } = {};
   let operator: OperatorSettings | undefined;
   const warnings: string[] = [];
   const sources: string[] = [];
@@ -231,6 +262,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (wanted.includes('files')) {
       const loaded = loadFilesConfig(command.configPath, env, command.service === 'all');
       configs.files = loaded.config;
+      warnings.push(...loaded.warnings);
+      sources.push(loaded.source);
+    }
+    if (wanted.includes('transfers')) {
+      const loaded = loadTransfersConfig(command.configPath, command.service === 'all' ? {} : env);
+      configs.transfers = loaded.config;
       warnings.push(...loaded.warnings);
       sources.push(loaded.source);
     }

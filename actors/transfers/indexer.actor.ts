@@ -1,0 +1,142 @@
+// transfers.indexer: the indexer-sync machine (machines/transfers/indexer-sync.machine.ts) with its I/O supplied:
+// the Ethereum node through the JSON-RPC client, the database through the indexer store. Progress is logged at most
+// every PROGRESS_LOG_MS while catching up (blocks/s, head, lag) and once when caught up.
+
+import { fromPromise } from 'xstate';
+import {
+  indexerSyncMachine,
+  type ChainCheckInput,
+  type ChainCheckOutput,
+  type CursorOutput,
+  type RewindInput,
+  type RewindOutput,
+  type SyncBatchInput,
+  type SyncBatchOutput,
+} from '../../machines/transfers/indexer-sync.machine.js';
+import type { Logger } from '../../src/logger.js';
+import type { IndexerSettings } from '../../src/transfers/config.js';
+import { transferRows } from '../../src/transfers/rows.js';
+import { readCursor, recentBlocks, rewindTo, writeBlocks, type IndexedBlock } from '../../storage/transfers/indexer-store.js';
+import type { SqlClient } from '../../storage/transfers/sql-client.js';
+import type { Clock } from '../clock.js';
+import type { DatabaseHolder } from './database.actor.js';
+import type { EthRpcClient } from './eth-rpc.js';
+
+/** Blocks fetched (the client batches block and receipt requests, a few in flight) and written per transaction. */
+export const BATCH_BLOCKS = 50;
+/** Recent block hashes kept for reorg detection; a reorg deeper than this rewinds only this far (and warns). */
+export const KEEP_HASHES = 256;
+const PROGRESS_LOG_MS = 10_000;
+
+/** The node changed its chain while a batch was being fetched: nothing is written, the next attempt sorts it out. */
+export class ChainMovedError extends Error {
+  override readonly name = 'ChainMovedError';
+  constructor(at: number) {
+    super(`block ${at} does not extend the block before it in the same batch (the chain moved during the fetch)`);
+  }
+}
+
+export interface IndexerActorOptions {
+  readonly settings: IndexerSettings;
+  readonly holder: DatabaseHolder;
+  readonly eth: EthRpcClient;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly batchBlocks?: number;
+}
+
+export function indexerInput(settings: IndexerSettings, batchBlocks = BATCH_BLOCKS) {
+  return { startBlock: settings.startBlock, confirmations: settings.confirmations, periodMs: settings.periodMs, batchBlocks };
+}
+
+export function indexerLogic(options: IndexerActorOptions) {
+  const { holder, eth, clock, logger } = options;
+  const writer = (): SqlClient => {
+    const db = holder.get().writer;
+    if (!db) throw new Error('the indexer has no database connection');
+    return db;
+  };
+  let window = { at: clock.now(), blocks: 0, rows: 0 };
+  let caughtUpLogged = false;
+
+  return indexerSyncMachine.provide({
+    actors: {
+      loadCursor: fromPromise<CursorOutput>(async () => readCursor(writer())),
+
+      checkChain: fromPromise<ChainCheckOutput, ChainCheckInput>(async ({ input, signal }) => {
+        const head = await eth.blockNumber(signal);
+        if (input.lastBlock === null || input.lastHash === null) return { head, tipOnChain: true };
+        const block = await eth.blockHeader(input.lastBlock, signal);
+        // A chain now shorter than our cursor has dropped our tip as well.
+        return { head, tipOnChain: block !== null && block.hash.toLowerCase() === input.lastHash.toLowerCase() };
+      }),
+
+      syncBatch: fromPromise<SyncBatchOutput, SyncBatchInput>(async ({ input, signal }) => {
+        const fetched = await eth.blocksWithReceipts(input.from, input.to, signal);
+        const blocks: IndexedBlock[] = [];
+        let parent = input.expectedParent;
+        for (const { block, receipts } of fetched) {
+          const number = Number(BigInt(block.number));
+          if (parent !== null && block.parentHash.toLowerCase() !== parent.toLowerCase()) {
+            if (blocks.length === 0) return { kind: 'reorg' };
+            throw new ChainMovedError(number);
+          }
+          blocks.push({ number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase(), rows: transferRows(block, receipts) });
+          parent = block.hash;
+        }
+        signal.throwIfAborted();
+        await writeBlocks(writer(), blocks, KEEP_HASHES);
+        const last = blocks[blocks.length - 1]!;
+        return { kind: 'written', lastBlock: last.number, lastHash: last.hash, blocks: blocks.length, rows: blocks.reduce((sum, block) => sum + block.rows.length, 0) };
+      }),
+
+      rewind: fromPromise<RewindOutput, RewindInput>(async ({ input, signal }) => {
+        const db = writer();
+        const remembered = await recentBlocks(db, KEEP_HASHES);
+        // Every remembered block's header in a few batched requests; the newest that still matches is the ancestor.
+        const onChain = await eth.blockHeaders(remembered.map((stored) => stored.number), signal);
+        const index = remembered.findIndex((stored, i) => onChain[i]?.hash.toLowerCase() === stored.hash);
+        const found = index >= 0;
+        let ancestor: number | null = found ? remembered[index]!.number : null;
+        if (!found) {
+          const oldest = remembered[remembered.length - 1];
+          ancestor = oldest ? oldest.number - 1 : null;
+          logger.warn({ rewoundTo: ancestor, remembered: remembered.length }, 'no remembered block is on the chain any more: rewinding as far as the remembered hashes reach');
+        }
+        const { deletedRows } = await rewindTo(db, ancestor);
+        const cursor = await readCursor(db);
+        const depth = input.lastBlock === null ? 0 : input.lastBlock - (ancestor ?? input.lastBlock);
+        return { lastBlock: cursor.lastBlock, lastHash: cursor.lastHash, depth, deletedRows };
+      }),
+    },
+    actions: {
+      reportProgress: (_, params) => {
+        caughtUpLogged = false;
+        window.blocks += params.blocks;
+        window.rows += params.rows;
+        const now = clock.now();
+        const elapsed = now - window.at;
+        if (elapsed < PROGRESS_LOG_MS) return;
+        logger.info(
+          {
+            lastBlock: params.lastBlock,
+            head: params.head,
+            lag: params.head === null ? null : params.head - params.lastBlock,
+            blocksPerSecond: Math.round((window.blocks * 10_000) / elapsed) / 10,
+            rows: window.rows,
+          },
+          'indexing',
+        );
+        window = { at: now, blocks: 0, rows: 0 };
+      },
+      reportCaughtUp: (_, params) => {
+        if (caughtUpLogged) return;
+        caughtUpLogged = true;
+        window = { at: clock.now(), blocks: 0, rows: 0 };
+        logger.info({ lastBlock: params.lastBlock, head: params.head }, 'caught up with the chain');
+      },
+      reportRewind: (_, params) => logger.warn({ depth: params.depth, deletedRows: params.deletedRows, lastBlock: params.lastBlock }, 'chain reorganization: rewound to the common ancestor'),
+      reportFailure: (_, params) => logger.warn({ reason: params.error, failures: params.failures, retryInMs: params.retryInMs }, 'indexer step failed; retrying'),
+    },
+  });
+}

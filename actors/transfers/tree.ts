@@ -1,0 +1,82 @@
+// The transfers service's supervision tree (DESIGN.md, "The actor model"):
+//
+//   transfers (rest_for_one)
+//   ├── transfers.db        database machine: PGlite or the pg pools, migrations when this process owns the schema
+//   ├── transfers.indexer   indexer-sync machine (when the indexer is enabled)
+//   ├── transfers.schema    the gateway's schema cache (when the gateway is enabled)
+//   └── …edge               the gateway's HTTP listener, supplied by the caller (actors/ never imports http/)
+//
+// rest_for_one: the indexer and the gateway work on the connections the database actor opened, so reopening them
+// restarts both; an indexer crash (a node gone bad) leaves the gateway serving.
+
+import { actorChild } from '../actor-child.js';
+import { supervisorSpec, type ChildSpec } from '../supervisor.js';
+import type { TransfersConfig } from '../../src/transfers/config.js';
+import { DatabaseHolder, databaseLogic } from './database.actor.js';
+import { EthRpcClient } from './eth-rpc.js';
+import { TRANSFERS_DB_ID, TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from './gateway.js';
+import { indexerInput, indexerLogic } from './indexer.actor.js';
+import { SCHEMA_REFRESH_MS, schemaCacheLogic } from './schema-cache.actor.js';
+
+export interface TransfersTreeOptions {
+  /** The gateway listener, built over the database the tree opens. */
+  readonly edge?: (holder: DatabaseHolder) => readonly ChildSpec[];
+  /** Tests: the embedded database in memory. */
+  readonly inMemory?: boolean;
+  /** Tests and the benchmark: blocks per batch. */
+  readonly batchBlocks?: number;
+}
+
+export function transfersTree(config: TransfersConfig, options: TransfersTreeOptions = {}): ChildSpec {
+  const holder = new DatabaseHolder();
+  const children: ChildSpec[] = [
+    actorChild({
+      systemId: TRANSFERS_DB_ID,
+      logic: (runtime) => databaseLogic({ config, holder, logger: runtime.logger.child({ actor: TRANSFERS_DB_ID }), inMemory: options.inMemory }),
+      // The indexer and the gateway start only once the database is open and migrated.
+      readyWhen: (snapshot) => snapshot.value === 'open',
+      shutdownTimeoutMs: 10_000,
+    }),
+  ];
+  const { indexer } = config;
+  if (indexer.enabled && indexer.ethUrl) {
+    const ethUrl = indexer.ethUrl;
+    children.push(
+      actorChild({
+        systemId: TRANSFERS_INDEXER_ID,
+        logic: (runtime) =>
+          indexerLogic({
+            settings: indexer,
+            holder,
+            eth: new EthRpcClient({
+              url: ethUrl,
+              onReceiptsFallback: () => runtime.logger.child({ actor: TRANSFERS_INDEXER_ID }).warn('the node has no eth_getBlockReceipts: fetching receipts per transaction'),
+            }),
+            clock: runtime.clock,
+            logger: runtime.logger.child({ actor: TRANSFERS_INDEXER_ID }),
+          }),
+        input: () => indexerInput(indexer, options.batchBlocks),
+      }),
+    );
+  }
+  if (config.gateway.enabled) {
+    children.push(
+      actorChild({
+        systemId: TRANSFERS_SCHEMA_ID,
+        logic: () => schemaCacheLogic({ holder, schema: config.gateway.schema }),
+        input: () => ({ refreshMs: SCHEMA_REFRESH_MS }),
+        // The listener opens once the relations are known (no 503 PGRST002 at startup unless the catalog fails).
+        readyWhen: (snapshot) => snapshot.value === 'ready' || snapshot.value === 'retrying',
+      }),
+      ...(options.edge?.(holder) ?? []),
+    );
+  }
+  return supervisorSpec({
+    id: 'transfers',
+    strategy: 'rest_for_one',
+    intensity: 5,
+    periodMs: 60_000,
+    backoff: { initialMs: 1_000, maxMs: 30_000 },
+    children,
+  });
+}

@@ -1,0 +1,71 @@
+// The gateway's schema cache (notes B.2, F.8): which relations (tables and views) the exposed schema has, so an
+// unknown path answers 404 PGRST205 without a query, and a new view is served without a restart.
+//
+//   loading ──done──▶ ready ──refreshPeriod / schema.reload──▶ loading (the previous list keeps serving)
+//      └──error──▶ retrying ──retryDelay (1 s … 60 s)──▶ loading
+//
+// Before the first successful load the list is null and the edge answers 503 (PGRST002, as PostgREST does while
+// its schema cache is not loaded). A `schema.reload` asked while loading is remembered and runs next.
+
+import { assign, fromPromise, setup } from 'xstate';
+import { retryDelayMs } from '../../src/transfers/sync.js';
+
+export interface SchemaCacheInput {
+  readonly refreshMs: number;
+}
+
+export interface SchemaCacheContext extends SchemaCacheInput {
+  relations: readonly string[] | null;
+  failures: number;
+  lastError: string | null;
+  reloadRequested: boolean;
+}
+
+export type SchemaCacheEvent = { type: 'schema.reload' } | { type: 'system.shutdown' };
+
+function notProvided(name: string): never {
+  throw new Error(`schema-cache: '${name}' must be provided by actors/transfers`);
+}
+
+export const schemaCacheMachine = setup({
+  types: { context: {} as SchemaCacheContext, input: {} as SchemaCacheInput, events: {} as SchemaCacheEvent },
+  actors: {
+    loadRelations: fromPromise<readonly string[]>(async () => notProvided('loadRelations')),
+  },
+  guards: {
+    reloadRequested: ({ context }) => context.reloadRequested,
+  },
+  delays: {
+    refreshPeriod: ({ context }) => context.refreshMs,
+    retryDelay: ({ context }) => retryDelayMs(context.failures),
+  },
+}).createMachine({
+  id: 'transfersSchemaCache',
+  context: ({ input }) => ({ ...input, relations: null, failures: 0, lastError: null, reloadRequested: false }),
+  initial: 'loading',
+  on: { 'system.shutdown': '.stopped' },
+  states: {
+    loading: {
+      entry: assign({ reloadRequested: false }),
+      on: { 'schema.reload': { actions: assign({ reloadRequested: true }) } },
+      invoke: {
+        src: 'loadRelations',
+        onDone: { target: 'ready', actions: assign(({ event }) => ({ relations: event.output, failures: 0, lastError: null })) },
+        onError: {
+          target: 'retrying',
+          actions: assign(({ context, event }) => ({ failures: context.failures + 1, lastError: event.error instanceof Error ? event.error.message : String(event.error) })),
+        },
+      },
+    },
+    ready: {
+      always: { guard: 'reloadRequested', target: 'loading' },
+      on: { 'schema.reload': 'loading' },
+      after: { refreshPeriod: 'loading' },
+    },
+    retrying: {
+      on: { 'schema.reload': 'loading' },
+      after: { retryDelay: 'loading' },
+    },
+    stopped: { type: 'final' },
+  },
+});

@@ -1,0 +1,145 @@
+// A planned read → parameterized SQL (notes B.1 "Case-insensitivity comes from the column type", B.2 "Numbers").
+//
+// - Every value is a bound parameter ($1, $2, ...) sent untyped, so PostgreSQL infers the column's type: citext
+//   compares case-insensitively, `block=eq.abc` fails with 22P02 like PostgREST's unknown literals do.
+// - Identifiers are double-quoted ("" inside), columns qualified "schema"."relation"."column", so an unknown column
+//   is PostgreSQL's own 42703 `column <relation>.<column> does not exist`.
+// - PostgreSQL builds the JSON (json_agg over the page) and every returned value is text, so numeric/int8 keep all
+//   their digits and both drivers (pg, PGlite) read the same strings.
+// - Parameters used by the WHERE clause come first, so the EXPLAIN for a planned count can reuse them alone.
+
+import type { CountPreference } from './read-prefer.js';
+import type { RowWindow } from './read-range.js';
+import type { Condition, OrderColumn, ReadPlan, SelectColumn } from './query-params.js';
+import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
+import { unsupportedFeature } from './gateway-errors.js';
+
+export interface SqlStatement {
+  readonly text: string;
+  readonly values: readonly (string | null)[];
+}
+
+export interface ReadStatements {
+  /** One row: body (text, when a body is wanted), page_count, total (with a count), more_rows (F.1 probe). */
+  readonly main: SqlStatement;
+  /** EXPLAIN (FORMAT JSON) of the filtered relation, for count=planned (and count=estimated above max-rows). */
+  readonly explain: SqlStatement;
+  /** How the main statement's `total` column was counted. */
+  readonly totalKind: 'none' | 'exact' | 'bounded';
+}
+
+export interface ReadStatementInput {
+  readonly schema: string;
+  readonly relation: string;
+  readonly plan: ReadPlan;
+  readonly window: RowWindow;
+  readonly count?: CountPreference;
+  readonly maxRows?: number;
+  readonly withBody: boolean;
+  readonly probeMoreRows: boolean;
+}
+
+export function quoteIdentifier(name: string): string {
+  // PostgreSQL's protocol carries statement text as a C string: a NUL would cut it, so it never reaches the server.
+  if (name.includes('\u0000')) throw unsupportedFeature('Invalid identifier', 'identifiers cannot contain the NUL character');
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+class Parameters {
+  readonly values: string[] = [];
+  add(value: string): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+}
+
+const QUANT_SQL: Readonly<Record<QuantOperator, string>> = { eq: '=', gte: '>=', gt: '>', lte: '<=', lt: '<', like: 'LIKE', ilike: 'ILIKE', match: '~', imatch: '~*' };
+const SIMPLE_SQL: Readonly<Record<SimpleOperator, string>> = { neq: '<>', cs: '@>', cd: '<@', ov: '&&', sl: '<<', sr: '>>', nxr: '&<', nxl: '&>', adj: '-|-' };
+const FTS_FUNCTION = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phraseto_tsquery', wfts: 'websearch_to_tsquery' } as const;
+const IS_SQL = { null: 'IS NULL', not_null: 'IS NOT NULL', true: 'IS TRUE', false: 'IS FALSE', unknown: 'IS UNKNOWN' } as const;
+
+/** PostgREST's pgBuildArrayLiteral: every element quoted, `\` and `"` escaped; `in.()` is the empty array. */
+function arrayLiteral(items: readonly string[]): string {
+  if (items.length === 1 && items[0] === '') return '{}';
+  return `{${items.map((item) => `"${item.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
+}
+
+/** like/ilike take `*` as an alias of `%` (URLs mangle `%`). */
+const likePattern = (operator: QuantOperator, value: string) => (operator === 'like' || operator === 'ilike' ? value.replaceAll('*', '%') : value);
+
+function operationSql(column: string, operation: Operation, params: Parameters): string {
+  switch (operation.kind) {
+    case 'quant': {
+      const value = params.add(likePattern(operation.operator, operation.value));
+      const operator = QUANT_SQL[operation.operator];
+      return operation.quantifier === undefined ? `${column} ${operator} ${value}` : `${column} ${operator} ${operation.quantifier.toUpperCase()} (${value})`;
+    }
+    case 'simple':
+      return `${column} ${SIMPLE_SQL[operation.operator]} ${params.add(operation.value)}`;
+    case 'in':
+      return `${column} = ANY (${params.add(arrayLiteral(operation.values))})`;
+    case 'is':
+      return `${column} ${IS_SQL[operation.value]}`;
+    case 'isdistinct':
+      return `${column} IS DISTINCT FROM ${params.add(operation.value)}`;
+    case 'fts': {
+      const language = operation.language === undefined ? '' : `${params.add(operation.language)}, `;
+      return `${column} @@ ${FTS_FUNCTION[operation.operator]}(${language}${params.add(operation.value)})`;
+    }
+  }
+}
+
+function conditionSql(relation: string, condition: Condition, params: Parameters): string {
+  if (condition.kind === 'filter') {
+    const sql = operationSql(`${relation}.${quoteIdentifier(condition.column)}`, condition.expr.operation, params);
+    return condition.expr.negated ? `NOT (${sql})` : sql;
+  }
+  const inner = condition.children.map((child) => conditionSql(relation, child, params)).join(condition.operator === 'and' ? ' AND ' : ' OR ');
+  return `${condition.negated ? 'NOT ' : ''}(${inner})`;
+}
+
+function selectSql(relation: string, column: SelectColumn): string {
+  if (column.kind === 'all') return `${relation}.*`;
+  const reference = `${relation}.${quoteIdentifier(column.name)}`;
+  const expression = column.cast === undefined ? reference : `${reference}::${column.cast}`;
+  // A cast column keeps the column's name as its key, as in PostgREST.
+  const name = column.alias ?? (column.cast === undefined ? undefined : column.name);
+  return name === undefined ? expression : `${expression} AS ${quoteIdentifier(name)}`;
+}
+
+function orderSql(relation: string, term: OrderColumn): string {
+  const direction = term.direction === undefined ? '' : ` ${term.direction.toUpperCase()}`;
+  const nulls = term.nulls === undefined ? '' : term.nulls === 'nullsfirst' ? ' NULLS FIRST' : ' NULLS LAST';
+  return `${relation}.${quoteIdentifier(term.column)}${direction}${nulls}`;
+}
+
+export function buildReadStatements(input: ReadStatementInput): ReadStatements {
+  const relation = `${quoteIdentifier(input.schema)}.${quoteIdentifier(input.relation)}`;
+  const params = new Parameters();
+  const where = input.plan.where.map((condition) => conditionSql(relation, condition, params));
+  const whereSql = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
+  const filtered = `FROM ${relation}${whereSql}`;
+  const explain: SqlStatement = { text: `EXPLAIN (FORMAT JSON) SELECT 1 ${filtered}`, values: [...params.values] };
+
+  const { window } = input;
+  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(relation, term)).join(', ')}`;
+  const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${params.add(String(window.sqlLimit))}`;
+  const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${params.add(String(window.sqlOffset))}`;
+  const page = `SELECT ${input.plan.select.map((column) => selectSql(relation, column)).join(', ')} ${filtered}${orderBy}${limit}${offset}`;
+
+  const columns = [`${input.withBody ? `coalesce(json_agg(_pgrst_page.*), '[]')::text` : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
+  let totalKind: ReadStatements['totalKind'] = 'none';
+  if (input.count === 'exact' || (input.count === 'estimated' && input.maxRows === undefined)) {
+    columns.push(`(SELECT count(*) ${filtered})::text AS total`);
+    totalKind = 'exact';
+  } else if (input.count === 'estimated') {
+    // PostgREST counts at most max-rows + 1 rows for `estimated`; past that the planner's guess takes over.
+    columns.push(`(SELECT count(*) FROM (SELECT 1 ${filtered} LIMIT ${params.add(String(BigInt(input.maxRows!) + 1n))}) _pgrst_count)::text AS total`);
+    totalKind = 'bounded';
+  }
+  if (input.probeMoreRows && window.sqlLimit !== undefined) {
+    columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${params.add(String(window.sqlOffset + window.sqlLimit))}))::text AS more_rows`);
+  }
+  const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: params.values };
+  return { main, explain, totalKind };
+}

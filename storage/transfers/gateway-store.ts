@@ -1,0 +1,44 @@
+// What the read gateway needs from the database (notes B.2, F.8; spec A §5): the relations of the exposed schema
+// for its schema cache, and a statement runner that reads as the anonymous read-only role, never as the login.
+
+import type { SqlClient, SqlRow } from './sql-client.js';
+import { ROLE_NAME } from './schema.js';
+
+/** Tables, views, materialized views, foreign and partitioned tables of `schema`, as PostgREST exposes them. */
+export async function listRelations(db: SqlClient, schema: string): Promise<string[]> {
+  const rows = await db.query(
+    `SELECT c.relname::text AS name FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'f', 'p') ORDER BY c.relname`,
+    [schema],
+  );
+  return rows.map((row) => String(row.name));
+}
+
+/** Runs one read statement with bound parameters as the anonymous role. */
+export type AnonymousRead = (text: string, values: readonly (string | null)[]) => Promise<SqlRow[]>;
+
+/** A read that may run longer is cancelled by the server (57014 → 500), so a heavy query cannot pin a connection. */
+export const GATEWAY_STATEMENT_TIMEOUT = '30s';
+
+/**
+ * The session settings of a gateway connection (pg): the anonymous role, read-only transactions and the statement
+ * timeout, set once per connection (openPgClient's sessionSetup; a connection whose setup fails is never used).
+ */
+export function anonymousSessionSetup(role: string): string {
+  if (!ROLE_NAME.test(role)) throw new Error(`role name not allowed: ${role}`);
+  return `SET ROLE "${role}"; SET default_transaction_read_only = on; SET statement_timeout = '${GATEWAY_STATEMENT_TIMEOUT}'`;
+}
+
+/**
+ * For a client shared with the indexer (PGlite is one session): each read runs in its own transaction that switches
+ * to the role and to read-only with SET LOCAL, so the shared session never changes identity.
+ */
+export function anonymousReadInTransaction(db: SqlClient, role: string): AnonymousRead {
+  if (!ROLE_NAME.test(role)) throw new Error(`role name not allowed: ${role}`);
+  const setup = `SET LOCAL ROLE "${role}"; SET LOCAL transaction_read_only = on`;
+  return (text, values) =>
+    db.transaction(async (tx) => {
+      await tx.exec(setup);
+      return tx.query(text, values);
+    });
+}

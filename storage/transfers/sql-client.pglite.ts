@@ -1,0 +1,25 @@
+// SqlClient over PGlite, the embedded default (`npm start` needs no server). PGlite is one connection that runs one
+// statement at a time, so the indexer and the gateway share it; the gateway's role switch lives inside its own
+// transactions (SET LOCAL), never on the shared session.
+
+import { PGlite } from '@electric-sql/pglite';
+import { citext } from '@electric-sql/pglite/contrib/citext';
+import type { SqlClient } from './sql-client.js';
+
+/** Opens (creating on first use) the database in `dataDir`, or in memory when it is undefined. */
+export async function openPgliteClient(dataDir: string | undefined): Promise<SqlClient> {
+  // The citext bundle must be passed on every open, not only the first (notes/dependencies.md §4).
+  const db = dataDir === undefined ? await PGlite.create({ extensions: { citext } }) : await PGlite.create(dataDir, { extensions: { citext } });
+  return {
+    query: async (text, values) => (await db.query<Record<string, unknown>>(text, values as unknown[] | undefined)).rows,
+    transaction: (work) =>
+      db.transaction((tx) =>
+        work({
+          query: async (text, values) => (await tx.query<Record<string, unknown>>(text, values as unknown[] | undefined)).rows,
+          exec: async (script) => void (await tx.exec(script)),
+        }),
+      ),
+    exec: async (script) => void (await db.exec(script)),
+    close: () => db.close(),
+  };
+}

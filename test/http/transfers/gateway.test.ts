@@ -1,0 +1,271 @@
+// The read gateway as a black box (spec A §4.1 rules, §7; notes F, H checks 1–42): HTTP requests to the running
+// gateway (real wiring, gateway-only process as an operator would run it beside the indexer) over a real
+// PostgreSQL 15 database migrated and seeded by the test. Expected answers come from filtering the seed in JS.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import pg from 'pg';
+import type { TransferRow } from '../../../src/transfers/rows.js';
+import { writeBlocks } from '../../../storage/transfers/indexer-store.js';
+import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
+import { openPgClient } from '../../../storage/transfers/sql-client.pg.js';
+import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
+import { startTransfersNode, type TestTransfersNode } from '../../support/transfers-node.js';
+
+// Checksummed addresses as the indexer stores them; queries use other letter cases on purpose.
+const A = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
+const B = '0x1111111111111111111111111111111111111111';
+const C = '0x2222222222222222222222222222222222222222';
+const TOKEN = '0xDeaDBeef00000000000000000000000000000001';
+const word = (address: string) => `000000000000000000000000${address.slice(2).toLowerCase()}`;
+const amount = (n: bigint) => n.toString(16).padStart(64, '0');
+
+/** Blocks 10–19; two transactions share each block's time. */
+function seed(): TransferRow[] {
+  const rows: TransferRow[] = [];
+  let tx = 0;
+  const add = (block: number, fields: Partial<TransferRow>) =>
+    rows.push({
+      time: 1_600_000_000 + block * 15,
+      txfrom: A,
+      txto: B,
+      gas: '21000',
+      gasprice: '2000000000',
+      block,
+      txhash: `0x${(++tx).toString(16).padStart(64, 'a')}`,
+      value: '0',
+      contract_to: '',
+      contract_value: '',
+      ...fields,
+    });
+  for (let block = 10; block < 20; block++) {
+    add(block, { txfrom: A, txto: B, value: `${block}000000000000000000000` });
+    add(block, { txfrom: block % 2 ? B : C, txto: block % 2 ? A : B, value: '1' });
+  }
+  add(12, { txfrom: A, txto: TOKEN, gas: '51000', contract_to: word(C), contract_value: amount(5n) });
+  add(13, { txfrom: B, txto: TOKEN, gas: '51000', contract_to: word(A), contract_value: amount(7n) });
+  add(14, { txfrom: A, txto: null, gas: '90000', value: '3' });
+  return rows;
+}
+
+const ROWS = seed();
+const KEYS = ['time', 'txfrom', 'txto', 'gas', 'gasprice', 'block', 'txhash', 'value', 'contract_to', 'contract_value'];
+const same = (x: string | null, y: string) => x !== null && x.toLowerCase() === y.toLowerCase();
+
+let cluster: PostgresCluster;
+let node: TestTransfersNode;
+
+async function get(path: string, headers: Record<string, string> = {}, method = 'GET') {
+  const response = await fetch(`${node.url}${path}`, { method, headers });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
+}
+const rows = async (path: string) => {
+  const answer = await get(path);
+  assert.equal(answer.status, 200, answer.text);
+  return answer.json as Array<Record<string, unknown>>;
+};
+const hashes = (list: Array<Record<string, unknown>>) => list.map((row) => row.txhash);
+
+before(async () => {
+  cluster = await startPostgres();
+  const db = openPgClient({ connection: { connectionString: cluster.url }, maxConnections: 1, applicationName: 'seed' });
+  await migrate(db, '3.0.0');
+  await ensureAnonRole(db, 'web_anon');
+  const byBlock = new Map<number, TransferRow[]>();
+  for (const row of ROWS) byBlock.set(row.block, [...(byBlock.get(row.block) ?? []), row]);
+  await writeBlocks(
+    db,
+    [...byBlock.entries()].map(([number, list]) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows: list })),
+    256,
+  );
+  // Two more empty blocks: max_block runs past the last row.
+  await writeBlocks(db, [20, 21].map((number) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows: [] })), 256);
+  await db.close();
+  node = await startTransfersNode({ DB_NAME: cluster.url, INDEXER: 'false' });
+});
+after(async () => {
+  await node?.stop();
+  await cluster?.stop();
+});
+
+describe('transfers gateway (black box, PostgreSQL)', () => {
+  test('/aval and /max_block (H1, spec 2.2–2.3)', async () => {
+    const aval = await get('/aval');
+    assert.equal(aval.status, 200);
+    assert.equal(aval.text, '[{"status":true}]');
+    assert.equal(aval.headers.get('content-type'), 'application/json; charset=utf-8');
+    const max = await get('/max_block');
+    assert.deepEqual(max.json, [{ max: 21, version: '3.0.0' }]);
+  });
+
+  test('txfrom filter: only that sender, ten keys in table order, any letter case (H5, H7, rule 1)', async () => {
+    const list = await rows(`/ethtxs?txfrom=eq.${A.toUpperCase().replace('0X', '0x')}`);
+    assert.equal(list.length, ROWS.filter((r) => same(r.txfrom, A)).length);
+    for (const row of list) {
+      assert.deepEqual(Object.keys(row), KEYS);
+      assert.ok(same(row.txfrom as string, A));
+    }
+    const byHash = await rows(`/ethtxs?txhash=eq.${String(ROWS[3]!.txhash).toUpperCase().replace('0X', '0x')}`);
+    assert.deepEqual(hashes(byHash), [ROWS[3]!.txhash]);
+  });
+
+  test('numbers come out with every digit; native rows have empty contract columns (H8, H9)', async () => {
+    const [row] = await rows(`/ethtxs?block=eq.19&txto=eq.${B}`);
+    assert.equal(row!.value, 19000000000000000000000);
+    const raw = await get(`/ethtxs?block=eq.19&txto=eq.${B}&select=value`);
+    assert.equal(raw.text, '[{"value":19000000000000000000000}]');
+    assert.equal(row!.contract_to, '');
+    assert.equal(row!.contract_value, '');
+    const [token] = await rows(`/ethtxs?txto=eq.${TOKEN}&contract_to=eq.${word(C)}`);
+    assert.equal(token!.value, 0);
+    assert.equal(token!.contract_value, amount(5n));
+  });
+
+  test('contract_to padding catches incoming token transfers; contract_to=eq. selects native ones (rules 2–4, H11, H14)', async () => {
+    const incoming = await rows(`/ethtxs?txto=eq.${TOKEN.toLowerCase()}&contract_to=eq.${word(A)}`);
+    assert.deepEqual(hashes(incoming), ROWS.filter((r) => r.contract_to === word(A)).map((r) => r.txhash));
+    const native = await rows('/ethtxs?contract_to=eq.&order=txhash');
+    assert.equal(native.length, ROWS.filter((r) => r.contract_to === '').length);
+    assert.ok(native.every((row) => row.contract_to === ''));
+    const either = await rows(`/ethtxs?or=(txfrom.eq.${A},txto.eq.${A})`);
+    assert.ok(!hashes(either).includes(incoming[0]!.txhash), 'txfrom/txto alone omit incoming token transfers');
+  });
+
+  test("the README query: native transfers of A, newest first (H12)", async () => {
+    const list = await rows(`/ethtxs?and=(contract_to.eq.,or(txfrom.eq.${A},txto.eq.${A}))&order=time.desc&limit=25`);
+    const expected = ROWS.filter((r) => r.contract_to === '' && (same(r.txfrom, A) || same(r.txto, A)));
+    assert.equal(list.length, expected.length);
+    const times = list.map((row) => row.time as number);
+    assert.deepEqual(times, [...times].sort((x, y) => y - x));
+  });
+
+  test('repeated range keys are ANDed; time ranges are half-open (rule 2, H15, H16)', async () => {
+    const blocks = await rows('/ethtxs?block=gte.12&block=lt.14&select=block');
+    assert.deepEqual([...new Set(blocks.map((row) => row.block))].sort(), [12, 13]);
+    const t2 = 1_600_000_000 + 15 * 15;
+    const timed = await rows(`/ethtxs?time=gte.${1_600_000_000 + 13 * 15}&time=lt.${t2}&select=time`);
+    assert.ok(timed.length > 0 && timed.every((row) => (row.time as number) < t2));
+  });
+
+  test('ordering, select, limit/offset with Content-Range (H17, H18, H20)', async () => {
+    const ordered = await rows('/ethtxs?order=block.desc,txhash.asc&select=txhash,block');
+    const expected = [...ROWS].sort((x, y) => y.block - x.block || (x.txhash < y.txhash ? -1 : 1)).map((r) => r.txhash);
+    assert.deepEqual(hashes(ordered), expected);
+    assert.deepEqual(Object.keys(ordered[0]!), ['txhash', 'block']);
+    const page = await get('/ethtxs?order=txhash&limit=2&offset=2');
+    assert.equal(page.status, 200);
+    assert.equal(page.headers.get('content-range'), '2-3/*');
+    assert.deepEqual(hashes(page.json as Array<Record<string, unknown>>), [...ROWS].map((r) => r.txhash).sort().slice(2, 4));
+  });
+
+  test('keyset pagination by (time, txhash) visits every row once; time alone skips rows sharing a time (rule 5, H22)', async () => {
+    const filter = `or=(txfrom.eq.${A},txto.eq.${A})`;
+    const all = ROWS.filter((r) => same(r.txfrom, A) || same(r.txto, A));
+    const seen: unknown[] = [];
+    let cursor: { time: number; txhash: string } | undefined;
+    for (let pages = 0; pages < 50; pages++) {
+      const next = cursor ? `&and=(or(time.lt.${cursor.time},and(time.eq.${cursor.time},txhash.lt.${cursor.txhash})))` : '';
+      const page = await rows(`/ethtxs?${filter}${next}&order=time.desc,txhash.desc&limit=3`);
+      seen.push(...hashes(page));
+      if (page.length < 3) break;
+      const last = page[page.length - 1]!;
+      cursor = { time: last.time as number, txhash: last.txhash as string };
+    }
+    assert.equal(seen.length, all.length);
+    assert.equal(new Set(seen).size, all.length);
+    // The naive cursor (time only) loses the rows that share the last row's time.
+    // Four rows end inside block 17, whose two rows share one time.
+    const first = await rows(`/ethtxs?${filter}&order=time.desc,txhash.desc&limit=4`);
+    assert.equal(first[3]!.block, 17);
+    const naive = await rows(`/ethtxs?${filter}&time=lt.${first[3]!.time}&order=time.desc,txhash.desc&limit=100`);
+    assert.ok(first.length + naive.length < all.length);
+  });
+
+  test('the full-history recipe: native query plus one query per token, merged client-side (spec §4.1)', async () => {
+    const native = await rows(`/ethtxs?and=(contract_to.eq.,or(txfrom.eq.${A},txto.eq.${A}))`);
+    const token = await rows(`/ethtxs?txto=eq.${TOKEN}&or=(txfrom.eq.${A},contract_to.eq.${word(A)})`);
+    const merged = new Set([...hashes(native), ...hashes(token)]);
+    const expected = ROWS.filter((r) => (r.contract_to === '' && (same(r.txfrom, A) || same(r.txto, A))) || (same(r.txto, TOKEN) && (same(r.txfrom, A) || r.contract_to === word(A))));
+    assert.deepEqual([...merged].sort(), expected.map((r) => r.txhash).sort());
+  });
+
+  test('Range and counts (rule 3, 6; F.1; H24, H25, H33)', async () => {
+    const five = `/ethtxs?block=gte.10&block=lt.15&txfrom=eq.${A}&txto=eq.${B}`;
+    assert.equal(ROWS.filter((r) => r.block >= 10 && r.block < 15 && same(r.txfrom, A) && same(r.txto, B)).length, 5);
+    const partial = await get(five, { 'Range-Unit': 'items', Range: '0-1', Prefer: 'count=exact' });
+    assert.equal(partial.status, 206);
+    assert.equal(partial.headers.get('content-range'), '0-1/5');
+    const whole = await get(five, { 'Range-Unit': 'items', Range: '0-99' });
+    assert.equal(whole.status, 200);
+    assert.equal(whole.headers.get('content-range'), '0-4/*');
+    const partialNoCount = await get(five, { Range: '0-1' });
+    assert.equal(partialNoCount.status, 206, 'F.1: a Range that leaves rows out answers 206 without a count too');
+    const planned = await get(five, { Prefer: 'count=planned' });
+    assert.match(planned.headers.get('content-range') ?? '', /^0-4\/\d+$/);
+  });
+
+  test('limits: limit=-1 → 416, limit=0 and empty matches → [] with */* (H28–H30); the row cap (rule 7)', async () => {
+    const negative = await get('/ethtxs?limit=-1');
+    assert.equal(negative.status, 416);
+    assert.equal((negative.json as { code: string }).code, 'PGRST103');
+    assert.equal((negative.json as { details: string }).details, 'Limit should be greater than or equal to zero.');
+    for (const path of ['/ethtxs?limit=0', `/ethtxs?txfrom=eq.0x${'9'.repeat(40)}`]) {
+      const empty = await get(path);
+      assert.equal(empty.status, 200);
+      assert.equal(empty.text, '[]');
+      assert.equal(empty.headers.get('content-range'), '*/*');
+    }
+  });
+
+  test('HEAD, OPTIONS, write verbs, unknown relations and grammar errors (H34–H39, H41, H42)', async () => {
+    const path = `/ethtxs?txfrom=eq.${A}`;
+    const getAnswer = await get(path);
+    const head = await get(path, {}, 'HEAD');
+    assert.equal(head.status, getAnswer.status);
+    assert.equal(head.headers.get('content-range'), getAnswer.headers.get('content-range'));
+    assert.equal(head.text, '');
+    const options = await get('/ethtxs', {}, 'OPTIONS');
+    assert.equal(options.status, 200);
+    assert.equal(options.text, '');
+    assert.deepEqual(options.headers.get('allow')?.split(',').sort(), ['GET', 'HEAD', 'OPTIONS']);
+    for (const method of ['POST', 'DELETE', 'PATCH', 'PUT']) {
+      const refused = await get('/ethtxs', { 'content-type': 'application/json' }, method);
+      assert.equal(refused.status, 405, method);
+      assert.equal((refused.json as { code: string }).code, 'PGRST117');
+    }
+    assert.equal((await rows('/ethtxs?select=txhash')).length, ROWS.length, 'nothing was written');
+    const unknown = await get('/nosuch');
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(Object.keys(unknown.json as object).sort(), ['code', 'details', 'hint', 'message']);
+    assert.equal((unknown.json as { code: string }).code, 'PGRST205');
+    const noOperator = await get('/ethtxs?txfrom=0xabc');
+    assert.equal(noOperator.status, 400);
+    assert.equal((noOperator.json as { code: string }).code, 'PGRST100');
+    assert.match((noOperator.json as { message: string }).message, /^"failed to parse filter \(/);
+    for (const bad of ['/ethtxs?or=()', '/ethtxs?order=time.sideways']) assert.equal((await get(bad)).status, 400, bad);
+    const inList = await rows(`/ethtxs?txfrom=in.(${B},${C})&select=txfrom`);
+    assert.equal(inList.length, ROWS.filter((r) => same(r.txfrom, B) || same(r.txfrom, C)).length);
+    const notIn = await rows(`/ethtxs?txfrom=not.in.(${A})&select=txfrom`);
+    assert.ok(notIn.every((row) => !same(row.txfrom as string, A)));
+    const creation = await rows('/ethtxs?txto=is.null');
+    assert.equal(creation.length, 1);
+    assert.equal(creation[0]!.value, 3);
+    const typed = await get('/ethtxs?block=eq.abc');
+    assert.equal(typed.status, 400);
+    assert.equal((typed.json as { code: string }).code, '22P02');
+  });
+
+  test('the anonymous role is read-only even for the indexer schema', async () => {
+    const client = new pg.Client({ connectionString: cluster.url });
+    await client.connect();
+    try {
+      const [{ n }] = (await client.query('SELECT count(*)::int AS n FROM public.ethtxs')).rows as Array<{ n: number }>;
+      assert.equal(n, ROWS.length);
+    } finally {
+      await client.end();
+    }
+    const internal = await get('/state');
+    assert.equal(internal.status, 404, 'indexer.state is not exposed');
+  });
+});
