@@ -36,6 +36,10 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { CLUSTER_SECTIONS, runClusterBench } = await import('./cluster.bench.js');
     return { description: 'files cluster: 64 MiB upload with 3 copies vs replication off, repair throughput after a node rejoins', sections: CLUSTER_SECTIONS, run: runClusterBench };
   },
+  transfers: async () => {
+    const { TRANSFERS_SECTIONS, runTransfersBench } = await import('./transfers.bench.js');
+    return { description: 'transfers: gateway reads over 1,000,000 rows vs direct pg, indexer blocks/s on anvil with batched vs per-tx receipts', sections: TRANSFERS_SECTIONS, run: runTransfersBench };
+  },
 };
 
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
@@ -49,6 +53,11 @@ benchmarks:
   cluster 3 files nodes on loopback: 64 MiB upload with 3 copies against the same upload on a node with
           replication off (upload); copies placed per second by POST /api/storage/repair for 1,000 small
           files after a stopped node rejoins (repair). --duration and --connections do not apply
+  transfers on PostgreSQL with 1,000,000 generated rows: the three reads of spec A 4.1 (native history,
+          token history, keyset next page) through the gateway against the same SQL direct through pg,
+          p50/p99 at 1 connection and requests/s at 32 connections (queries); on anvil, 2,000 blocks of
+          50 transfers indexed with batched receipts and with per-transaction receipts (indexer).
+          --duration applies to the 32-connection runs; --connections does not apply
 
 options:
   --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)

@@ -112,6 +112,8 @@ export const indexerSyncMachine = setup({
   },
   guards: {
     tipReplaced: (_, params: { tipOnChain: boolean }) => !params.tipOnChain,
+    /** The first fetched block's parent is not our tip: nothing was written. */
+    reorgFound: (_, params: { kind: SyncBatchOutput['kind'] }) => params.kind === 'reorg',
     /** A batch is due for `head` (guards run before the transition's actions: the new head comes as a param). */
     behind: ({ context }, params: { head: number | null }) => batchOf({ ...context, head: params.head }) !== undefined,
   },
@@ -161,7 +163,7 @@ export const indexerSyncMachine = setup({
         src: 'syncBatch',
         input: ({ context }) => ({ ...batchOf(context)!, expectedParent: context.lastHash }),
         onDone: [
-          { guard: ({ event }) => event.output.kind === 'reorg', target: 'rewinding' },
+          { guard: { type: 'reorgFound', params: ({ event }) => ({ kind: event.output.kind }) }, target: 'rewinding' },
           {
             actions: [
               assign(({ context, event }) => {

@@ -34,6 +34,13 @@ interface Span {
 const isEmpty = (span: Span) => span.last !== undefined && span.last < span.first;
 const minLast = (a?: bigint, b?: bigint) => (a === undefined ? b : b === undefined ? a : a < b ? a : b);
 
+function intersect(a: Span, b: Span): Span {
+  if (isEmpty(a) || isEmpty(b)) return { first: 0n, last: -1n };
+  const first = a.first > b.first ? a.first : b.first;
+  const last = minLast(a.last, b.last);
+  return last === undefined ? { first } : { first, last };
+}
+
 /** PostgREST's rangeParse: anything but `^([0-9]+)-([0-9]*)$` is ignored (notes B.2). */
 export function parseRangeHeader(header: string | undefined): Span | undefined {
   const match = header === undefined ? null : /^([0-9]+)-([0-9]*)$/.exec(header);
@@ -49,16 +56,15 @@ export function parseRangeHeader(header: string | undefined): Span | undefined {
 export function planWindow(request: WindowRequest): RowWindow {
   const header = request.method === 'GET' ? parseRangeHeader(request.rangeHeader) : undefined;
   const headerSpan: Span = header ?? { first: 0n };
-  // A negative offset is a no-op (notes B.1). PostgREST would also turn `limit=3&offset=-4` into a 416; the brief
-  // for this gateway makes the negative offset simply absent.
+  // A negative offset is a no-op (notes B.1, RangeSpec.hs:253). PostgREST's range algebra would make
+  // `limit=3&offset=-4` a 416; here the negative offset is simply absent, with or without a limit.
   const offset = request.offset !== undefined && request.offset > 0n ? request.offset : 0n;
   const paramSpan: Span = request.limit === undefined ? { first: offset } : { first: offset, last: offset + request.limit - 1n };
   const limitZero = request.limit === 0n;
   if (limitZero) return { first: 0n, sqlOffset: 0n, sqlLimit: 0n, ranged: header !== undefined, limitZero };
 
-  const top: Span = isEmpty(headerSpan) || isEmpty(paramSpan)
-    ? { first: 0n, last: -1n }
-    : { first: headerSpan.first > paramSpan.first ? headerSpan.first : paramSpan.first, ...(minLast(headerSpan.last, paramSpan.last) === undefined ? {} : { last: minLast(headerSpan.last, paramSpan.last)! }) };
+  const top = intersect(headerSpan, paramSpan);
+  // PostgREST's isInvalidRange: any empty window but limit=0; the details name the header when it was the cause.
   if (isEmpty(top)) throw isEmpty(headerSpan) ? rangeLowerAboveUpper() : negativeLimit();
   if (request.maxOffset !== undefined && top.first > BigInt(request.maxOffset)) throw offsetTooLarge(request.maxOffset);
 
