@@ -3,6 +3,7 @@
 // (src/transfers/read.ts); this joins them to the running actors.
 
 import type { SchemaCacheContext } from '../../machines/transfers/schema-cache.machine.js';
+import { GatewayError } from '../../src/transfers/gateway-errors.js';
 import { runRead, type GatewayReply, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
 import type { Runtime } from '../runtime.js';
 import type { DatabaseHolder } from './database.actor.js';
@@ -32,8 +33,14 @@ export function gatewayView(runtime: Runtime, holder: DatabaseHolder, settings: 
       runtime.registry.send(TRANSFERS_SCHEMA_ID, { type: 'schema.reload' });
     },
     read(request) {
-      const { read } = holder.get();
-      if (!read) throw new Error('the gateway has no database connection');
+      // notes F.7: no database (reopening after a failure) is PostgREST's connection error, 503, not a 500.
+      let read;
+      try {
+        read = holder.get().read;
+      } catch {
+        read = undefined;
+      }
+      if (!read) throw new GatewayError({ status: 503, code: 'PGRST001', message: 'Database client error. Retrying the connection.', details: null, hint: null });
       return runRead(request, settings, read);
     },
   };

@@ -229,6 +229,7 @@ describe('transfers gateway (black box, PostgreSQL)', () => {
     assert.equal(options.status, 200);
     assert.equal(options.text, '');
     assert.deepEqual(options.headers.get('allow')?.split(',').sort(), ['GET', 'HEAD', 'OPTIONS']);
+    assert.equal((await get('/nosuch', {}, 'OPTIONS')).status, 404, 'OPTIONS on an unknown relation (B.3 #34)');
     for (const method of ['POST', 'DELETE', 'PATCH', 'PUT']) {
       const refused = await get('/ethtxs', { 'content-type': 'application/json' }, method);
       assert.equal(refused.status, 405, method);
