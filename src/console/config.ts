@@ -1,0 +1,99 @@
+// The console's configuration (spec B; notes C.3): the original's JSONC file and lookup order, merged SHALLOWLY over
+// the packaged defaults (a top-level key in the file replaces the default wholesale), validated like its Joi schema
+// (unknown keys allowed), then frozen.
+//
+// Lookup: `--config FILE`, else the first existing of `$ADM_CONFIG_PATH` (default `~/.adm`) + `/` +
+// `$ADM_CONFIG_FILENAME` (default `config.jsonc`) and `./<ADM_CONFIG_FILENAME>`; a name ending in `.json` also finds
+// its `.jsonc` sibling when ADM_CONFIG_FILENAME is unset. None found: the defaults alone.
+
+import { existsSync } from 'node:fs';
+import { join, normalize, resolve } from 'node:path';
+import Type from 'typebox';
+import { deepFreeze, schemaProblems } from '../config.js';
+
+/** The packaged config.default.jsonc of the original (its public node lists), minus its placeholder passphrase. */
+export const CONSOLE_DEFAULT_CONFIG = {
+  passphrase: '',
+  network: 'testnet',
+  rpc: { port: 5080 },
+  networks: {
+    testnet: {
+      nodes: [
+        { ip: 'testnode1.adamant.im', protocol: 'https', port: '' },
+        { ip: '81.0.247.181', protocol: 'http', port: 36667 },
+        { ip: 'testnode3.adm.im', protocol: 'https', port: '' },
+      ],
+    },
+    mainnet: {
+      nodes: [
+        { ip: 'clown.adamant.im', protocol: 'https', port: '' },
+        { ip: 'lake.adamant.im', protocol: 'https', port: '' },
+        { ip: 'endless.adamant.im', protocol: 'https', port: '' },
+        { ip: 'bid.adamant.im', protocol: 'https', port: '' },
+        { ip: '184.94.215.92', protocol: 'http', port: 45555 },
+      ],
+    },
+  },
+} as const;
+
+export const DEFAULT_RPC_PORT = 5080;
+
+export interface ConsoleConfig {
+  /** The configured account's passphrase; undefined when empty (send methods then need one per call or `-p`). */
+  readonly passphrase: string | undefined;
+  readonly network: string;
+  readonly rpc: { readonly port: number; readonly host: string | undefined };
+  /** Node base URLs of the selected network, `protocol://ip[:port]`. */
+  readonly nodes: readonly string[];
+  /** The file the settings came from, for clientVersion (`(defaults)` without one). */
+  readonly source: string;
+}
+
+const NodeSchema = Type.Object({
+  ip: Type.String({ minLength: 1 }),
+  protocol: Type.Union([Type.Literal('http'), Type.Literal('https')]),
+  port: Type.Union([Type.Integer({ minimum: 1, maximum: 65_535 }), Type.Literal('')]),
+});
+const FileSchema = Type.Object({
+  passphrase: Type.Optional(Type.String()),
+  network: Type.Optional(Type.String({ minLength: 1 })),
+  rpc: Type.Optional(Type.Object({ port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535 })), host: Type.Optional(Type.String({ minLength: 1 })) })),
+  networks: Type.Optional(Type.Record(Type.String(), Type.Object({ nodes: Type.Array(NodeSchema) }))),
+});
+
+/** Which file the original would read: the first that exists, else undefined (defaults alone). */
+export function resolveConsoleConfigPath(explicit: string | undefined, env: Readonly<Record<string, string | undefined>>, home: string, cwd: string): string | undefined {
+  if (explicit) return explicit;
+  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
+  const directory = env.ADM_CONFIG_PATH || join(home, '.adm');
+  for (const candidate of [normalize(join(directory, fileName)), resolve(cwd, fileName)]) {
+    if (existsSync(candidate)) return candidate;
+    if (!env.ADM_CONFIG_FILENAME && existsSync(`${candidate}c`)) return `${candidate}c`;
+  }
+  return undefined;
+}
+
+export type ParsedConsoleConfig = { ok: true; config: ConsoleConfig } | { ok: false; problems: string[] };
+
+/** Shallow merge over the defaults (notes C.3), then validation; every problem at once. */
+export function parseConsoleConfig(file: unknown, source: string): ParsedConsoleConfig {
+  if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file))) return { ok: false, problems: ['(root): must be an object'] };
+  const merged = { ...CONSOLE_DEFAULT_CONFIG, ...(file as Record<string, unknown> | undefined) } as Record<string, unknown>;
+  const problems = schemaProblems(FileSchema, merged);
+  if (problems.length > 0) return { ok: false, problems };
+  const shaped = merged as Type.Static<typeof FileSchema>;
+  const network = shaped.network ?? 'testnet';
+  const nodes = shaped.networks?.[network]?.nodes;
+  if (!nodes) return { ok: false, problems: [`networks.${network}: required (the nodes of the selected network)`] };
+  if (nodes.length === 0) return { ok: false, problems: [`networks.${network}.nodes: at least one node is needed`] };
+  return {
+    ok: true,
+    config: deepFreeze({
+      passphrase: shaped.passphrase ? shaped.passphrase : undefined,
+      network,
+      rpc: { port: shaped.rpc?.port ?? DEFAULT_RPC_PORT, host: shaped.rpc?.host },
+      nodes: nodes.map((node) => `${node.protocol}://${node.ip}${node.port === '' ? '' : `:${node.port}`}`),
+      source,
+    }),
+  };
+}
