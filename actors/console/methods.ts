@@ -1,0 +1,34 @@
+// The console's JSON-RPC method table (spec B §4.2; notes C.2, F.12): the read methods, clientVersion and (with the
+// account's keys) the sending methods, over one node client.
+
+import type { MethodTable, RpcMethod } from '../../src/console/jsonrpc.js';
+import type { ConsoleConfig } from '../../src/console/config.js';
+import type { AdamantNodeClient } from './node-client.js';
+import { readMethods } from './read-methods.js';
+
+/** `clientVersion.version` (notes F.14): the console semver; 3.x matches the v3 method set. */
+export const CONSOLE_VERSION = '3.0.0';
+
+export interface ConsoleMethodsOptions {
+  readonly node: AdamantNodeClient;
+  readonly config: ConsoleConfig;
+  /** The configured account's address, shown by clientVersion (never its passphrase). */
+  readonly accountAddress: string | undefined;
+}
+
+export function consoleMethods(options: ConsoleMethodsOptions): MethodTable {
+  const methods = readMethods(options.node);
+  // Params are ignored (notes C.2): 'object' style, so omitted params do not trip the array-style quirk.
+  const clientVersion: RpcMethod = {
+    style: 'object',
+    call: async () => ({
+      success: true,
+      version: CONSOLE_VERSION,
+      network: options.config.network,
+      config: options.config.source,
+      account: options.accountAddress ?? 'Not set',
+    }),
+  };
+  methods.set('clientVersion', clientVersion);
+  return methods;
+}
