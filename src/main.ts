@@ -25,6 +25,10 @@ import { transfersTree } from '../actors/transfers/tree.js';
 import { gatewayView } from '../actors/transfers/gateway.js';
 import { gatewayServer } from '../http/transfers/gateway.routes.js';
 import { INDEXER_VERSION, parseTransfersConfig, type TransfersConfig } from './transfers/config.js';
+import { consoleMethods } from '../actors/console/methods.js';
+import { consoleNodeClient, consoleTree } from '../actors/console/tree.js';
+import { rpcServer } from '../http/console/rpc.routes.js';
+import { parseConsoleConfig, resolveConsoleConfigPath, type ConsoleConfig } from './console/config.js';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the hard deadline is SHUTDOWN_DEADLINE_MS). */
 const FILES_DRAIN_MS = 12_000;
@@ -32,7 +36,7 @@ const FILES_DRAIN_MS = 12_000;
 export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
 /** Services this build can run; the others are listed so operators see what is coming. */
-export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates', 'transfers']);
+export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates', 'transfers', 'console']);
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
 
@@ -40,7 +44,7 @@ Services:
   rates       exchange-rates aggregator (/get, /getHistory, /status), default port 36661
   files       content-addressed file storage node (one node: upload, download, lifecycle), default port 4000
   transfers   Ethereum transfers indexer and PostgREST-compatible read gateway, default port 3000
-  console     ADAMANT JSON-RPC console server (not in this build yet)
+  console     ADAMANT JSON-RPC console server, default port 5080 (rpc.port)
   all         every available service in one process, each on its embedded defaults
 
 Options:
@@ -52,6 +56,8 @@ Options:
                     transfers: JSON/JSON5 keyed by the original's variable names (DB_NAME, ETH_URL,
                     START_BLOCK, CONFIRMATIONS_BLOCK, PERIOD, PGRST_DB_URI, PGRST_SERVER_PORT, …);
                     default $TRANSFERS_CONFIG; the same variables in the environment win over the file
+                    console: the adamant-console JSONC format; default $ADM_CONFIG_PATH (~/.adm) +
+                    $ADM_CONFIG_FILENAME (config.jsonc), else ./config.jsonc, else the packaged defaults
   --check-config    validate the configuration, print the report and exit (0 valid, 1 invalid)
   --host HOST       address the public listeners bind to (default 0.0.0.0)
   -h, --help        this text
@@ -133,6 +139,14 @@ export function loadTransfersConfig(path: string | undefined, env: NodeJS.Proces
   return { config: result.config, source: file ?? '(environment and embedded defaults)', warnings: result.warnings };
 }
 
+/** Loads the console configuration (notes C.3): --config, else the original's lookup order, else the packaged defaults. */
+export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string } {
+  const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
+  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? '(packaged defaults)');
+  if (!result.ok) throw new ConfigError('Config validation error', result.problems);
+  return { config: result.config, source: result.config.source };
+}
+
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {
@@ -164,7 +178,7 @@ export interface ServiceOptions {
 /** The children of the root supervisor for a validated command line. */
 export function serviceChildren(
   command: CommandLine,
-  configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig },
+  configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig; console?: ConsoleConfig },
   operator: OperatorSettings | undefined,
   options: ServiceOptions = {},
 ): ChildSpec[] {
@@ -200,6 +214,18 @@ export function serviceChildren(
       ),
     ];
     children.push(transfersTree(configs.transfers, { edge }));
+  }
+  if (configs.console) {
+    const config = configs.console;
+    const edge = listenerChild('console.http', (runtime) =>
+      rpcServer(runtime, {
+        host: config.rpc.host ?? command.host,
+        port: config.rpc.port,
+        methods: consoleMethods({ node: consoleNodeClient(runtime, config), config, accountAddress: undefined }),
+        metrics,
+      }),
+    );
+    children.push(consoleTree(config, { edge: [edge] }));
   }
   if (operator) {
     children.push(
@@ -248,7 +274,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return EXIT.usage;
   }
 
-  const configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig } = {};
+  const configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig; console?: ConsoleConfig } = {};
   let operator: OperatorSettings | undefined;
   const warnings: string[] = [];
   const sources: string[] = [];
@@ -269,6 +295,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const loaded = loadTransfersConfig(command.configPath, command.service === 'all' ? {} : env);
       configs.transfers = loaded.config;
       warnings.push(...loaded.warnings);
+      sources.push(loaded.source);
+    }
+    if (wanted.includes('console')) {
+      const loaded = loadConsoleConfig(command.configPath, env, command.service === 'all');
+      configs.console = loaded.config;
       sources.push(loaded.source);
     }
     operator = operatorSettings(env, configs.rates?.server.admin);
