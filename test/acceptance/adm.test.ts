@@ -1,0 +1,69 @@
+// The `adm` command line as a process (notes C.3): commands against a fake ADAMANT node, pretty JSON output,
+// helpful errors, init.
+
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { after, before, test } from 'node:test';
+import { startFakeAdamantNode, type FakeAdamantNode } from '../support/adamant-node.js';
+import { DIST, POLYFILL } from '../support/cli.js';
+
+const run = promisify(execFile);
+const ADM = join(DIST, 'src', 'adm.js');
+
+let node: FakeAdamantNode;
+let dir: string;
+
+async function adm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, ['--import', POLYFILL, ADM, ...args], { env: { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm') }, timeout: 30_000 });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+before(async () => {
+  node = await startFakeAdamantNode({ height: 9001 });
+  dir = mkdtempSync(join(tmpdir(), 'adm-cli-'));
+  mkdirSync(join(dir, '.adm'));
+  writeFileSync(join(dir, '.adm', 'config.jsonc'), JSON.stringify({ networks: { testnet: { nodes: [{ ip: '127.0.0.1', protocol: 'http', port: Number(new URL(node.url).port) }] } } }));
+});
+after(async () => {
+  await node?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('adm node height and get address print pretty JSON with success', async () => {
+  const height = await adm(['node', 'height']);
+  assert.equal(height.code, 0, height.stderr);
+  assert.equal(height.stdout, '{\n  "success": true,\n  "height": 9001\n}\n');
+  const address = await adm(['get', 'address', 'U777']);
+  assert.equal(JSON.parse(address.stdout).account.address, 'U777');
+});
+
+test('a mistyped command suggests the right one and exits 1; help lists the commands', async () => {
+  const typo = await adm(['get', 'adress', 'U1']);
+  assert.equal(typo.code, 1);
+  assert.deepEqual(JSON.parse(typo.stdout), { success: false, error: "Unknown command 'get adress'. Did you mean 'get address'?" });
+  const help = await adm(['help']);
+  assert.equal(help.code, 0);
+  assert.match(help.stdout, /get transactions <query\.\.\.>/);
+  const failing = await adm(['get', 'block', 'missing']);
+  assert.equal(failing.code, 1);
+  assert.deepEqual(JSON.parse(failing.stdout), { success: false, error: 'Block not found' });
+});
+
+test('adm init writes a default config once and never overwrites it', async () => {
+  const target = join(dir, 'new-config.jsonc');
+  const first = await adm(['init', target]);
+  assert.equal(first.code, 0);
+  assert.match(readFileSync(target, 'utf8'), /"rpc"/);
+  const second = await adm(['init', target]);
+  assert.equal(second.code, 1);
+  assert.match(JSON.parse(second.stdout).error, /already exists/);
+});
