@@ -7,9 +7,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { repositoryRoot } from './fixtures.js';
+import { freePort } from './cli.js';
 
 /** How long anvil may take to answer its first eth_blockNumber (it starts in well under a second here). */
 const START_TIMEOUT_MS = 20_000;
@@ -83,15 +83,6 @@ export function tokenBytecode(): string {
 
 export function toQuantity(value: bigint | number): string {
   return `0x${BigInt(value).toString(16)}`;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 function exited(child: ChildProcess): Promise<void> {

@@ -7,11 +7,11 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
 import { chown, mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import { freePort } from './cli.js';
 
 const run = promisify(execFile);
 
@@ -33,15 +33,6 @@ export interface PostgresCluster {
   /** Creates another empty database and returns its URL. */
   createDatabase(name: string): Promise<string>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise((resolve) => server.close(resolve));
-  if (address === null || typeof address === 'string') throw new Error('no free port');
-  return address.port;
 }
 
 export async function startPostgres(): Promise<PostgresCluster> {
