@@ -10,13 +10,14 @@ import { healthCheckpointMachine } from '../machines/files/health-checkpoint.mac
 import { runtimeMachine } from '../machines/files/runtime.machine.js';
 import { historyStoreMachine } from '../machines/rates/history-store.machine.js';
 import { refreshCycleMachine } from '../machines/rates/refresh-cycle.machine.js';
+import { nodeHealthMachine } from '../machines/console/node-health.machine.js';
 import { databaseMachine } from '../machines/transfers/database.machine.js';
 import { indexerSyncMachine } from '../machines/transfers/indexer-sync.machine.js';
 import { schemaCacheMachine } from '../machines/transfers/schema-cache.machine.js';
 
 /** Every machine the runtime runs, by machine id. */
 export const MACHINES: ReadonlyMap<string, AnyStateMachine> = new Map(
-  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine, repairRunMachine, databaseMachine, indexerSyncMachine, schemaCacheMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
+  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine, repairRunMachine, databaseMachine, indexerSyncMachine, schemaCacheMachine, nodeHealthMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
 );
 
 interface Node {
