@@ -12,6 +12,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline/promises';
+import { systemClock } from '../actors/clock.js';
 import { consoleMethods } from '../actors/console/methods.js';
 import { nodeClient } from '../actors/console/node-client.js';
 import { helpText, parseCommand, splitWords, type CommandSpec } from './console/commands.js';
@@ -105,7 +106,7 @@ async function run(argv: string[]): Promise<number> {
     print({ success: false, error: `${error.message}: ${error.problems.join('; ')}` });
     return 1;
   }
-  const methods = consoleMethods({ node: nodeClient({ order: () => config.nodes }), config, accountAddress: undefined });
+  const methods = consoleMethods({ node: nodeClient({ order: () => config.nodes }), config, clock: systemClock, passphrase });
   if (words.length === 0) {
     await prompt(methods, passphrase);
     return 0;

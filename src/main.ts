@@ -221,7 +221,7 @@ export function serviceChildren(
       rpcServer(runtime, {
         host: config.rpc.host ?? command.host,
         port: config.rpc.port,
-        methods: consoleMethods({ node: consoleNodeClient(runtime, config), config, accountAddress: undefined }),
+        methods: consoleMethods({ node: consoleNodeClient(runtime, config), config, clock: runtime.clock }),
         metrics,
       }),
     );

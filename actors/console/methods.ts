@@ -5,6 +5,9 @@ import type { MethodTable, RpcMethod } from '../../src/console/jsonrpc.js';
 import type { ConsoleConfig } from '../../src/console/config.js';
 import type { AdamantNodeClient } from './node-client.js';
 import { readMethods } from './read-methods.js';
+import { sendMethods } from './send-methods.js';
+import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
+import type { Clock } from '../clock.js';
 
 /** `clientVersion.version` (notes F.14): the console semver; 3.x matches the v3 method set. */
 export const CONSOLE_VERSION = '3.0.0';
@@ -12,12 +15,17 @@ export const CONSOLE_VERSION = '3.0.0';
 export interface ConsoleMethodsOptions {
   readonly node: AdamantNodeClient;
   readonly config: ConsoleConfig;
-  /** The configured account's address, shown by clientVersion (never its passphrase). */
-  readonly accountAddress: string | undefined;
+  readonly clock: Clock;
+  /** The command line's -p (adm), which wins over the config's passphrase. */
+  readonly passphrase?: string;
 }
 
 export function consoleMethods(options: ConsoleMethodsOptions): MethodTable {
   const methods = readMethods(options.node);
+  const defaultPassphrase = options.passphrase ?? options.config.passphrase;
+  for (const [name, method] of sendMethods({ node: options.node, clock: options.clock, defaultPassphrase })) methods.set(name, method);
+  // clientVersion shows the configured account's address, never its passphrase.
+  const accountAddress = defaultPassphrase ? addressFromPublicKey(keyPairFromPassphrase(defaultPassphrase).publicKey) : undefined;
   // Params are ignored (notes C.2): 'object' style, so omitted params do not trip the array-style quirk.
   const clientVersion: RpcMethod = {
     style: 'object',
@@ -26,7 +34,7 @@ export function consoleMethods(options: ConsoleMethodsOptions): MethodTable {
       version: CONSOLE_VERSION,
       network: options.config.network,
       config: options.config.source,
-      account: options.accountAddress ?? 'Not set',
+      account: accountAddress ?? 'Not set',
     }),
   };
   methods.set('clientVersion', clientVersion);

@@ -1,8 +1,10 @@
 // A fake ADAMANT node on loopback for the console's tests (notes E.2 "Recommendation"): the node endpoints the
-// console calls, with canned answers, a record of every request, and a hook that checks posted transactions
-// (signature and id verification is plugged in by the tests that post). Importing this module does nothing.
+// console calls, with canned answers and a record of every request. Posted transactions are checked as a node
+// would: the Ed25519 signature over their bytes (refused with the node's error when it does not verify), and the
+// id the node gives them is computed from the signed bytes. Importing this module does nothing.
 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { transactionId, verifyTransaction, type UnsignedTransaction } from '../../src/console/crypto.js';
 
 export interface RecordedRequest {
   readonly method: string;
@@ -13,9 +15,17 @@ export interface RecordedRequest {
   readonly body: unknown;
 }
 
+export interface AcceptedTransaction {
+  readonly path: string;
+  readonly transaction: UnsignedTransaction & { readonly senderId: string; readonly signature: string; readonly [key: string]: unknown };
+  readonly id: string;
+}
+
 export interface FakeAdamantNode {
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /** Posted transactions whose signature verified, with the id the node gave them. */
+  readonly accepted: AcceptedTransaction[];
   height: number;
   /** Overrides by path (without /api/): a function of the request returning [status, body]. */
   readonly routes: Map<string, (request: RecordedRequest) => [number, unknown]>;
@@ -38,10 +48,25 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
 
 export async function startFakeAdamantNode(options: { height?: number } = {}): Promise<FakeAdamantNode> {
   const requests: RecordedRequest[] = [];
+  const accepted: AcceptedTransaction[] = [];
+  /** The node's side of a post: verify, then answer as the endpoint does (notes D "Transaction objects as posted"). */
+  const receive = (path: string, transaction: AcceptedTransaction['transaction'] | undefined): [number, unknown] => {
+    if (!transaction || typeof transaction.signature !== 'string' || !verifyTransaction(transaction, transaction.signature)) {
+      return [200, { success: false, nodeTimestamp: 1, error: 'Failed to verify signature' }];
+    }
+    const id = transactionId(transaction, transaction.signature);
+    accepted.push({ path, transaction, id });
+    return path === 'transactions/process' ? [200, { success: true, nodeTimestamp: 1, transactionId: id }] : [200, { success: true, nodeTimestamp: 1, transaction: { ...transaction, id } }];
+  };
   const routes = new Map<string, (request: RecordedRequest) => [number, unknown]>();
   const node = { height: options.height ?? 1_000_000 };
   const defaults = (request: RecordedRequest): [number, unknown] => {
     const id = request.query.get('id');
+    if (request.method === 'POST') {
+      const body = request.body as { transaction?: AcceptedTransaction['transaction'] } | AcceptedTransaction['transaction'] | undefined;
+      if (request.path === 'transactions/process') return receive(request.path, (body as { transaction?: AcceptedTransaction['transaction'] } | undefined)?.transaction);
+      if (request.path === 'accounts/delegates' || request.path === 'delegates') return receive(request.path, body as AcceptedTransaction['transaction'] | undefined);
+    }
     switch (request.path) {
       case 'node/status':
         return [200, { success: true, nodeTimestamp: 1, loader: { loaded: true, now: node.height, blocksCount: 0 }, network: { broadhash: 'b'.repeat(64), epoch: '2017-09-02T17:00:00.000Z', height: node.height, fee: 50000000, nethash: 'n'.repeat(64), nonce: 'x', milestone: 0, reward: 0, supply: 0 }, version: FAKE_NODE_VERSION, wsClient: { enabled: true, port: 36668 } }];
@@ -87,6 +112,7 @@ export async function startFakeAdamantNode(options: { height?: number } = {}): P
   return Object.assign(node, {
     url: `http://127.0.0.1:${port}`,
     requests,
+    accepted,
     routes,
     close: () => {
       server.closeAllConnections();

@@ -16,6 +16,8 @@ import { startFakeAdamantNode, type FakeAdamantNode } from '../../support/adaman
 import { freePort } from '../../support/cli.js';
 import { captureLogger } from '../../support/logger.js';
 
+/** The public BIP-39 test mnemonic (notes D): a passphrase that is no secret. */
+const MNEMONIC = `${'abandon '.repeat(11)}about`;
 let node: FakeAdamantNode;
 let root: Supervisor;
 let url: string;
@@ -35,7 +37,7 @@ before(async () => {
   assert.ok(parsed.ok);
   const config: ConsoleConfig = parsed.config;
   const runtime = createRuntime(systemClock, captureLogger('warn').logger);
-  const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, methods: consoleMethods({ node: consoleNodeClient(rt, config), config, accountAddress: undefined }) }));
+  const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, methods: consoleMethods({ node: consoleNodeClient(rt, config), config, clock: rt.clock }) }));
   root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children: [consoleTree(config, { edge: [edge] })] }, runtime);
   await root.start();
   url = `http://127.0.0.1:${port}/`;
@@ -105,6 +107,49 @@ describe('console JSON-RPC server', () => {
     assert.equal(status.success, undefined);
     assert.equal(status.network.height, 777);
     assert.deepEqual((await call('nodeVersion', [])).result, { build: '', commit: 'c0ffee', version: '0.10.3' });
+  });
+
+  test('sendTokens signs a type-0 transfer the node verifies; amounts in sats or ADM; errors never echo the passphrase (H57, H59)', async () => {
+    const passphrase = MNEMONIC;
+    const sent = await call('sendTokens', { address: 'U1234567890123456', amount: '100', passphrase });
+    const accepted = node.accepted.at(-1)!;
+    assert.deepEqual(sent, { jsonrpc: '2.0', id: 1, result: accepted.id });
+    assert.equal(accepted.transaction.type, 0);
+    assert.equal(accepted.transaction.amount, 100);
+    assert.equal(accepted.transaction.recipientId, 'U1234567890123456');
+    assert.equal(accepted.transaction.senderId, 'U5450667915320866213');
+    assert.equal('fee' in accepted.transaction || 'id' in accepted.transaction, false, 'the node computes fee and id');
+    await call('sendTokens', { address: 'U1234567890123456', amount: '1.5ADM', passphrase });
+    assert.equal(node.accepted.at(-1)!.transaction.amount, 150_000_000);
+    const fractional = await call('sendTokens', { address: 'U1', amount: '1.5', passphrase });
+    assert.match(fractional.error.message, /^Error: Wrong 'amount' parameter/);
+    assert.deepEqual((await call('sendTokens', ['U1', '5'])).error, { code: 501, message: "Error: Missing parameter 'address'" });
+    const short = await call('sendTokens', { address: 'U1', amount: '5', passphrase: 'short but secret' });
+    assert.deepEqual(short.error, { code: 501, message: "Error: Wrong 'passphrase' parameter" });
+    const answers = JSON.stringify([sent, fractional, short]);
+    assert.equal(answers.includes('short but secret') || answers.includes(passphrase), false);
+  });
+
+  test('voteFor posts a type-3 vote for itself with +/- public keys, names resolved through the node (H60)', async () => {
+    const key = 'c'.repeat(64);
+    const answer = await call('voteFor', { votes: [key, '-lion'], passphrase: MNEMONIC });
+    const accepted = node.accepted.at(-1)!;
+    assert.equal(accepted.path, 'accounts/delegates');
+    assert.equal(accepted.transaction.type, 3);
+    assert.equal(accepted.transaction.recipientId, accepted.transaction.senderId);
+    assert.deepEqual((accepted.transaction.asset as { votes: string[] }).votes, [`+${key}`, `-${'b'.repeat(64)}`]);
+    assert.equal(answer.result.id, accepted.id);
+    assert.match((await call('voteFor', { votes: Array.from({ length: 34 }, () => key), passphrase: MNEMONIC })).error.message, /at most 33/);
+  });
+
+  test('delegateNew posts a type-2 registration; a bad username is refused', async () => {
+    const answer = await call('delegateNew', ['new_delegate', MNEMONIC]);
+    const accepted = node.accepted.at(-1)!;
+    assert.equal(accepted.path, 'delegates');
+    assert.equal(accepted.transaction.type, 2);
+    assert.equal(accepted.transaction.recipientId, null);
+    assert.equal(answer.result.id, accepted.id);
+    assert.match((await call('delegateNew', ['Bad Name', MNEMONIC])).error.message, /^Error: Wrong 'username' parameter/);
   });
 
   test('batches answer every request in order', async () => {
