@@ -11,13 +11,14 @@ import { runtimeMachine } from '../machines/files/runtime.machine.js';
 import { historyStoreMachine } from '../machines/rates/history-store.machine.js';
 import { refreshCycleMachine } from '../machines/rates/refresh-cycle.machine.js';
 import { nodeHealthMachine } from '../machines/console/node-health.machine.js';
+import { rpcSessionMachine } from '../machines/console/rpc-session.machine.js';
 import { databaseMachine } from '../machines/transfers/database.machine.js';
 import { indexerSyncMachine } from '../machines/transfers/indexer-sync.machine.js';
 import { schemaCacheMachine } from '../machines/transfers/schema-cache.machine.js';
 
 /** Every machine the runtime runs, by machine id. */
 export const MACHINES: ReadonlyMap<string, AnyStateMachine> = new Map(
-  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine, repairRunMachine, databaseMachine, indexerSyncMachine, schemaCacheMachine, nodeHealthMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
+  [refreshCycleMachine, historyStoreMachine, runtimeMachine, fileLifecycleMachine, healthCheckpointMachine, gcRunMachine, repairRunMachine, databaseMachine, indexerSyncMachine, schemaCacheMachine, nodeHealthMachine, rpcSessionMachine].map((machine) => [machine.id, machine as AnyStateMachine]),
 );
 
 interface Node {

@@ -6,7 +6,7 @@ import type { ConsoleConfig } from '../../src/console/config.js';
 import type { AdamantNodeClient } from './node-client.js';
 import { readMethods } from './read-methods.js';
 import { sendMethods } from './send-methods.js';
-import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
+import { addressFromPublicKey, keyPairFromPassphrase, newAccount } from '../../src/console/crypto.js';
 import type { Clock } from '../clock.js';
 
 /** `clientVersion.version` (notes F.14): the console semver; 3.x matches the v3 method set. */
@@ -38,5 +38,7 @@ export function consoleMethods(options: ConsoleMethodsOptions): MethodTable {
     }),
   };
   methods.set('clientVersion', clientVersion);
+  // Local: a new passphrase and its keys; nothing is sent or logged (the answer goes to the caller only).
+  methods.set('accountNew', { style: 'array', call: async () => newAccount() });
   return methods;
 }

@@ -1,13 +1,13 @@
-// The console's HTTP client for ADAMANT nodes (spec B; notes C.3): GETs fail over across the nodes in the
-// health order (up to GET_ATTEMPTS nodes, as the original client retried 3× while rotating nodes); a POST goes to
-// one node and is tried on the next only when the first certainly never received it (the connection was refused
-// or the name did not resolve): a transaction posted twice is not harmful, but a POST whose fate is unknown is
-// reported as such, never repeated blindly.
+// The console's HTTP client for ADAMANT nodes (spec B; notes C.3). Which node each request asks, and when it gives
+// up, is the rpc-session machine's decision (machines/console/rpc-session.machine.ts): GETs fail over across the
+// nodes in the health order, a POST moves on only when the failed node certainly never received it. This module
+// performs the attempts and classifies their failures for it.
 
+import { initialTransition, transition } from 'xstate';
 import { AbortedError } from '../../src/errors.js';
+import { rpcSessionMachine } from '../../machines/console/rpc-session.machine.js';
 
-/** GETs try at most this many nodes (the original: 3 attempts, rotating nodes). */
-export const GET_ATTEMPTS = 3;
+export { GET_ATTEMPTS } from '../../machines/console/rpc-session.machine.js';
 export const DEFAULT_NODE_TIMEOUT_MS = 10_000;
 /** A node's answer larger than this is refused (a chat history page is well below it). */
 export const MAX_NODE_RESPONSE_BYTES = 16 * 1024 * 1024;
@@ -89,36 +89,34 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
     }
   };
 
+  /** Runs one request through the rpc-session machine: `attempt` asks one node; the machine picks the next. */
+  const session = async (method: 'GET' | 'POST', path: string, attempt: (node: string) => Promise<unknown>, signal: AbortSignal): Promise<unknown> => {
+    let [snapshot] = initialTransition(rpcSessionMachine, { method, nodes: options.order() });
+    while (snapshot.value === 'requesting') {
+      const node = snapshot.context.nodes[snapshot.context.attempt]!;
+      try {
+        const answer = await attempt(node);
+        [snapshot] = transition(rpcSessionMachine, snapshot, { type: 'node.answered' });
+        return answer;
+      } catch (error) {
+        if (!(error instanceof TransportError)) throw error;
+        options.onNodeFailure?.(node);
+        [snapshot] = transition(rpcSessionMachine, snapshot, { type: 'node.failed', reason: `${hostOf(node)}: ${error.message}`, neverSent: error.neverSent });
+      }
+    }
+    const last = snapshot.context.failures.at(-1) ?? 'no node configured';
+    if (snapshot.value === 'outcomeUnknown') throw new NodeOutcomeUnknownError(path, last);
+    throw new NodeUnavailableError(path, last);
+  };
+
   return {
     async get<T>(path: string, query: URLSearchParams | undefined, signal: AbortSignal): Promise<T> {
-      const nodes = options.order();
       const suffix = query && [...query].length > 0 ? `?${query.toString()}` : '';
-      let last = 'no node configured';
-      for (const node of nodes.slice(0, GET_ATTEMPTS)) {
-        try {
-          return (await request(`${node}/api/${path}${suffix}`, { method: 'GET' }, signal)) as T;
-        } catch (error) {
-          if (!(error instanceof TransportError)) throw error;
-          last = `${hostOf(node)}: ${error.message}`;
-          options.onNodeFailure?.(node);
-        }
-      }
-      throw new NodeUnavailableError(path, last);
+      return (await session('GET', path, (node) => request(`${node}/api/${path}${suffix}`, { method: 'GET' }, signal), signal)) as T;
     },
     async post<T>(path: string, body: unknown, signal: AbortSignal): Promise<T> {
-      const nodes = options.order();
-      let last = 'no node configured';
-      for (const node of nodes) {
-        try {
-          return (await request(`${node}/api/${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, signal)) as T;
-        } catch (error) {
-          if (!(error instanceof TransportError)) throw error;
-          options.onNodeFailure?.(node);
-          if (!error.neverSent) throw new NodeOutcomeUnknownError(path, `${hostOf(node)}: ${error.message}`);
-          last = `${hostOf(node)}: ${error.message}`;
-        }
-      }
-      throw new NodeUnavailableError(path, last);
+      const init = { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+      return (await session('POST', path, (node) => request(`${node}/api/${path}`, init, signal), signal)) as T;
     },
   };
 }

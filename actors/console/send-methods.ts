@@ -1,13 +1,15 @@
-// The console's signing methods that need no message encryption (spec B §4.2; notes C.2, D): sendTokens (type 0),
-// voteFor (type 3) and delegateNew (type 2). Each resolves the passphrase (per call, then the command line's -p,
+// The console's signing methods (spec B §4.2; notes C.2, D): sendTokens (type 0), voteFor (type 3), delegateNew
+// (type 2), sendMessage / sendRich / sendSignal (type 8, chat types 1 / 2 / 3, encrypted for the recipient) and
+// getMessage's decryption. Each resolves the passphrase (per call, then the command line's -p,
 // then the config), signs locally and posts once (the node client never repeats a POST a node may have received).
 // The passphrase never leaves this file: errors name the parameter only.
 
 import { parseAmount, parseVotes, validatePassphrase, DELEGATE_USERNAME } from '../../src/console/amount.js';
-import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, keyPairFromPassphrase, signTransaction, type KeyPair, type UnsignedTransaction } from '../../src/console/crypto.js';
+import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, keyPairFromPassphrase, type KeyPair } from '../../src/console/crypto.js';
 import type { RpcMethod } from '../../src/console/jsonrpc.js';
 import { delegateLookup, field, MissingParameterError, PUBLIC_KEY, WrongParameterError } from '../../src/console/params.js';
 import type { Clock } from '../clock.js';
+import { readChatMessage, sendChatMessage, signedTransaction, type ChatType } from './chat-send.js';
 import type { AdamantNodeClient } from './node-client.js';
 
 export interface SendMethodsOptions {
@@ -17,9 +19,6 @@ export interface SendMethodsOptions {
   readonly defaultPassphrase: string | undefined;
 }
 
-/** A signed transaction as posted: no fee and no id, the node computes both (notes D). */
-type PostedTransaction = UnsignedTransaction & { readonly senderId: string; readonly signature: string };
-
 export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod> {
   const { node, clock } = options;
   const keysFor = (given: unknown): { keys: KeyPair; address: string } => {
@@ -27,7 +26,6 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
     const keys = keyPairFromPassphrase(passphrase);
     return { keys, address: addressFromPublicKey(keys.publicKey) };
   };
-  const signed = (tx: UnsignedTransaction, keys: KeyPair, senderId: string): PostedTransaction => ({ ...tx, senderId, signature: signTransaction(tx, keys) });
   const base = (keys: KeyPair) => ({ timestamp: adamantTime(clock.now()), senderPublicKey: keys.publicKey.toString('hex') });
   const recipient = (value: unknown): string => {
     if (value === undefined || value === null || value === '') throw new MissingParameterError('address');
@@ -44,8 +42,8 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       const recipientId = recipient(address);
       if (amount === undefined || amount === null || amount === '') throw new MissingParameterError('amount');
       const sats = parseAmount(amount);
-      const { keys, address: senderId } = keysFor(passphrase);
-      const transaction = signed({ ...base(keys), type: 0, recipientId, amount: sats, asset: {} }, keys, senderId);
+      const { keys } = keysFor(passphrase);
+      const transaction = signedTransaction({ ...base(keys), type: 0, recipientId, amount: sats, asset: {} }, keys);
       return field(await node.post('transactions/process', { transaction }, signal), 'transactionId');
     },
   };
@@ -74,7 +72,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
         if (!delegate?.publicKey) throw new WrongParameterError('votes', `${vote.sign}${vote.target}. Error: no such delegate`);
         resolved.push(`${vote.sign}${delegate.publicKey}`);
       }
-      const transaction = signed({ ...base(keys), type: 3, recipientId: senderId, amount: 0, asset: { votes: resolved } }, keys, senderId);
+      const transaction = signedTransaction({ ...base(keys), type: 3, recipientId: senderId, amount: 0, asset: { votes: resolved } }, keys);
       return field(await node.post('accounts/delegates', transaction, signal), 'transaction');
     },
   };
@@ -85,17 +83,75 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       const [username, passphrase] = params as readonly unknown[];
       if (username === undefined || username === '') throw new MissingParameterError('username');
       if (typeof username !== 'string' || !DELEGATE_USERNAME.test(username)) throw new WrongParameterError('username', String(username));
-      const { keys, address: senderId } = keysFor(passphrase);
+      const { keys } = keysFor(passphrase);
       const asset = { delegate: { username, publicKey: keys.publicKey.toString('hex') } };
-      const transaction = signed({ ...base(keys), type: 2, recipientId: null, amount: 0, asset }, keys, senderId);
+      const transaction = signedTransaction({ ...base(keys), type: 2, recipientId: null, amount: 0, asset }, keys);
       // notes C.2: the original extracted a field the answer lacks; the node's `transaction` is what it confirms.
       return field(await node.post('delegates', transaction, signal), 'transaction');
     },
   };
 
+  const chat = (chatType: ChatType, read: (params: Record<string, unknown>) => string): RpcMethod => ({
+    style: 'object',
+    call: async (params, signal) => {
+      const fields = params as Record<string, unknown>;
+      const recipientId = recipient(fields.address);
+      const text = read(fields);
+      const amount = fields.amount === undefined || fields.amount === null || fields.amount === '' ? 0 : parseAmount(fields.amount);
+      const { keys } = keysFor(fields.passphrase);
+      return sendChatMessage(node, keys, { recipientId, text, chatType, amount }, clock.now(), signal);
+    },
+  });
+
+  const getMessage: RpcMethod = {
+    style: 'array',
+    call: async (params, signal) => {
+      const [id, passphrase] = params as readonly unknown[];
+      if (id === undefined || id === null || id === '') throw new MissingParameterError('id');
+      const transaction = field<Record<string, unknown> | undefined>(await node.get('transactions/get', new URLSearchParams({ id: String(id), returnAsset: '1' }), signal), 'transaction');
+      if (!transaction || transaction.type !== 8) throw new Error('Not a message transaction');
+      const given = passphrase ?? options.defaultPassphrase;
+      if (given === undefined) return transaction;
+      const decoded = await readChatMessage(node, keysFor(given).keys, transaction, signal);
+      return decoded === undefined ? transaction : { ...transaction, decoded };
+    },
+  };
+
   return new Map([
+    ['sendMessage', chat(1, (fields) => messageText(fields.message))],
+    ['sendRich', chat(2, (fields) => richText(fields.data))],
+    ['sendSignal', chat(3, (fields) => richText(fields.data))],
+    ['getMessage', getMessage],
     ['sendTokens', sendTokens],
     ['voteFor', voteFor],
     ['delegateNew', delegateNew],
   ]);
+}
+
+function messageText(value: unknown): string {
+  if (value === undefined || value === null || value === '') throw new MissingParameterError('message');
+  if (typeof value !== 'string') throw new WrongParameterError('message', 'must be a string');
+  return value;
+}
+
+/**
+ * Rich and signal payloads (notes C.2): an object is serialized; a string has ' turned into " (shell-friendly
+ * quoting) and must then be JSON; `amount`, when present, is a string holding a number; a `type` naming a
+ * `_transaction` must be lower case.
+ */
+function richText(value: unknown): string {
+  if (value === undefined || value === null || value === '') throw new MissingParameterError('data');
+  const text = typeof value === 'string' ? value.replace(/'/g, '"') : JSON.stringify(value);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new WrongParameterError('data', 'must be JSON');
+  }
+  const fields = (parsed ?? {}) as Record<string, unknown>;
+  if ('amount' in fields && (typeof fields.amount !== 'string' || !Number.isFinite(Number(fields.amount)))) throw new Error("Field 'amount' must be a string, representing a number");
+  if (typeof fields.type === 'string' && fields.type.includes('_transaction') && fields.type !== fields.type.toLowerCase()) {
+    throw new Error(`Value '${fields.type}' must be in lower case`);
+  }
+  return text;
 }

@@ -1,10 +1,12 @@
 // ADAMANT keys, addresses, transaction bytes, signatures and ids (notes D), on node:crypto alone: PBKDF2-HMAC-SHA512
-// and SHA-256 for the key derivation, Ed25519 for signatures. Chat encryption (nacl.box over converted keys) is
-// not here yet.
+// and SHA-256 for the key derivation, Ed25519 for signatures; new passphrases are BIP-39 English mnemonics. Chat
+// encryption is in chat-crypto.ts.
 //
 // Passphrases never leave this module in any message: errors name the parameter, never its value.
 
 import { createHash, createPrivateKey, createPublicKey, pbkdf2Sync, sign, verify, type KeyObject } from 'node:crypto';
+import { generateMnemonic } from '@scure/bip39';
+import { wordlist as englishWords } from '@scure/bip39/wordlists/english.js';
 
 export interface KeyPair {
   /** 32 bytes. */
@@ -33,6 +35,13 @@ export function keyPairFromPassphrase(passphrase: string): KeyPair {
   const spki = createPublicKey(signingKey).export({ format: 'der', type: 'spki' });
   const publicKey = Buffer.from(spki.subarray(spki.length - 32));
   return { publicKey, privateKey: Buffer.concat([seed, publicKey]), signingKey };
+}
+
+/** accountNew's account (notes C.2): a fresh 12-word mnemonic (128 bits of entropy from the system's CSPRNG). */
+export function newAccount(): { passphrase: string; address: string; publicKey: string; privateKey: string } {
+  const passphrase = generateMnemonic(englishWords, 128);
+  const keys = keyPairFromPassphrase(passphrase);
+  return { passphrase, address: addressFromPublicKey(keys.publicKey), publicKey: keys.publicKey.toString('hex'), privateKey: keys.privateKey.toString('hex') };
 }
 
 /** `U` + the decimal uint64 of the first 8 bytes of SHA-256(publicKey), reversed (notes D "Address"). */

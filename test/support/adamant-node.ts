@@ -1,10 +1,12 @@
 // A fake ADAMANT node on loopback for the console's tests (notes E.2 "Recommendation"): the node endpoints the
 // console calls, with canned answers and a record of every request. Posted transactions are checked as a node
 // would: the Ed25519 signature over their bytes (refused with the node's error when it does not verify), and the
-// id the node gives them is computed from the signed bytes. Importing this module does nothing.
+// id the node gives them is computed from the signed bytes. Chat messages sent to the node's test accounts are
+// decrypted with those accounts' keys, as the recipient's client would. Importing this module does nothing.
 
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { transactionId, verifyTransaction, type UnsignedTransaction } from '../../src/console/crypto.js';
+import { decryptMessage } from '../../src/console/chat-crypto.js';
+import { addressFromPublicKey, keyPairFromPassphrase, transactionId, verifyTransaction, type KeyPair, type UnsignedTransaction } from '../../src/console/crypto.js';
 
 export interface RecordedRequest {
   readonly method: string;
@@ -21,11 +23,25 @@ export interface AcceptedTransaction {
   readonly id: string;
 }
 
+/** A chat message to one of the node's test accounts, as that account reads it. */
+export interface ReceivedMessage {
+  readonly id: string;
+  readonly senderId: string;
+  readonly recipientId: string;
+  readonly chatType: number;
+  readonly nonceHex: string;
+  readonly text: string;
+}
+
 export interface FakeAdamantNode {
   readonly url: string;
   readonly requests: RecordedRequest[];
   /** Posted transactions whose signature verified, with the id the node gave them. */
   readonly accepted: AcceptedTransaction[];
+  /** Decrypted chat messages addressed to the test accounts. */
+  readonly received: ReceivedMessage[];
+  /** The test accounts' keys by address (from the `accounts` option). */
+  readonly accounts: ReadonlyMap<string, KeyPair>;
   height: number;
   /** Overrides by path (without /api/): a function of the request returning [status, body]. */
   readonly routes: Map<string, (request: RecordedRequest) => [number, unknown]>;
@@ -46,9 +62,30 @@ async function readBody(request: IncomingMessage): Promise<unknown> {
   return text ? JSON.parse(text) : undefined;
 }
 
-export async function startFakeAdamantNode(options: { height?: number } = {}): Promise<FakeAdamantNode> {
+export interface FakeAdamantNodeOptions {
+  readonly height?: number;
+  /** Passphrases of accounts the node knows (their public keys are on its chain) and reads chat messages for. */
+  readonly accounts?: readonly string[];
+}
+
+export async function startFakeAdamantNode(options: FakeAdamantNodeOptions = {}): Promise<FakeAdamantNode> {
   const requests: RecordedRequest[] = [];
   const accepted: AcceptedTransaction[] = [];
+  const received: ReceivedMessage[] = [];
+  const accounts = new Map((options.accounts ?? []).map((passphrase) => {
+    const keys = keyPairFromPassphrase(passphrase);
+    return [addressFromPublicKey(keys.publicKey), keys] as const;
+  }));
+  /** Public keys on this node's chain: the test accounts and every account that sent a transaction here. */
+  const publicKeys = new Map([...accounts].map(([address, keys]) => [address, keys.publicKey.toString('hex')]));
+  /** A chat message to a test account, decrypted as its recipient would (a failure here is a test failure). */
+  const readChat = (transaction: AcceptedTransaction['transaction'], id: string) => {
+    const chat = (transaction.asset as { chat?: { message: string; own_message: string; type: number } }).chat;
+    const recipient = transaction.recipientId ? accounts.get(transaction.recipientId) : undefined;
+    if (transaction.type !== 8 || !chat || !recipient) return;
+    const text = decryptMessage(chat.message, chat.own_message, Buffer.from(transaction.senderPublicKey, 'hex'), recipient.privateKey);
+    received.push({ id, senderId: transaction.senderId, recipientId: transaction.recipientId!, chatType: chat.type, nonceHex: chat.own_message, text });
+  };
   /** The node's side of a post: verify, then answer as the endpoint does (notes D "Transaction objects as posted"). */
   const receive = (path: string, transaction: AcceptedTransaction['transaction'] | undefined): [number, unknown] => {
     if (!transaction || typeof transaction.signature !== 'string' || !verifyTransaction(transaction, transaction.signature)) {
@@ -56,6 +93,8 @@ export async function startFakeAdamantNode(options: { height?: number } = {}): P
     }
     const id = transactionId(transaction, transaction.signature);
     accepted.push({ path, transaction, id });
+    publicKeys.set(transaction.senderId, transaction.senderPublicKey);
+    readChat(transaction, id);
     return path === 'transactions/process' ? [200, { success: true, nodeTimestamp: 1, transactionId: id }] : [200, { success: true, nodeTimestamp: 1, transaction: { ...transaction, id } }];
   };
   const routes = new Map<string, (request: RecordedRequest) => [number, unknown]>();
@@ -85,8 +124,14 @@ export async function startFakeAdamantNode(options: { height?: number } = {}): P
       case 'chats/get':
       case 'transactions':
         return [200, { success: true, nodeTimestamp: 1, count: '1', transactions: [{ id: '5', type: 0 }] }];
-      case 'transactions/get':
-        return [200, { success: true, nodeTimestamp: 1, transaction: { id, type: 0 } }];
+      case 'transactions/get': {
+        const known = accepted.find((entry) => entry.id === id);
+        return [200, { success: true, nodeTimestamp: 1, transaction: known ? { ...known.transaction, id } : { id, type: 0 } }];
+      }
+      case 'accounts/getPublicKey': {
+        const publicKey = publicKeys.get(request.query.get('address') ?? '');
+        return publicKey ? [200, { success: true, nodeTimestamp: 1, publicKey }] : [200, { success: false, nodeTimestamp: 1, error: 'Account not found' }];
+      }
       default:
         if (request.path.startsWith('chatrooms/')) {
           const parts = request.path.split('/');
@@ -113,6 +158,8 @@ export async function startFakeAdamantNode(options: { height?: number } = {}): P
     url: `http://127.0.0.1:${port}`,
     requests,
     accepted,
+    received,
+    accounts,
     routes,
     close: () => {
       server.closeAllConnections();

@@ -15,9 +15,16 @@ import { parseConsoleConfig, type ConsoleConfig } from '../../../src/console/con
 import { startFakeAdamantNode, type FakeAdamantNode } from '../../support/adamant-node.js';
 import { freePort } from '../../support/cli.js';
 import { captureLogger } from '../../support/logger.js';
+import { addressFromPublicKey, keyPairFromPassphrase } from '../../../src/console/crypto.js';
 
 /** The public BIP-39 test mnemonic (notes D): a passphrase that is no secret. */
 const MNEMONIC = `${'abandon '.repeat(11)}about`;
+/** A test account the fake node knows and reads messages for (another public test mnemonic). */
+const RECIPIENT = `${'zoo '.repeat(11)}wrong`;
+const RECIPIENT_ADDRESS = addressFromPublicKey(keyPairFromPassphrase(RECIPIENT).publicKey);
+/** Every passphrase this suite sends: none may appear in a log line. */
+const PASSPHRASES = [MNEMONIC, RECIPIENT, 'short but secret', `${'legal '.repeat(11)}winner`];
+let logs: ReturnType<typeof captureLogger>;
 let node: FakeAdamantNode;
 let root: Supervisor;
 let url: string;
@@ -30,13 +37,14 @@ async function post(body: unknown, headers: Record<string, string> = { 'content-
 const call = async (method: string, params?: unknown, id: string | number = 1) => (await post({ jsonrpc: '2.0', method, params, id })).json;
 
 before(async () => {
-  node = await startFakeAdamantNode({ height: 777 });
+  node = await startFakeAdamantNode({ height: 777, accounts: [RECIPIENT] });
   const port = await freePort();
   const refused = `127.0.0.1:${await freePort()}`;
   const parsed = parseConsoleConfig({ networks: { testnet: { nodes: [{ ip: refused.split(':')[0], protocol: 'http', port: Number(refused.split(':')[1]) }, { ip: '127.0.0.1', protocol: 'http', port: Number(new URL(node.url).port) }] } }, rpc: { port } }, 'test.jsonc');
   assert.ok(parsed.ok);
   const config: ConsoleConfig = parsed.config;
-  const runtime = createRuntime(systemClock, captureLogger('warn').logger);
+  logs = captureLogger('debug');
+  const runtime = createRuntime(systemClock, logs.logger);
   const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, methods: consoleMethods({ node: consoleNodeClient(rt, config), config, clock: rt.clock }) }));
   root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children: [consoleTree(config, { edge: [edge] })] }, runtime);
   await root.start();
@@ -161,5 +169,74 @@ describe('console JSON-RPC server', () => {
       { jsonrpc: '2.0', id: 1, result: 777 },
       { jsonrpc: '2.0', id: 2, result: { id: '9', height: 10 } },
     ]);
+  });
+
+  test('sendMessage encrypts for the recipient: the node verifies the type-8 transaction and decrypts the text', async () => {
+    const answer = await call('sendMessage', { address: RECIPIENT_ADDRESS, message: 'hi', passphrase: MNEMONIC });
+    const accepted = node.accepted.at(-1)!;
+    assert.equal(answer.result, accepted.id);
+    assert.equal(accepted.transaction.type, 8);
+    assert.equal(accepted.transaction.amount, 0);
+    const received = node.received.at(-1)!;
+    assert.deepEqual({ id: received.id, senderId: received.senderId, recipientId: received.recipientId, chatType: received.chatType, text: received.text }, { id: accepted.id, senderId: 'U5450667915320866213', recipientId: RECIPIENT_ADDRESS, chatType: 1, text: 'hi' });
+    assert.match(received.nonceHex, /^[0-9a-f]{48}$/, 'a 24-byte nonce');
+    const getKey = node.requests.filter((request) => request.path === 'accounts/getPublicKey').at(-1)!;
+    assert.equal(getKey.query.get('address'), RECIPIENT_ADDRESS);
+    // A transfer with a comment, and the recipient given as its public key.
+    await call('sendMessage', { address: keyPairFromPassphrase(RECIPIENT).publicKey.toString('hex'), message: 'rent', amount: '2ADM', passphrase: MNEMONIC });
+    assert.equal(node.accepted.at(-1)!.transaction.amount, 200_000_000);
+    assert.equal(node.received.at(-1)!.text, 'rent');
+  });
+
+  test('sendRich and sendSignal send JSON (objects serialized, single quotes turned into double); bad payloads are refused', async () => {
+    await call('sendRich', { address: RECIPIENT_ADDRESS, data: { type: 'eth_transaction', amount: '0.1', hash: '0xabc' }, passphrase: MNEMONIC });
+    assert.deepEqual({ chatType: node.received.at(-1)!.chatType, data: JSON.parse(node.received.at(-1)!.text) }, { chatType: 2, data: { type: 'eth_transaction', amount: '0.1', hash: '0xabc' } });
+    await call('sendSignal', { address: RECIPIENT_ADDRESS, data: "{'action':'ping'}", passphrase: MNEMONIC });
+    assert.deepEqual({ chatType: node.received.at(-1)!.chatType, text: node.received.at(-1)!.text }, { chatType: 3, text: '{"action":"ping"}' });
+    const sent = node.accepted.length;
+    assert.equal((await call('sendRich', { address: RECIPIENT_ADDRESS, data: '{not json', passphrase: MNEMONIC })).error.message, "Error: Wrong 'data' parameter: must be JSON");
+    assert.equal((await call('sendRich', { address: RECIPIENT_ADDRESS, data: { amount: 5 }, passphrase: MNEMONIC })).error.message, "Error: Field 'amount' must be a string, representing a number");
+    assert.equal((await call('sendRich', { address: RECIPIENT_ADDRESS, data: { type: 'ETH_transaction' }, passphrase: MNEMONIC })).error.message, "Error: Value 'ETH_transaction' must be in lower case");
+    assert.equal(node.accepted.length, sent, 'nothing was posted for a refused payload');
+  });
+
+  test('a recipient without a public key on chain: the original error, nothing posted', async () => {
+    const sent = node.accepted.length;
+    const answer = await call('sendMessage', { address: 'U1234567890123456', message: 'hello?', passphrase: MNEMONIC });
+    assert.equal(answer.error.code, 501);
+    assert.match(answer.error.message, /^Error: Unable to get public key for U1234567890123456\. Account may be uninitialized/);
+    assert.equal(node.accepted.length, sent);
+  });
+
+  test('getMessage decrypts for the sender and the recipient, not for a third party; other types are refused', async () => {
+    const id = (await call('sendMessage', { address: RECIPIENT_ADDRESS, message: 'see you at 5', passphrase: MNEMONIC })).result as string;
+    const asRecipient = (await call('getMessage', [id, RECIPIENT])).result;
+    assert.equal(asRecipient.decoded, 'see you at 5');
+    assert.equal(asRecipient.id, id);
+    assert.equal((await call('getMessage', [id, MNEMONIC])).result.decoded, 'see you at 5', 'the sender reads its own message');
+    const thirdParty = (await call('getMessage', [id, `${'legal '.repeat(11)}winner`])).result;
+    assert.equal(thirdParty.decoded, undefined);
+    assert.equal(thirdParty.id, id);
+    assert.deepEqual((await call('getMessage', ['42'])).error, { code: 501, message: 'Error: Not a message transaction' });
+    assert.deepEqual((await call('getMessage', [])).error, { code: 501, message: "Error: Missing parameter 'id'" });
+  });
+
+  test('accountNew: a fresh 12-word passphrase and the keys and address it derives, different every call', async () => {
+    const asked = node.requests.length;
+    const first = (await call('accountNew', [])).result;
+    const second = (await call('accountNew', [])).result;
+    assert.equal(first.passphrase.split(' ').length, 12);
+    assert.notEqual(first.passphrase, second.passphrase);
+    const keys = keyPairFromPassphrase(first.passphrase);
+    assert.deepEqual(first, { passphrase: first.passphrase, address: addressFromPublicKey(keys.publicKey), publicKey: keys.publicKey.toString('hex'), privateKey: keys.privateKey.toString('hex') });
+    assert.equal(node.requests.length, asked, 'made locally: no node was asked');
+    const passphrases = JSON.stringify(logs.lines);
+    assert.equal(passphrases.includes(first.passphrase) || passphrases.includes(second.passphrase), false, 'new passphrases are not logged');
+  });
+
+  test('no passphrase ever reaches a log line (the whole suite\'s logs at debug level)', () => {
+    assert.ok(logs.lines.length > 0, 'the suite logged something to check');
+    const text = JSON.stringify(logs.lines);
+    for (const passphrase of PASSPHRASES) assert.equal(text.includes(passphrase), false);
   });
 });
