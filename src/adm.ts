@@ -16,10 +16,9 @@ import { systemClock } from '../actors/clock.js';
 import { consoleMethods } from '../actors/console/methods.js';
 import { nodeClient } from '../actors/console/node-client.js';
 import { helpText, parseCommand, splitWords, type CommandSpec } from './console/commands.js';
-import { CONSOLE_DEFAULT_CONFIG, type ConsoleConfig } from './console/config.js';
+import { CONSOLE_DEFAULT_CONFIG, loadConsoleConfig, type ConsoleConfig } from './console/config.js';
 import { answerBody, type MethodTable } from './console/jsonrpc.js';
 import { ConfigError } from './errors.js';
-import { loadConsoleConfig, main } from './main.js';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
@@ -82,6 +81,8 @@ async function dispatch(methods: MethodTable, words: readonly string[], passphra
       print({ success: false, error: 'rpc server runs from the command line: adm rpc server' });
       return 1;
     }
+    // The service runtime is loaded only for the server: every other command starts without it.
+    const { main } = await import('./main.js');
     return main(['console', ...parsed.args]);
   }
   return (await runCommand(methods, parsed.spec, parsed.args, passphrase)) ? 0 : 1;

@@ -28,7 +28,7 @@ import { INDEXER_VERSION, parseTransfersConfig, type TransfersConfig } from './t
 import { consoleMethods } from '../actors/console/methods.js';
 import { consoleNodeClient, consoleTree } from '../actors/console/tree.js';
 import { rpcServer } from '../http/console/rpc.routes.js';
-import { parseConsoleConfig, resolveConsoleConfigPath, type ConsoleConfig } from './console/config.js';
+import { loadConsoleConfig, type ConsoleConfig } from './console/config.js';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the hard deadline is SHUTDOWN_DEADLINE_MS). */
 const FILES_DRAIN_MS = 12_000;
@@ -140,13 +140,6 @@ export function loadTransfersConfig(path: string | undefined, env: NodeJS.Proces
 }
 
 /** Loads the console configuration (notes C.3): --config, else the original's lookup order, else the packaged defaults. */
-export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string } {
-  const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
-  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? '(packaged defaults)');
-  if (!result.ok) throw new ConfigError('Config validation error', result.problems);
-  return { config: result.config, source: result.config.source };
-}
-
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {

@@ -7,9 +7,11 @@
 // its `.jsonc` sibling when ADM_CONFIG_FILENAME is unset. None found: the defaults alone.
 
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join, normalize, resolve } from 'node:path';
 import Type from 'typebox';
-import { deepFreeze, schemaProblems } from '../config.js';
+import { deepFreeze, readConfigFile, schemaProblems } from '../config.js';
+import { ConfigError } from '../errors.js';
 
 /** The packaged config.default.jsonc of the original (its public node lists), minus its placeholder passphrase. */
 export const CONSOLE_DEFAULT_CONFIG = {
@@ -96,4 +98,12 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
       source,
     }),
   };
+}
+
+/** Resolves, reads and validates the console config (notes C.3); `useDefaults` skips every file (`adm-infra all`). */
+export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string } {
+  const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
+  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? '(packaged defaults)');
+  if (!result.ok) throw new ConfigError('Config validation error', result.problems);
+  return { config: result.config, source: result.config.source };
 }

@@ -10,10 +10,14 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { startFakeAdamantNode, type FakeAdamantNode } from '../support/adamant-node.js';
 import { DIST, POLYFILL } from '../support/cli.js';
+import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
 
 const run = promisify(execFile);
 const ADM = join(DIST, 'src', 'adm.js');
 
+/** Public BIP-39 test mnemonics (notes D): the sender, and a test account the fake node reads messages for. */
+const SENDER = `${'abandon '.repeat(11)}about`;
+const RECIPIENT = `${'zoo '.repeat(11)}wrong`;
 let node: FakeAdamantNode;
 let dir: string;
 
@@ -28,7 +32,7 @@ async function adm(args: string[]): Promise<{ code: number; stdout: string; stde
 }
 
 before(async () => {
-  node = await startFakeAdamantNode({ height: 9001 });
+  node = await startFakeAdamantNode({ height: 9001, accounts: [RECIPIENT] });
   dir = mkdtempSync(join(tmpdir(), 'adm-cli-'));
   mkdirSync(join(dir, '.adm'));
   writeFileSync(join(dir, '.adm', 'config.jsonc'), JSON.stringify({ networks: { testnet: { nodes: [{ ip: '127.0.0.1', protocol: 'http', port: Number(new URL(node.url).port) }] } } }));
@@ -66,4 +70,22 @@ test('adm init writes a default config once and never overwrites it', async () =
   const second = await adm(['init', target]);
   assert.equal(second.code, 1);
   assert.match(JSON.parse(second.stdout).error, /already exists/);
+});
+
+test('adm account new prints a new account; adm send message with -p delivers the text, never printing the passphrase', async () => {
+  const account = await adm(['account', 'new']);
+  assert.equal(account.code, 0, account.stderr);
+  const created = JSON.parse(account.stdout) as { success: boolean; passphrase: string; address: string };
+  assert.equal(created.success, true);
+  assert.equal(created.passphrase.split(' ').length, 12);
+  assert.equal(created.address, addressFromPublicKey(keyPairFromPassphrase(created.passphrase).publicKey));
+
+  const recipient = addressFromPublicKey(keyPairFromPassphrase(RECIPIENT).publicKey);
+  const sent = await adm(['send', 'message', recipient, 'hello from adm', '-p', SENDER]);
+  assert.equal(sent.code, 0, sent.stderr);
+  const { transactionId } = JSON.parse(sent.stdout) as { transactionId: string };
+  assert.deepEqual(node.received.map(({ id, text }) => ({ id, text })), [{ id: transactionId, text: 'hello from adm' }]);
+  const refused = await adm(['send', 'tokens', 'U1', '1.5', '-p', SENDER]);
+  assert.equal(refused.code, 1);
+  for (const output of [sent.stdout, sent.stderr, refused.stdout, refused.stderr]) assert.equal(output.includes(SENDER), false);
 });
