@@ -1,10 +1,13 @@
 // The operator listener (DESIGN.md, "Operators see the running system"): its own port, bound to loopback
-// unless configured otherwise, every route behind the admin key (`x-api-key`). It serves the supervision
-// tree, one actor's snapshot summary and recent events, and each machine's definition as JSON and Mermaid.
+// unless configured otherwise, every JSON route behind the admin key (`x-api-key`). It serves the supervision
+// tree, one actor's snapshot summary and recent events, and each machine's definition as JSON and Mermaid,
+// plus the operator page (`/`, admin.page.ts), which holds no data and so is the only thing served without
+// the key: it asks the operator for the key and sends it with every call to the JSON routes.
 
 import type { Runtime } from '../../actors/runtime.js';
 import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
 import { adminRefusal } from '../auth.js';
+import { operatorPage } from './admin.page.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
 
@@ -66,6 +69,11 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     return result;
   };
 
+  // The page and its two static files: no key needed (no data in them), every other route is guarded.
+  const page = operatorPage();
+  if (page) for (const [path, reply] of page) server.route('get', path, () => reply);
+  else runtime.logger.warn({ actor: 'admin.http' }, 'operator page files not found (http/admin/page); only the JSON routes are served');
+
   server.route('get', '/metrics', guarded(() => json(200, { routes: server.metrics.snapshot() })));
 
   server.route('get', '/actors', guarded(() => json(200, { roots: options.roots.map((id) => node(id)) })));
@@ -125,7 +133,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
       // Highlight the states of the first running actor of this machine.
       const running = inspector.all().find((r) => r.machineId === machine.id && r.status === 'running');
       const active = running ? activeStateIds(machine.id, running.stateValue) : [];
-      return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: toMermaid(machine, active) };
+      return { status: 200, headers: { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, body: toMermaid(machine, active) };
     }),
   );
 
