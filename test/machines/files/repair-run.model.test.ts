@@ -1,0 +1,61 @@
+// Model-based test of the repair job (machines/files/repair-run.machine.ts): every path of its graph replayed on a real
+// actor with a SimulatedClock (test/support/model.ts), with repair required and not. A batch is sampled full (the cycle
+// goes on) and short (the walk reached the end: the cycle completes); it also fails as a whole. The graph tells states
+// apart by the run, the cursor and whether a cycle is active or completed, not by the counts (they add up forever).
+// Effects checked per step (spec §4.3; notes A.4, C21): every batch is folded, persisted and published; a batch starts
+// at the persisted cursor; a cycle waits `batchDelayMs` between batches; a tick during a run is skipped, not queued; a
+// disabled repair answers a manual batch at once with an empty report and runs nothing; a failure is published.
+
+import assert from 'node:assert/strict';
+import { repairRunMachine } from '../../../machines/files/repair-run.machine.js';
+import { foldBatch, freshRepairState, NO_COUNTS, REPAIR_BATCH_SIZE, repairReport, type BatchOutcome } from '../../../src/files/repair.js';
+import { modelTest } from '../../support/model.js';
+
+const T0 = 1_700_000_000_000;
+const DELAY = 5_000;
+const FRESH = freshRepairState('a'.repeat(64));
+const counts = { ...NO_COUNTS, examined: 3, checked: 3, underReplicated: 1, repaired: 1 };
+const full: BatchOutcome = { counts, fetched: REPAIR_BATCH_SIZE, lastCid: 'cid-full', startedAt: T0, finishedAt: T0 + 10 };
+const short: BatchOutcome = { counts, fetched: 3, lastCid: 'cid-end', startedAt: T0 + 20, finishedAt: T0 + 30 };
+const NAMES = new Map<unknown, string>([[full, 'full batch'], [short, 'end of the walk']]);
+
+modelTest({
+  machine: repairRunMachine,
+  scenarios: [
+    { name: 'required', input: { required: true, batchDelayMs: DELAY, restored: FRESH } },
+    { name: 'not required', input: { required: false, batchDelayMs: DELAY, restored: FRESH } },
+  ],
+  startAt: T0,
+  outputs: { runBatch: [full, short] },
+  errors: { runBatch: [new Error('registry unavailable')] },
+  abstract: ({ context: { run, state, lastReport } }) => ({ run, cursor: state.cursor, active: state.active !== null, last: state.last !== null, completed: lastReport?.cycleCompleted ?? null }),
+  describe: (event) => NAMES.get(event.output),
+  simplePaths: { maxStates: 12, maxPaths: 10 },
+  effect: ({ index, event, before, after, actions, invoked, elapsed }) => {
+    const ctx = after.context;
+    const of = (type: string) => actions.filter((a) => a.type === type).map((a) => a.params);
+    if (!ctx.required) assert.deepEqual(invoked, [], 'a disabled repair runs nothing');
+    for (const fake of invoked) assert.deepEqual(fake.input, { cursor: ctx.state.cursor }, 'a batch starts at the persisted cursor');
+    if (index === 0) return;
+    const prev = before!.context;
+    if (event.type === 'repair.batch' && !ctx.required) {
+      assert.deepEqual(of('publishPass'), [{ run: 'batch', report: repairReport(NO_COUNTS, false, prev.state) }], 'an empty batch report, at once');
+    }
+    if (event.type === 'repair.cycle' && before!.value !== 'idle') assert.deepEqual([of('noteSkipped').length, after.value], [1, before!.value], 'a tick during a run is skipped');
+    if (event.type.startsWith('xstate.done.actor.')) {
+      const folded = foldBatch(prev.state, event.output);
+      assert.deepEqual(of('persistState'), [{ state: folded.state }], 'the folded state is persisted');
+      assert.deepEqual(of('publishPass'), [{ run: prev.run, report: folded.report }], 'the batch report is published');
+      assert.equal(folded.report.cycleCompleted, event.output.fetched < REPAIR_BATCH_SIZE);
+      assert.equal(after.value, prev.run === 'cycle' && !folded.report.cycleCompleted ? 'waitingBetweenBatches' : 'idle', 'only an unfinished cycle goes on');
+    } else {
+      assert.deepEqual(of('persistState'), [], 'nothing is persisted without a batch');
+    }
+    if (event.type.startsWith('xstate.error.actor.')) {
+      assert.deepEqual(of('publishFailure'), [{ run: prev.run, error: event.error }], 'the failure is published');
+      assert.deepEqual(ctx.state, prev.state, 'a failed batch moves nothing');
+    }
+    if (after.value === 'idle') assert.equal(ctx.run, null, 'idle runs nothing');
+    if (event.type.startsWith('xstate.after.')) assert.deepEqual([after.value, invoked.length, elapsed], ['passing', 1, DELAY], 'the next batch of the cycle after batchDelayMs');
+  },
+});
