@@ -105,9 +105,31 @@ export function toMermaid(machine: AnyStateMachine, active: readonly string[] = 
   return `${lines.join('\n')}\n`;
 }
 
-/** The resolved definition (ids, targets, transitions) as plain JSON. */
+/**
+ * The resolved definition (ids, targets, transitions) as plain JSON. XState's own `toJSON` leaves out
+ * eventless (`always`) transitions, so each state node gets them added as `always`, shaped like its
+ * `transitions` entries (`eventType` '', `#id` targets, the guard's name).
+ */
 export function toJson(machine: AnyStateMachine): unknown {
-  return JSON.parse(JSON.stringify(machine.toJSON()));
+  const json = JSON.parse(JSON.stringify(machine.toJSON())) as JsonNode;
+  const addAlways = (node: Node, out: JsonNode) => {
+    if (node.always && node.always.length > 0) {
+      out.always = node.always.map((t) => ({
+        eventType: '',
+        source: `#${node.id}`,
+        target: (t.target ?? []).map((target) => `#${target.id}`),
+        ...(guardName(t.guard) ? { guard: { type: guardName(t.guard) } } : {}),
+      }));
+    }
+    for (const [key, child] of Object.entries(node.states)) addAlways(child, out.states[key]!);
+  };
+  addAlways(machine.root as unknown as Node, json);
+  return json;
+}
+
+interface JsonNode {
+  states: Record<string, JsonNode>;
+  always?: unknown[];
 }
 
 /** State node ids active in a snapshot value, e.g. `{ a: 'b' }` → [`m.a`, `m.a.b`]. */

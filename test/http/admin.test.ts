@@ -101,6 +101,14 @@ test('GET /machines lists machines; .json and .mmd give the definition and a Mer
     assert.equal(definition.status, 200);
     assert.equal(definition.body.id, refreshCycleMachine.id);
     assert.ok(definition.body.states.idle);
+    // Eventless transitions are part of the definition (XState's own toJSON leaves them out).
+    assert.deepEqual(
+      definition.body.states.deciding.always.map((t: { target: string[]; guard?: { type: string } }) => [t.target, t.guard?.type]),
+      [
+        [[`#${refreshCycleMachine.id}.storing`], 'hasSnapshotToStore'],
+        [[`#${refreshCycleMachine.id}.idle`], undefined],
+      ],
+    );
     const mermaid = await get(`/machines/${refreshCycleMachine.id}.mmd`, KEY);
     assert.equal(mermaid.status, 200);
     assert.ok(mermaid.text.startsWith('stateDiagram-v2\n'));
