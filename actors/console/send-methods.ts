@@ -141,7 +141,10 @@ function messageText(value: unknown): string {
  */
 function richText(value: unknown): string {
   if (value === undefined || value === null || value === '') throw new MissingParameterError('data');
-  const text = typeof value === 'string' ? value.replace(/'/g, '"') : JSON.stringify(value);
+  // A string from a shell (notes C.2): `'` stands for `"`, and `\line` for a line break. The break is
+  // written as JSON's `\n` escape: inside a JSON string (the only place a line break means anything in a
+  // rich message) a raw newline would make the text invalid JSON.
+  const text = typeof value === 'string' ? value.replace(/'/g, '"').replace(/\\line/g, '\\n') : JSON.stringify(value);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

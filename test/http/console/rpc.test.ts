@@ -193,6 +193,9 @@ describe('console JSON-RPC server', () => {
     assert.deepEqual({ chatType: node.received.at(-1)!.chatType, data: JSON.parse(node.received.at(-1)!.text) }, { chatType: 2, data: { type: 'eth_transaction', amount: '0.1', hash: '0xabc' } });
     await call('sendSignal', { address: RECIPIENT_ADDRESS, data: "{'action':'ping'}", passphrase: MNEMONIC });
     assert.deepEqual({ chatType: node.received.at(-1)!.chatType, text: node.received.at(-1)!.text }, { chatType: 3, text: '{"action":"ping"}' });
+    // `\line` in a string stands for a line break inside the JSON text.
+    await call('sendRich', { address: RECIPIENT_ADDRESS, data: "{'type':'eth_transaction','amount':'1','comments':'first\\linesecond'}", passphrase: MNEMONIC });
+    assert.equal(JSON.parse(node.received.at(-1)!.text).comments, 'first\nsecond');
     const sent = node.accepted.length;
     assert.equal((await call('sendRich', { address: RECIPIENT_ADDRESS, data: '{not json', passphrase: MNEMONIC })).error.message, "Error: Wrong 'data' parameter: must be JSON");
     assert.equal((await call('sendRich', { address: RECIPIENT_ADDRESS, data: { amount: 5 }, passphrase: MNEMONIC })).error.message, "Error: Field 'amount' must be a string, representing a number");
