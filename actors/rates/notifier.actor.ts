@@ -1,19 +1,43 @@
-// `rates.notifier`: every notice is logged, then sent to each configured Slack and Discord webhook
-// (notes/rates.md E.3, F.1). Delivery failures are only logged; nothing a channel does can stall a cycle.
-// Secrets never reach a message: texts are scrubbed once more here, the last stop before leaving.
+// `rates.notifier`: every notice is logged, then sent to each configured Slack and Discord webhook and, as an
+// encrypted ADAMANT chat message, to each configured ADAMANT address (notes/rates.md E.3, F.1). Delivery failures
+// are only logged; nothing a channel does can stall a cycle. Secrets never reach a message: texts are scrubbed once
+// more here, the last stop before leaving.
+//
+// The ADAMANT channel reuses the console's client (chat-send.ts: look up the recipient's key, encrypt, sign a
+// type-8 transaction, post it; node-client.ts: the node pool with the rpc-session machine's failover). DESIGN.md's
+// dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared this way.
 
 import { fromCallback } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { scrubSecrets } from '../../src/logger.js';
+import { keyPairFromPassphrase } from '../../src/console/crypto.js';
 import type { NoticeLevel } from '../../src/rates/cycle.js';
-import { channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
+import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
+import { sendChatMessage } from '../console/chat-send.js';
+import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
 
 export type NotifierEvent = { type: 'notify.send'; level: NoticeLevel; message: string };
+
+/** The ADAMANT channel: the sending account and where its messages go. */
+export interface AdamantChannelOptions {
+  /** Recipient addresses (`U…`); each notice is one message to each. */
+  readonly addresses: readonly string[];
+  /** The sending account. A secret: only its key pair is used, derived once when the actor starts. */
+  readonly passphrase: string;
+  /** Node base URLs, tried in order; a node that fails a request moves to the back for the next ones. */
+  readonly nodes: readonly string[];
+  /** Wall clock (ms) for the transaction timestamp: the runtime's clock. */
+  readonly now: () => number;
+  /** Per node request; defaults to the console's 10 s. */
+  readonly timeoutMs?: number;
+}
 
 export interface NotifierOptions {
   readonly name: string;
   readonly slack: readonly string[];
   readonly discord: readonly string[];
+  /** Absent, or without addresses: the ADAMANT channel is off. */
+  readonly adamant?: AdamantChannelOptions;
   readonly logger: Logger;
   /** POSTs a JSON payload; injectable so tests can point it at a loopback server. */
   readonly post?: (url: string, payload: unknown, signal: AbortSignal) => Promise<void>;
@@ -32,10 +56,39 @@ async function postJson(url: string, payload: unknown, signal: AbortSignal): Pro
   if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
 }
 
+/** Sends `text` to one address; rejects with the reason the message did not go out. */
+type AdamantSend = (address: string, text: string, signal: AbortSignal) => Promise<string>;
+
+/** Built at actor start: the key pair is derived here, once, and never leaves the closure (nor any log line). */
+function adamantSender(options: AdamantChannelOptions): AdamantSend {
+  const keys = keyPairFromPassphrase(options.passphrase);
+  let order = [...options.nodes];
+  const node = nodeClient({
+    order: () => order,
+    // No health machine here (a few messages per cycle do not warrant polling public nodes): a node that failed
+    // moves to the back, so the next notice does not wait on it first.
+    onNodeFailure: (url) => (order = [...order.filter((entry) => entry !== url), url]),
+    timeoutMs: options.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS,
+  });
+  return async (address, text, signal) => sendChatMessage(node, keys, { recipientId: address, text, chatType: 1, amount: 0 }, options.now(), signal);
+}
+
 export function notifierLogic(options: NotifierOptions) {
   const post = options.post ?? postJson;
+  const adamant = options.adamant && options.adamant.addresses.length > 0 ? options.adamant : undefined;
+  const passphrase = adamant?.passphrase;
+  /** Reasons come from nodes and the network; the passphrase is masked in case anything ever echoed it. */
+  const scrubReason = (error: unknown): string => {
+    const reason = scrubSecrets(String((error as Error)?.message ?? error));
+    return passphrase ? reason.split(passphrase).join('***') : reason;
+  };
   return fromCallback<NotifierEvent>(({ receive }) => {
     const controller = new AbortController();
+    const sendAdamant = adamant ? adamantSender(adamant) : undefined;
+    const failed = (channel: string, extra: Record<string, unknown> = {}) => (error: unknown) => {
+      if (controller.signal.aborted) return;
+      options.logger.warn({ channel, ...extra, reason: scrubReason(error) }, 'notification delivery failed');
+    };
     receive((event) => {
       if (event.type !== 'notify.send') return;
       const message = scrubSecrets(event.message);
@@ -46,10 +99,17 @@ export function notifierLogic(options: NotifierOptions) {
         ...options.discord.map((url) => ({ channel: 'discord', url, payload: discordPayload(event.level, text) })),
       ];
       for (const delivery of deliveries) {
-        post(delivery.url, delivery.payload, controller.signal).catch((error: unknown) => {
-          if (controller.signal.aborted) return;
-          options.logger.warn({ channel: delivery.channel, reason: scrubSecrets(String((error as Error).message ?? error)) }, 'notification delivery failed');
-        });
+        post(delivery.url, delivery.payload, controller.signal).catch(failed(delivery.channel));
+      }
+      if (sendAdamant && adamant) {
+        const chat = adamantText(event.level, text);
+        for (const address of adamant.addresses) {
+          // Every send is independent and unawaited (the original: Promise.all per notice, failures only logged).
+          sendAdamant(address, chat, controller.signal).then(
+            (transactionId) => options.logger.debug({ channel: 'adamant', recipient: address, transactionId }, 'notification delivered'),
+            failed('adamant', { recipient: address }),
+          );
+        }
       }
     });
     return () => controller.abort();

@@ -2,7 +2,7 @@
 //
 //   rates (one_for_one)
 //   ├── rates.history    history-store machine (SQLite, or MongoDB when server.mongodb is set)
-//   ├── rates.notifier   log + Slack/Discord webhooks
+//   ├── rates.notifier   log + Slack/Discord webhooks + ADAMANT chat messages
 //   ├── rates.refresh    refresh-cycle machine (discovery, fetch, merge, store, notify)
 //   └── …edge            the HTTP listener, supplied by the caller (actors/ never imports http/)
 //
@@ -20,6 +20,7 @@ import { openMongoHistory } from '../../storage/rates/history.mongo.js';
 import { openSqliteHistory } from '../../storage/rates/history.sqlite.js';
 import { actorChild } from '../actor-child.js';
 import { fetchJsonClient } from '../http-json.js';
+import type { Runtime } from '../runtime.js';
 import type { ChildSpec } from '../supervisor.js';
 import { supervisorSpec } from '../supervisor.js';
 import { historyLogic } from './history.actor.js';
@@ -82,6 +83,13 @@ export function openConfiguredHistory(config: RatesConfig): () => Promise<Histor
   return async () => openSqliteHistory(config.server.sqlite.path);
 }
 
+/** The ADAMANT channel's options when the configuration turns it on (addresses and, so, a validated passphrase). */
+function adamantChannel(config: RatesConfig, runtime: Runtime): Pick<NotifierOptions, 'adamant'> {
+  const { adamant: addresses, adamantPassphrase: passphrase, adamantNodes: nodes } = config.notify;
+  if (addresses.length === 0 || passphrase === undefined) return {};
+  return { adamant: { addresses, passphrase, nodes, now: () => runtime.clock.now() } };
+}
+
 export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): ChildSpec {
   const openHistory = options.openHistory ?? openConfiguredHistory(config);
   // Merge settings depend only on the configuration (what each active source advertises): derive them once.
@@ -109,6 +117,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
             name: config.name,
             slack: config.notify.slack,
             discord: config.notify.discord,
+            ...adamantChannel(config, runtime),
             logger: runtime.logger.child({ actor: RATES_NOTIFIER_ID }),
             post: options.post,
           }),

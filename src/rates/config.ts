@@ -8,9 +8,14 @@
 //   point a connector at a fake server (notes F.2);
 // - `server.sqlite.path`: where the embedded SQLite history lives (notes F.3);
 // - `server.admin`: the operator listener (`port`, `host`, `apiKey`); ADMIN_PORT, ADMIN_HOST and
-//   ADMIN_API_KEY in the environment override it.
+//   ADMIN_API_KEY in the environment override it;
+// - `notify.adamantNodes`: the ADAMANT nodes (http(s) base URLs) the ADAMANT notification channel sends
+//   through, tried in order with failover. The original hard-codes its node list in adamant-api (notes E.3);
+//   the default is its three public nodes, and tests point it at a loopback fake node.
 
 import Type, { type Static } from 'typebox';
+import { validatePassphrase } from '../console/amount.js';
+import { ADDRESS as ADAMANT_ADDRESS } from '../console/params.js';
 import { deepFreeze, schemaProblems } from '../config.js';
 import type { SourceName, Strategy } from './types.js';
 
@@ -63,6 +68,19 @@ export function isPlaceholderSecret(value: string): boolean {
   const trimmed = value.trim();
   return trimmed === '' || PLACEHOLDER_SECRETS.has(trimmed.toLowerCase());
 }
+
+/**
+ * Public ADAMANT nodes the original's adamant-api sends notifications through (notes E.3); `notify.adamantNodes`
+ * replaces the list. The original's two bare-IP nodes are left out: a named node is maintained, an IP may change hands.
+ */
+export const DEFAULT_ADAMANT_NODES: readonly string[] = ['https://endless.adamant.im', 'https://clown.adamant.im', 'https://lake.adamant.im'];
+
+/** The original's refinement text (notes E.1): addresses listed, no usable passphrase (absent, blank or the placeholder). */
+export const ADAMANT_PASSPHRASE_MISSING = 'Provide passphrase to use ADAMANT notifier';
+/** A passphrase the console would refuse (more than 30 characters, src/console/amount.ts); its value is never echoed. */
+export const ADAMANT_PASSPHRASE_INVALID = 'Invalid ADAMANT passphrase: it must be longer than 30 characters (the 12 words of the sending account)';
+/** Later upstream documentation's text for `^U[0-9]{6,21}$` (notes E.1); the value is not echoed, it may be a pasted secret. */
+export const ADAMANT_ADDRESS_INVALID = 'Invalid ADAMANT address. The format is U followed by 6 to 21 digits';
 
 /** Notification webhook formats of the original (notes E.1); loopback URLs are deliberately not accepted. */
 const SLACK_WEBHOOK = /^https:\/\/hooks\.slack\.com\/services\/[A-Z0-9]+\/[A-Z0-9]+\/[A-Za-z0-9]+$/;
@@ -189,6 +207,8 @@ export const RatesConfigSchema = Type.Object(
           discord: Type.Optional(Type.Array(Type.String())),
           adamant: Type.Optional(Type.Array(Type.String())),
           adamantPassphrase: Type.Optional(Secret),
+          // Additive key (see the top of this file): at least one node, each checked for http(s) in the semantic pass.
+          adamantNodes: Type.Optional(Type.Array(Url, { minItems: 1 })),
         },
         strict,
       ),
@@ -291,6 +311,20 @@ export interface RatesSources {
 
 export type SourceKey = keyof RatesSources;
 
+export interface RatesNotify {
+  readonly slack: readonly string[];
+  readonly discord: readonly string[];
+  /** Recipient addresses of the ADAMANT channel; empty = the channel is off. */
+  readonly adamant: readonly string[];
+  /**
+   * The sending account's passphrase, present exactly when `adamant` lists addresses. A secret: the property is
+   * non-enumerable, so serializing or logging the configuration (JSON, pino, util.inspect) never carries it.
+   */
+  readonly adamantPassphrase?: string;
+  /** Node base URLs for the ADAMANT channel, without a trailing slash (additive key `notify.adamantNodes`). */
+  readonly adamantNodes: readonly string[];
+}
+
 export interface RatesConfig {
   readonly name: string;
   readonly decimals: number;
@@ -311,7 +345,7 @@ export interface RatesConfig {
     /** The operator listener's settings from the file (additive key); the environment overrides them. */
     readonly admin?: { readonly port?: number; readonly host?: string; readonly apiKey?: string };
   };
-  readonly notify: { readonly slack: readonly string[]; readonly discord: readonly string[] };
+  readonly notify: RatesNotify;
   readonly log_level: LogLevel;
   /** Uppercased, `mappings` applied, config order. */
   readonly base_coins: readonly string[];
@@ -413,6 +447,16 @@ function fetchableCount(block: Loose): number {
   return countOf(block.codes) + countOf(block.coins) + countOf(block.ids);
 }
 
+/** The console's rule for a passphrase (src/console/amount.ts validatePassphrase), as a predicate. */
+function isAdamantPassphrase(value: string): boolean {
+  try {
+    validatePassphrase(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function validHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -443,16 +487,22 @@ function semanticCheck(raw: unknown, problems: string[], warnings: string[]): vo
         );
       }
     });
-    // ADAMANT messages need the signed-transaction code of the console service, which is not here yet;
-    // failing loudly beats silently dropping alerts an operator believes are configured.
-    if (countOf(notify.adamant) > 0) {
-      problems.push(
-        "notify.adamant: The ADAMANT notification channel is not available in this release yet (it arrives with the console service). Remove 'notify.adamant' or leave it empty and use Slack or Discord",
-      );
+    // notes E.1: addresses need a passphrase (4.2: only a non-empty list does); the placeholder counts as none.
+    // The passphrase is a secret and addresses may be mis-pasted ones: problems name positions, never values.
+    const addresses = Array.isArray(notify.adamant) ? notify.adamant : [];
+    addresses.forEach((address, index) => {
+      if (typeof address === 'string' && !ADAMANT_ADDRESS.test(address)) problems.push(`notify.adamant[${index}]: ${ADAMANT_ADDRESS_INVALID}`);
+    });
+    const passphrase = secretOf(notify.adamantPassphrase);
+    if (addresses.length > 0) {
+      if (passphrase === undefined) problems.push(`notify.adamantPassphrase: ${ADAMANT_PASSPHRASE_MISSING}`);
+      else if (!isAdamantPassphrase(passphrase)) problems.push(`notify.adamantPassphrase: ${ADAMANT_PASSPHRASE_INVALID}`);
+    } else if (passphrase !== undefined) {
+      warnings.push('notify.adamantPassphrase: notify.adamant lists no address; the ADAMANT notification channel stays off');
     }
-    if (secretOf(notify.adamantPassphrase) !== undefined) {
-      warnings.push('notify.adamantPassphrase: ignored, the ADAMANT notification channel is not available in this release yet');
-    }
+    stringsOf(notify.adamantNodes).forEach((url, index) => {
+      if (!validHttpUrl(url)) problems.push(`notify.adamantNodes[${index}]: must be an http:// or https:// URL`);
+    });
   }
 
   if (isRecord(raw.mappings)) {
@@ -575,6 +625,20 @@ function normalizeSources(raw: RawRatesConfig): RatesSources {
   return sources;
 }
 
+function normalizeNotify(notify: RawRatesConfig['notify']): RatesNotify {
+  const adamant = [...(notify?.adamant ?? [])];
+  const normalized: RatesNotify = {
+    slack: [...(notify?.slack ?? [])],
+    discord: [...(notify?.discord ?? [])],
+    adamant,
+    adamantNodes: (notify?.adamantNodes ?? DEFAULT_ADAMANT_NODES).map((url) => url.trim().replace(/\/+$/, '')),
+  };
+  // Validation guarantees a real passphrase whenever addresses are listed; without addresses it is dropped.
+  const passphrase = adamant.length > 0 ? secretOf(notify?.adamantPassphrase) : undefined;
+  if (passphrase !== undefined) Object.defineProperty(normalized, 'adamantPassphrase', { value: passphrase, enumerable: false });
+  return normalized;
+}
+
 function normalize(raw: RawRatesConfig): RatesConfig {
   const mappings = Object.fromEntries(
     Object.entries(raw.mappings ?? {}).map(([from, to]) => [from.trim().toUpperCase(), to.trim().toUpperCase()]),
@@ -605,7 +669,7 @@ function normalize(raw: RawRatesConfig): RatesConfig {
       sqlite: { path: raw.server?.sqlite?.path ?? DEFAULT_SQLITE_PATH },
       ...(raw.server?.admin ? { admin: { ...raw.server.admin } } : {}),
     },
-    notify: { slack: [...(raw.notify?.slack ?? [])], discord: [...(raw.notify?.discord ?? [])] },
+    notify: normalizeNotify(raw.notify),
     log_level: raw.log_level ?? DEFAULT_LOG_LEVEL,
     base_coins: [...new Set(upper(raw.base_coins).map((coin) => mappings[coin] ?? coin))],
     mappings,

@@ -25,3 +25,12 @@ export function slackPayload(level: NoticeLevel, text: string): unknown {
 export function discordPayload(level: NoticeLevel, text: string): unknown {
   return { embeds: [{ color: DISCORD_COLORS[level], description: text }] };
 }
+
+/**
+ * The ADAMANT channel's chat text, `<level>| **<name>**# <message>`: the original calls adamant-api
+ * `sendMessage(passphrase, address, "<level>| <msg>")` with `msg` the channel text (notes E.3); it goes out as a
+ * basic (chat type 1) encrypted message.
+ */
+export function adamantText(level: NoticeLevel, text: string): string {
+  return `${level}| ${text}`;
+}

@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it, test } from 'node:test';
+import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../rates/fakes/upstreams.js';
+import { startFakeAdamantNode } from '../support/adamant-node.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
 import { waitFor } from '../support/wait.js';
 
@@ -310,6 +312,55 @@ test('H.31 and --check-config: a disabled key-gated source needs no key; a valid
     const refused = startCli(['rates', '--check-config', '--config', join(dir, 'gated.jsonc')]);
     assert.equal(await refused.exited(), 1);
     assert.match(refused.stderr(), /Provide a free CoinGecko Demo API key when CoinGecko is enabled/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ADAMANT notifications: the startup notice reaches the configured address through notify.adamantNodes; the passphrase is never printed', async () => {
+  // Public BIP-39 test mnemonics, no real funds: the sending account, and the recipient the fake node reads for.
+  const sender = `${'abandon '.repeat(11)}about`;
+  const recipient = `${'zoo '.repeat(11)}wrong`;
+  const recipientAddress = addressFromPublicKey(keyPairFromPassphrase(recipient).publicKey);
+  const dir = mkdtempSync(join(tmpdir(), 'rates-adamant-'));
+  const fakes = await startFakeUpstreams();
+  const node = await startFakeAdamantNode({ accounts: [recipient] });
+  let service: CliProcess | undefined;
+  try {
+    const port = await freePort();
+    const notify = { slack: [], discord: [], adamant: [recipientAddress], adamantPassphrase: sender, adamantNodes: [node.url] };
+    writeFileSync(join(dir, 'config.jsonc'), JSON.stringify(ratesConfig(fakes, port, join(dir, 'h.sqlite'), { notify })));
+    service = startCli(['rates', '--config', join(dir, 'config.jsonc'), '--host', '127.0.0.1']);
+    const expected = `info| **Currencyinfo**# Infoservice v4.2.0 started on port ${port}`;
+    const startup = await waitFor(() => node.received.find((message) => message.text === expected), { timeoutMs: 15_000, what: 'the startup notice' });
+    assert.equal(startup.recipientId, recipientAddress);
+    assert.equal(startup.senderId, addressFromPublicKey(keyPairFromPassphrase(sender).publicKey));
+    assert.equal(startup.chatType, 1);
+    assert.equal(await service.stop(), 0);
+    for (const output of [service.stdout(), service.stderr()]) {
+      assert.ok(!output.includes(sender) && !output.includes('abandon abandon'), 'the passphrase appears in no output');
+    }
+  } finally {
+    await service?.stop();
+    await node.close();
+    await fakes.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('ADAMANT notifications: listed addresses without a real passphrase stop the process before the port opens', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'rates-adamant-bad-'));
+  try {
+    const fakes = await startFakeUpstreams();
+    const port = await freePort();
+    const config = ratesConfig(fakes, port, join(dir, 'h.sqlite'), { notify: { adamant: ['U1234567890', 'U12'], adamantPassphrase: 'apple banana...' } });
+    await fakes.close();
+    writeFileSync(join(dir, 'config.jsonc'), JSON.stringify(config));
+    const service = startCli(['rates', '--config', join(dir, 'config.jsonc')]);
+    assert.notEqual(await service.exited(), 0);
+    assert.match(service.stderr(), /notify\.adamantPassphrase: Provide passphrase to use ADAMANT notifier/);
+    assert.match(service.stderr(), /notify\.adamant\[1\]: Invalid ADAMANT address/);
+    await assert.rejects(fetch(`http://127.0.0.1:${port}/status`), 'the port never opened');
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

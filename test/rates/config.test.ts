@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { inspect } from 'node:util';
 import {
+  ADAMANT_ADDRESS_INVALID,
+  ADAMANT_PASSPHRASE_INVALID,
+  ADAMANT_PASSPHRASE_MISSING,
+  DEFAULT_ADAMANT_NODES,
   isPlaceholderSecret,
   parseRatesConfig,
   RATES_DEFAULT_CONFIG,
@@ -63,7 +68,7 @@ test('defaults are filled for a minimal file', () => {
     refreshInterval: 10,
     rateLifetime: 60,
     server: { port: 36661, sqlite: { path: 'data/rates.sqlite' } },
-    notify: { slack: [], discord: [] },
+    notify: { slack: [], discord: [], adamant: [], adamantNodes: ['https://endless.adamant.im', 'https://clown.adamant.im', 'https://lake.adamant.im'] },
     log_level: 'log',
     base_coins: ['USD'],
     mappings: {},
@@ -212,19 +217,90 @@ test('Binance quote asset rules', () => {
   ]);
 });
 
-test('notify.adamant with entries is refused; the passphrase is never echoed', () => {
-  const passphrase = 'correct horse battery staple words';
-  const result = parseRatesConfig({ ...MINIMAL, notify: { adamant: ['U1234567890'], adamantPassphrase: passphrase } });
-  assert.ok(!result.ok);
-  assert.equal(result.problems.length, 1);
-  assert.match(result.problems[0]!, /^notify\.adamant: The ADAMANT notification channel is not available in this release yet \(it arrives with the console service\)/);
-  assert.match(result.problems[0]!, /Remove 'notify\.adamant'/);
-  assert.ok(!JSON.stringify(result).includes(passphrase));
+/** The public BIP-39 test mnemonic (notes/transfers-console.md test vectors): a valid ADAMANT passphrase, no real funds. */
+const SENDER = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 
-  const accepted = ok({ ...MINIMAL, notify: { adamant: [], adamantPassphrase: passphrase } });
-  assert.ok(!JSON.stringify(accepted).includes(passphrase));
-  assert.deepEqual(accepted.config.notify, { slack: [], discord: [] });
-  assert.deepEqual(ok({ ...MINIMAL, notify: { adamant: [], adamantPassphrase: 'apple banana...' } }).warnings, []);
+test('notify.adamant: the exact problem texts', () => {
+  assert.equal(ADAMANT_PASSPHRASE_MISSING, 'Provide passphrase to use ADAMANT notifier');
+  assert.equal(ADAMANT_ADDRESS_INVALID, 'Invalid ADAMANT address. The format is U followed by 6 to 21 digits');
+  assert.equal(ADAMANT_PASSPHRASE_INVALID, 'Invalid ADAMANT passphrase: it must be longer than 30 characters (the 12 words of the sending account)');
+  assert.deepEqual(DEFAULT_ADAMANT_NODES, ['https://endless.adamant.im', 'https://clown.adamant.im', 'https://lake.adamant.im']);
+});
+
+test('notify.adamant: addresses without a passphrase, or with a blank one, are refused with the original text', () => {
+  for (const notify of [{ adamant: ['U1234567890'] }, { adamant: ['U1234567890'], adamantPassphrase: '' }, { adamant: ['U1234567890'], adamantPassphrase: '   ' }]) {
+    assert.deepEqual(problems({ ...MINIMAL, notify }), ['notify.adamantPassphrase: Provide passphrase to use ADAMANT notifier'], JSON.stringify(notify));
+  }
+});
+
+test("notify.adamant: the template's placeholder passphrase counts as absent", () => {
+  for (const placeholder of ['apple banana...', '  APPLE banana...  ']) {
+    const found = problems({ ...MINIMAL, notify: { adamant: ['U1234567890'], adamantPassphrase: placeholder } });
+    assert.deepEqual(found, ['notify.adamantPassphrase: Provide passphrase to use ADAMANT notifier']);
+  }
+  // The stock template (no addresses, placeholder passphrase) is accepted silently, the channel off.
+  const template = ok({ ...MINIMAL, notify: { slack: [], discord: [], adamant: [], adamantPassphrase: 'apple banana...' } });
+  assert.deepEqual(template.warnings, []);
+  assert.deepEqual(template.config.notify.adamant, []);
+  assert.equal(template.config.notify.adamantPassphrase, undefined);
+});
+
+test('notify.adamant: each address must match ^U[0-9]{6,21}$, named by its index and never echoed', () => {
+  const bad = ['U12345', 'u1234567890', 'U1234567890123456789012', 'secret words in the wrong field', 'U123456a'];
+  const found = problems({ ...MINIMAL, notify: { adamant: ['U123456', ...bad, 'U123456789012345678901'], adamantPassphrase: SENDER } });
+  assert.deepEqual(found, bad.map((_, index) => `notify.adamant[${index + 1}]: Invalid ADAMANT address. The format is U followed by 6 to 21 digits`));
+  assert.ok(!found.join('\n').includes('secret words'), 'the value is not echoed');
+});
+
+test('notify.adamant: a passphrase the console would refuse is a problem that never shows the passphrase', () => {
+  const short = 'too short to be a passphrase';
+  const result = parseRatesConfig({ ...MINIMAL, notify: { adamant: ['U1234567890'], adamantPassphrase: short } });
+  assert.ok(!result.ok);
+  assert.deepEqual(result.problems, [
+    'notify.adamantPassphrase: Invalid ADAMANT passphrase: it must be longer than 30 characters (the 12 words of the sending account)',
+  ]);
+  assert.ok(!JSON.stringify(result).includes(short));
+  const typed = problems({ ...MINIMAL, notify: { adamant: ['U1234567890'], adamantPassphrase: 42 } });
+  assert.ok(typed.some((line) => line.startsWith('notify.adamantPassphrase:')));
+});
+
+test('notify.adamant: a valid configuration is accepted; the passphrase is kept but never serialized', () => {
+  const { config, warnings } = ok({
+    ...MINIMAL,
+    notify: { adamant: ['U1234567890', 'U9876543210987654321'], adamantPassphrase: `  ${SENDER}  `, adamantNodes: ['http://127.0.0.1:1/', 'https://node.example'] },
+  });
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.notify.adamant, ['U1234567890', 'U9876543210987654321']);
+  assert.equal(config.notify.adamantPassphrase, SENDER, 'trimmed, as the original');
+  assert.deepEqual(config.notify.adamantNodes, ['http://127.0.0.1:1', 'https://node.example'], 'trailing slashes dropped');
+  assert.ok(Object.isFrozen(config.notify));
+  assert.ok(!JSON.stringify(config).includes('abandon'), 'JSON never carries the passphrase');
+  assert.ok(!Object.keys(config.notify).includes('adamantPassphrase'));
+  assert.ok(!inspect(config, { depth: 10 }).includes('abandon'), 'neither does util.inspect');
+  assert.deepEqual(ok({ ...MINIMAL, notify: { adamant: ['U1234567890'], adamantPassphrase: SENDER } }).config.notify.adamantNodes, DEFAULT_ADAMANT_NODES);
+});
+
+test('notify.adamant: a passphrase without addresses is dropped with a warning that does not show it', () => {
+  const { config, warnings } = ok({ ...MINIMAL, notify: { adamant: [], adamantPassphrase: SENDER } });
+  assert.deepEqual(warnings, ['notify.adamantPassphrase: notify.adamant lists no address; the ADAMANT notification channel stays off']);
+  assert.equal(config.notify.adamantPassphrase, undefined);
+  assert.ok(!JSON.stringify({ config, warnings }).includes('abandon'));
+});
+
+test('notify.adamantNodes (additive key): a non-empty list of http(s) URLs, bad entries named by index and not echoed', () => {
+  const found = problems({ ...MINIMAL, notify: { adamantNodes: ['https://ok.example', 'ftp://user:hunter2@node', 'not a url'] } });
+  assert.deepEqual(found, ['notify.adamantNodes[1]: must be an http:// or https:// URL', 'notify.adamantNodes[2]: must be an http:// or https:// URL']);
+  assert.ok(!found.join('\n').includes('hunter2'));
+  const empty = problems({ ...MINIMAL, notify: { adamantNodes: [] } });
+  assert.equal(empty.length, 1);
+  assert.match(empty[0]!, /^notify\.adamantNodes: /);
+});
+
+test('notify.adamant: the passphrase appears in no problem or warning whatever else is wrong', () => {
+  const result = parseRatesConfig({ ...MINIMAL, foo: 1, notify: { adamant: ['U1', 'U1234567890'], adamantPassphrase: SENDER, adamantNodes: ['x'], extra: SENDER } });
+  assert.ok(!result.ok);
+  assert.ok(result.problems.length >= 4, result.problems.join('\n'));
+  assert.ok(!JSON.stringify(result).includes('abandon'));
 });
 
 test('Slack and Discord webhooks must match the original formats; bad ones are not echoed', () => {
@@ -291,6 +367,7 @@ test('schema problems and key-gate problems come together in one report', () => 
   const found = problems({ ...MINIMAL, foo: 1, decimals: 1.5, coingecko: { coins: ['BTC'] }, notify: { adamant: ['U1234567'] } });
   assert.equal(found.length, 4);
   assert.ok(found.includes(GECKO));
+  assert.ok(found.includes('notify.adamantPassphrase: Provide passphrase to use ADAMANT notifier'));
 });
 
 test('unknown priority names are a warning (names are case-sensitive)', () => {
