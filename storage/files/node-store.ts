@@ -9,6 +9,31 @@ import { join } from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
 import { FsDatastore } from 'datastore-fs';
 
+/**
+ * FsDatastore that takes no writes once closed. libp2p saves its own peer record from a debounced callback
+ * that can fire about a second after the node stopped; written then, it would recreate the store's folders
+ * after the process (or a test) considered the store finished and removed them. The record is a cache
+ * rebuilt at the next start, so dropping that late write loses nothing.
+ */
+class ClosableFsDatastore extends FsDatastore {
+  #closed = false;
+
+  override async open(): Promise<void> {
+    this.#closed = false;
+    await super.open();
+  }
+
+  override async close(): Promise<void> {
+    this.#closed = true;
+    await super.close();
+  }
+
+  override async put(...args: Parameters<FsDatastore['put']>): ReturnType<FsDatastore['put']> {
+    if (this.#closed) return args[0];
+    return super.put(...args);
+  }
+}
+
 export interface NodeStore {
   readonly directory: string;
   readonly blockstore: FsBlockstore;
@@ -20,7 +45,7 @@ export interface NodeStore {
 export async function openNodeStore(directory: string): Promise<NodeStore> {
   mkdirSync(directory, { recursive: true });
   const blockstore = new FsBlockstore(join(directory, 'blockstore'));
-  const datastore = new FsDatastore(join(directory, 'datastore'));
+  const datastore = new ClosableFsDatastore(join(directory, 'datastore'));
   await blockstore.open();
   try {
     await datastore.open();
