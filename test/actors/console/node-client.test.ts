@@ -4,7 +4,8 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/node-client.js';
+import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/node-client.js';
+import { AbortedError } from '../../../src/errors.js';
 import { freePort } from '../../support/cli.js';
 
 interface FakeNode {
@@ -76,5 +77,69 @@ describe('ADAMANT node client', () => {
     } finally {
       refusing.server.close();
     }
+  });
+
+  test('the POST body arrives whole as JSON; a body that is not JSON or a 5xx counts as a sick node', async () => {
+    let received: unknown;
+    const echoing = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        received = { type: request.headers['content-type'], length: Number(request.headers['content-length']), body: JSON.parse(Buffer.concat(chunks).toString('utf8')) };
+        response.writeHead(200, { 'content-type': 'application/json' }).end('{"success":true}');
+      });
+    });
+    const garbled = await fakeNode(() => ({ status: 200, body: '<html>proxy error</html>' }));
+    await new Promise<void>((resolve) => echoing.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(echoing.address() as { port: number }).port}`;
+      const transaction = { message: 'é€😀', amount: 1 };
+      await nodeClient({ order: () => [url] }).post('transactions/process', { transaction }, signal);
+      assert.deepEqual(received, { type: 'application/json', length: Buffer.byteLength(JSON.stringify({ transaction })), body: { transaction } });
+      const failed: string[] = [];
+      const body = await nodeClient({ order: () => [garbled.url, healthy.url], onNodeFailure: (u) => failed.push(u) }).get<{ success: boolean }>('node/status', undefined, signal);
+      assert.equal(body.success, true);
+      assert.deepEqual(failed, [garbled.url]);
+    } finally {
+      echoing.close();
+      garbled.server.close();
+    }
+  });
+
+  test('an answer over the size limit is refused, declared or streamed', async () => {
+    const big = 'x'.repeat(MAX_NODE_RESPONSE_BYTES + 1);
+    const declared = await fakeNode(() => ({ status: 200, body: big }));
+    const streamed = createServer((_request, response) => {
+      // chunked: no content-length, so only the running count can stop it
+      response.writeHead(200, { 'content-type': 'application/json' });
+      response.write(big.slice(0, MAX_NODE_RESPONSE_BYTES));
+      response.end('xx');
+    });
+    await new Promise<void>((resolve) => streamed.listen(0, '127.0.0.1', resolve));
+    try {
+      const streamedUrl = `http://127.0.0.1:${(streamed.address() as { port: number }).port}`;
+      for (const url of [declared.url, streamedUrl]) {
+        await assert.rejects(nodeClient({ order: () => [url] }).get('blocks', undefined, signal), (error: Error) => error instanceof NodeUnavailableError && /too large/.test(error.message), url);
+      }
+    } finally {
+      declared.server.closeAllConnections();
+      declared.server.close();
+      streamed.closeAllConnections();
+      streamed.close();
+    }
+  });
+
+  test('a caller that goes away aborts the request at once, with no failover and no node blamed', async () => {
+    const controller = new AbortController();
+    const failed: string[] = [];
+    const before = healthy.seen.length;
+    const pending = nodeClient({ order: () => [silent.url, healthy.url], onNodeFailure: (u) => failed.push(u) }).get('node/status', undefined, controller.signal);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const started = Date.now();
+    controller.abort();
+    await assert.rejects(pending, AbortedError);
+    assert.ok(Date.now() - started < 1_000, 'rejected promptly');
+    assert.deepEqual(failed, []);
+    assert.equal(healthy.seen.length, before, 'no other node was asked');
   });
 });
