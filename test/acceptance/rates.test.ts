@@ -84,6 +84,7 @@ describe('rates service as a process', () => {
       ADMIN_API_KEY: ADMIN_KEY,
     });
     await service.waitForLine((line) => line.msg === 'listening' && line.listener === 'rates');
+    assert.ok(service.lines.some((line) => line.msg === `InfoService successfully read the config-file '${join(dir, 'config.jsonc')}'.`), 'the original startup line');
   });
 
   after(async () => {
