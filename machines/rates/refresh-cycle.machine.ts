@@ -5,6 +5,9 @@
 //   any state ──system.shutdown──▶ stopped (final)
 //
 // Never two cycles at once: a cycle is a state, and the next one is only armed from `idle`.
+// `discovering` and `fetching` have no error transition on purpose: their actors turn every source failure into
+// an outcome (a failed source is data, not an error), so a rejection there is a bug; it stops the actor and the
+// rates supervisor restarts it with a fresh cycle.
 // Time comes from the actors' outputs (they read the injected clock); the machine itself has no clock.
 // Nothing here is persisted: quotes live in memory, snapshots go to the history actor.
 
