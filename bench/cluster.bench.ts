@@ -38,9 +38,10 @@ import {
   type FilesNodeProcess,
   type UploadAnswer,
 } from './support/files-node.js';
+import { GoalReport, InvalidRunError } from './support/goals.js';
 import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
-import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
+import { fmt, fmtInt, summarizeMs, table } from './support/stats.js';
 
 export const CLUSTER_SECTIONS = ['upload', 'repair'] as const;
 
@@ -255,32 +256,7 @@ async function warmUp(handle: NodeHandle, agent: Agent, copies: number): Promise
 // ---------------------------------------------------------------------------------------------
 // Results and goals.
 
-interface Row {
-  readonly name: string;
-  readonly measured: string;
-  readonly baseline: string;
-  readonly ratio: string;
-  readonly target: string;
-  /** undefined: no goal, or not judged. */
-  readonly met: boolean | undefined;
-  readonly judged: boolean;
-}
-
-const rows: Row[] = [];
-const notes: string[] = [];
-
-function goalRow(name: string, measured: string, baseline: string, ratio: string, target: string, met: boolean): void {
-  rows.push({ name, measured, baseline, ratio, target, met, judged: true });
-}
-
-function infoRow(name: string, measured: string, baseline = '-', ratio = '-'): void {
-  rows.push({ name, measured, baseline, ratio, target: '-', met: undefined, judged: false });
-}
-
-/** A measurement whose precondition failed (e.g. fewer copies than asked): it is no result, and the bench fails. */
-class InvalidRunError extends Error {
-  override readonly name = 'InvalidRunError';
-}
+const goals = new GoalReport();
 
 // ---------------------------------------------------------------------------------------------
 // The cluster.
@@ -365,7 +341,7 @@ async function benchUpload(cluster: Cluster, single: NodeHandle, agent: Agent): 
   say(`median: ${COPIES} copies ${seconds(replicated)}, 1 copy ${seconds(base)}, ratio ${fmt(ratio)}x; every replicated answer acknowledged ${COPIES}, same CID on both sides in every round`);
   say(`RSS after the uploads: A ${fmt(memoryOf(cluster.a.node.process.pid)?.rssMiB ?? NaN, 1)} MiB, B ${fmt(memoryOf(cluster.b.node.process.pid)?.rssMiB ?? NaN, 1)} MiB, C ${fmt(memoryOf(cluster.c.node.process.pid)?.rssMiB ?? NaN, 1)} MiB, single-copy node ${fmt(memoryOf(single.node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
   say();
-  goalRow(
+  goals.judge(
     `upload ${UPLOAD_SIZE / MIB} MiB, ${COPIES} copies / 1 copy (median of ${UPLOAD_ROUNDS})`,
     seconds(replicated),
     seconds(base),
@@ -517,9 +493,9 @@ async function benchRepair(cluster: Cluster, options: { adminKey: string; replic
       `after a clean repair cycle C should hold all ${target.confirmed} files of A: its metrics count ${after.confirmed} confirmed (+${received}), ${held}/${REPAIR_SAMPLE} sampled CIDs held`,
     );
   }
-  infoRow(`repair: copies placed per second (${fmtInt(received)} copies to C)`, `${fmt(rate, 1)} copies/s`, `${fmt(uploadPlacementRate, 1)} copies/s`, `${fmt(rate / uploadPlacementRate)}x`);
-  infoRow('repair: time to a clean cycle (baseline: the uploads)', seconds(elapsedMs), seconds(uploads.wallMs), `${fmt(elapsedMs / uploads.wallMs)}x`);
-  notes.push(
+  goals.info(`repair: copies placed per second (${fmtInt(received)} copies to C)`, `${fmt(rate, 1)} copies/s`, `${fmt(uploadPlacementRate, 1)} copies/s`, `${fmt(rate / uploadPlacementRate)}x`);
+  goals.info('repair: time to a clean cycle (baseline: the uploads)', seconds(elapsedMs), seconds(uploads.wallMs), `${fmt(elapsedMs / uploads.wallMs)}x`);
+  goals.notes.push(
     `the repair rows' baseline column is the ${fmtInt(REPAIR_FILES)} uploads to A with C down (${REPAIR_CLIENTS} clients), which placed one copy each on B: ` +
       'the same number of copies of the same files, placed at upload time; repair runs one batch per call, one record after another.',
   );
@@ -529,14 +505,9 @@ async function benchRepair(cluster: Cluster, options: { adminKey: string; replic
 
 export async function runClusterBench(options: BenchOptions): Promise<void> {
   const run = (section: (typeof CLUSTER_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
-  rows.length = 0;
-  notes.length = 0;
-  say('cluster benchmark');
-  say(machineHeader());
-  say(`started ${new Date().toISOString()}`);
-  say();
+  goals.begin('cluster benchmark');
   if (cpus().length < 5) {
-    notes.push(
+    goals.notes.push(
       `${cpus().length} cores for ${run('upload') ? 'four nodes' : 'three nodes'} and the client: in the replicated upload A, B and C (and the client) share them, ` +
         'while the single-copy upload has one node and the client; the ratio carries that contention.',
     );
@@ -545,7 +516,6 @@ export async function runClusterBench(options: BenchOptions): Promise<void> {
   const adminKey = randomBytes(32).toString('hex');
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const handles: NodeHandle[] = [];
-  const failures: string[] = [];
   let cluster: Cluster | undefined;
   let single: NodeHandle | undefined;
   try {
@@ -576,38 +546,14 @@ export async function runClusterBench(options: BenchOptions): Promise<void> {
     say();
 
     // A failed section is reported in the table and the next one still runs; the bench still ends as failed below.
-    const section = async (name: string, body: () => Promise<void>) => {
-      try {
-        await body();
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const invalid = error instanceof InvalidRunError;
-        failures.push(`${name}: ${invalid ? 'INVALID RUN: ' : ''}${message}`);
-        say(`section ${name} ${invalid ? 'INVALID' : 'FAILED'}: ${message}`);
-        say();
-        rows.push({ name: `${name} (section ${invalid ? 'invalid' : 'failed'})`, measured: '-', baseline: '-', ratio: '-', target: '-', met: undefined, judged: true });
-      }
-    };
-    if (run('upload')) await section('upload', () => benchUpload(cluster!, single!, agent));
-    if (run('repair')) await section('repair', () => benchRepair(cluster!, { adminKey, replication: CLUSTER_REPLICATION }));
-
-    say('== goals');
-    say(
-      table(
-        ['measure', 'measured', 'baseline', 'ratio', 'goal', 'met'],
-        rows.map((r) => [r.name, r.measured, r.baseline, r.ratio, r.target, !r.judged ? '-' : r.met === undefined ? 'FAILED' : r.met ? 'met' : 'MISSED']),
-      ),
-    );
-    for (const note of notes) say(`note: ${note}`);
-    const missed = rows.filter((r) => r.judged && r.met === false).length;
-    say();
-    say(missed === 0 ? 'all goals met' : `${missed} goal(s) missed`);
-    if (failures.length > 0) {
-      const tails = [...(cluster ? [cluster.a, cluster.b, cluster.c] : []), ...(single ? [single] : [])]
+    if (run('upload')) await goals.section('upload', () => benchUpload(cluster!, single!, agent));
+    if (run('repair')) await goals.section('repair', () => benchRepair(cluster!, { adminKey, replication: CLUSTER_REPLICATION }));
+    goals.print();
+    goals.throwIfFailed(() =>
+      [...(cluster ? [cluster.a, cluster.b, cluster.c] : []), ...(single ? [single] : [])]
         .map((handle) => `${handle.label} output (tail):\n${handle.node.process.tail().slice(-2_000)}`)
-        .join('\n');
-      throw new Error(`${failures.length} section(s) failed:\n${failures.join('\n')}\n${tails}`);
-    }
+        .join('\n'),
+    );
   } finally {
     agent.destroy();
     const running = [...(cluster ? [cluster.a, cluster.b, cluster.c] : []), ...(single ? [single] : [])];

@@ -44,9 +44,10 @@ import {
   type FilesNodeProcess,
   type UploadAnswer,
 } from './support/files-node.js';
+import { GoalReport } from './support/goals.js';
 import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
-import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
+import { fmt, fmtInt, summarizeMs, table } from './support/stats.js';
 
 export const FILES_SECTIONS = ['upload', 'download', 'small'] as const;
 
@@ -139,27 +140,7 @@ async function warmUp(node: FilesNodeProcess, agent: Agent): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Results and goals.
 
-interface Row {
-  readonly name: string;
-  readonly measured: string;
-  readonly baseline: string;
-  readonly ratio: string;
-  readonly target: string;
-  /** undefined: no goal, or not judged. */
-  readonly met: boolean | undefined;
-  readonly judged: boolean;
-}
-
-const rows: Row[] = [];
-const notes: string[] = [];
-
-function goalRow(name: string, measured: string, baseline: string, ratio: string, target: string, met: boolean): void {
-  rows.push({ name, measured, baseline, ratio, target, met, judged: true });
-}
-
-function infoRow(name: string, measured: string, baseline = '-', ratio = '-'): void {
-  rows.push({ name, measured, baseline, ratio, target: '-', met: undefined, judged: false });
-}
+const goals = new GoalReport();
 
 const seconds = (ms: number) => `${fmt(ms / 1000, 2)} s`;
 const mibPerSecond = (bytes: number, ms: number) => `${fmt(bytes / MIB / (ms / 1000), 1)} MiB/s`;
@@ -270,11 +251,11 @@ async function benchUpload(node: FilesNodeProcess, agent: Agent, scratch: string
   const ratio = http / base;
   say(`median: HTTP ${seconds(http)}, baseline ${seconds(base)}, ratio ${fmt(ratio)}x; same CID on both sides in every round`);
   say();
-  goalRow(`upload ${LARGE_SIZE / MIB} MiB, HTTP / importer (median of ${UPLOAD_ROUNDS})`, seconds(http), seconds(base), `${fmt(ratio)}x`, `<= ${GOAL_UPLOAD_RATIO}x`, ratio <= GOAL_UPLOAD_RATIO);
+  goals.judge(`upload ${LARGE_SIZE / MIB} MiB, HTTP / importer (median of ${UPLOAD_ROUNDS})`, seconds(http), seconds(base), `${fmt(ratio)}x`, `<= ${GOAL_UPLOAD_RATIO}x`, ratio <= GOAL_UPLOAD_RATIO);
   // VmHWM is exact (the kernel's high-water mark) but counts everything since the node started; the
   // sampled peak only sees the upload windows. The goal is judged on the larger of the two.
   const peak = Math.max(peakSampled, Number.isFinite(peakHwm) ? peakHwm : 0);
-  goalRow(
+  goals.judge(
     'node peak RSS during the uploads',
     `${fmt(peak, 1)} MiB (sampled ${fmt(peakSampled, 1)}, VmHWM ${fmt(peakHwm, 1)})`,
     '-',
@@ -375,8 +356,8 @@ async function benchDownload(node: FilesNodeProcess, agent: Agent, large: LargeF
   say(`median: HTTP ${seconds(httpMs)} (TTFB ${fmt(httpTtfb, 2)} ms), unixfs.cat ${seconds(baseMs)} (TTFB ${fmt(baseTtfb, 2)} ms), ratio ${fmt(ratio)}x`);
   say(`node RSS after the downloads: ${fmt(memoryOf(node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
   say();
-  goalRow(`download ${LARGE_SIZE / MIB} MiB, HTTP / unixfs.cat (median of ${DOWNLOAD_ROUNDS})`, seconds(httpMs), seconds(baseMs), `${fmt(ratio)}x`, `<= ${GOAL_DOWNLOAD_RATIO}x`, ratio <= GOAL_DOWNLOAD_RATIO);
-  infoRow('download time to first byte (median)', `${fmt(httpTtfb, 2)} ms`, `${fmt(baseTtfb, 2)} ms`, `${fmt(httpTtfb / baseTtfb, 1)}x`);
+  goals.judge(`download ${LARGE_SIZE / MIB} MiB, HTTP / unixfs.cat (median of ${DOWNLOAD_ROUNDS})`, seconds(httpMs), seconds(baseMs), `${fmt(ratio)}x`, `<= ${GOAL_DOWNLOAD_RATIO}x`, ratio <= GOAL_DOWNLOAD_RATIO);
+  goals.info('download time to first byte (median)', `${fmt(httpTtfb, 2)} ms`, `${fmt(baseTtfb, 2)} ms`, `${fmt(httpTtfb / baseTtfb, 1)}x`);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -430,8 +411,8 @@ async function benchSmall(node: FilesNodeProcess, scratch: string): Promise<void
     say();
     say(`every answer carried the expected CID; node RSS after: ${fmt(memoryOf(node.process.pid)?.rssMiB ?? NaN, 1)} MiB`);
     say();
-    infoRow(`small uploads, ${SMALL_CLIENTS} clients: files/s`, fmt(httpRate, 1), fmt(refRate, 1), `${fmt(httpRate / refRate)}x`);
-    infoRow('small uploads: p50 / p99 latency', `${fmt(h.p50)} / ${fmt(h.p99)} ms`, `${fmt(r.p50)} / ${fmt(r.p99)} ms`);
+    goals.info(`small uploads, ${SMALL_CLIENTS} clients: files/s`, fmt(httpRate, 1), fmt(refRate, 1), `${fmt(httpRate / refRate)}x`);
+    goals.info('small uploads: p50 / p99 latency', `${fmt(h.p50)} / ${fmt(h.p99)} ms`, `${fmt(r.p50)} / ${fmt(r.p99)} ms`);
   } finally {
     agent.destroy();
   }
@@ -441,14 +422,9 @@ async function benchSmall(node: FilesNodeProcess, scratch: string): Promise<void
 
 export async function runFilesBench(options: BenchOptions): Promise<void> {
   const run = (section: (typeof FILES_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
-  rows.length = 0;
-  notes.length = 0;
-  say('files benchmark');
-  say(machineHeader());
-  say(`started ${new Date().toISOString()}`);
-  say();
+  goals.begin('files benchmark');
   if (cpus().length < 3) {
-    notes.push(
+    goals.notes.push(
       `${cpus().length} cores: in the HTTP runs the client (generator, multipart writer, reader) and the node compete for them, ` +
         'while each in-process baseline is one process; the HTTP ratios carry that contention.',
     );
@@ -467,35 +443,12 @@ export async function runFilesBench(options: BenchOptions): Promise<void> {
 
     // A failed section is reported in the table and the next one still runs (a stalled download says
     // nothing about small uploads); the bench still ends as failed below, so a failure is never a "result".
-    const failures: string[] = [];
-    const section = async (name: string, body: () => Promise<void>) => {
-      try {
-        await body();
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        failures.push(`${name}: ${message}`);
-        say(`section ${name} FAILED: ${message}`);
-        say();
-        rows.push({ name: `${name} (section failed)`, measured: '-', baseline: '-', ratio: '-', target: '-', met: undefined, judged: true });
-      }
-    };
     let large: LargeFile | undefined;
-    if (run('upload')) await section('upload', async () => void (large = await benchUpload(node!, agent, scratch)));
-    if (run('download')) await section('download', async () => benchDownload(node!, agent, large ?? (await prepareLarge(node!, agent, scratch))));
-    if (run('small')) await section('small', () => benchSmall(node!, scratch));
-
-    say('== goals');
-    say(
-      table(
-        ['measure', 'measured', 'baseline', 'ratio', 'goal', 'met'],
-        rows.map((r) => [r.name, r.measured, r.baseline, r.ratio, r.target, !r.judged ? '-' : r.met === undefined ? 'FAILED' : r.met ? 'met' : 'MISSED']),
-      ),
-    );
-    for (const note of notes) say(`note: ${note}`);
-    const missed = rows.filter((r) => r.judged && r.met === false).length;
-    say();
-    say(missed === 0 ? 'all goals met' : `${missed} goal(s) missed`);
-    if (failures.length > 0) throw new Error(`${failures.length} section(s) failed:\n${failures.join('\n')}\nnode output (tail):\n${node.process.tail()}`);
+    if (run('upload')) await goals.section('upload', async () => void (large = await benchUpload(node!, agent, scratch)));
+    if (run('download')) await goals.section('download', async () => benchDownload(node!, agent, large ?? (await prepareLarge(node!, agent, scratch))));
+    if (run('small')) await goals.section('small', () => benchSmall(node!, scratch));
+    goals.print();
+    goals.throwIfFailed(() => `node output (tail):\n${node!.process.tail()}`);
   } finally {
     agent.destroy();
     if (node) {

@@ -20,8 +20,11 @@ import { applySourceQuotes, evaluate, type ResolvedRates, type RetainedQuotes } 
 import { SOURCE_ORDER, type MergeSettings, type Quote, type SourceName } from '../src/rates/types.js';
 import type { BenchOptions } from './run.js';
 import { captureResponse, startBaseline } from './support/baseline.js';
-import { runLoad, terminateLoadWorkers, type LoadSummary } from './support/load.js';
-import { cpuSecondsOf, machineBusySeconds, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { getJson } from './support/http-json.js';
+import { runLoad, terminateLoadWorkers } from './support/load.js';
+import { measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { prng } from './support/random.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
 
@@ -45,24 +48,14 @@ const MERGE_PAIRS = 2_000;
 const MERGE_WARMUP = 5;
 const MERGE_ITERATIONS = 30;
 const READY_TIMEOUT_MS = 60_000;
+/** How long a setup check or a sample request (not a measurement) may wait for its answer. */
+const JSON_TIMEOUT_MS = 30_000;
 /** Busy time outside the server and the generator above this (% of a core) marks a run as disturbed. */
 const NOISY_OTHER_CPU = 25;
 
 const DIST = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(DIST, 'src', 'cli.js');
 const POLYFILL = join(DIST, 'src', 'polyfill.js');
-
-/** Deterministic PRNG (mulberry32), so every run measures the same data. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // A realistic upstream world: ~30 coins over three crypto sources, fiat over two.
@@ -137,12 +130,6 @@ function freePort(): Promise<number> {
   });
 }
 
-async function getJson(port: number, path: string): Promise<{ status: number; body: any; bytes: number }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  return { status: response.status, body: JSON.parse(text), bytes: Buffer.byteLength(text) };
-}
-
 interface Service {
   readonly process: ManagedProcess;
   readonly port: number;
@@ -163,7 +150,7 @@ async function startService(name: string, dir: string, fakes: FakeUpstreams, sql
     if (managed.exited()) throw new Error(`${name} exited before its first snapshot:\n${managed.tail()}`);
     if (Date.now() > deadline) throw new Error(`${name} not ready within ${READY_TIMEOUT_MS} ms:\n${managed.tail()}`);
     try {
-      const { body } = await getJson(port, '/status');
+      const { body } = await getJson(port, '/status', JSON_TIMEOUT_MS);
       if (body?.ready === true && body?.updating === false) break;
     } catch {
       // Not listening yet.
@@ -193,39 +180,13 @@ const notes: string[] = [];
 
 const say = (text = ''): void => void process.stdout.write(`${text}\n`);
 
-interface MeasuredLoad extends LoadSummary {
-  /** CPU use of the server process during the run (warm-up included), % of one core. */
-  readonly serverCpu: number;
-  /** CPU use of this process (the generator's worker thread; the main thread only waits), % of one core. */
-  readonly generatorCpu: number;
-  /** The rest of the machine's busy time (kernel loopback work, other processes), % of one core. */
-  readonly otherCpu: number;
-}
+/** The party of a load run: the server process (its CPU during the run, warm-up included). */
+type MeasuredRun = MeasuredLoad<'server'>;
 
-/** One load run plus the CPU both sides used: on a small machine it shows which side was the limit. */
-async function measured(serverPid: number, run: () => Promise<LoadSummary>): Promise<MeasuredLoad> {
-  const wall = process.hrtime.bigint();
-  const server = cpuSecondsOf(serverPid);
-  const machine = machineBusySeconds();
-  const own = process.cpuUsage();
-  const summary = await run();
-  const seconds = Number(process.hrtime.bigint() - wall) / 1e9;
-  const serverAfter = cpuSecondsOf(serverPid);
-  const machineAfter = machineBusySeconds();
-  const ownUsed = process.cpuUsage(own);
-  const serverCpu = server === undefined || serverAfter === undefined ? NaN : ((serverAfter - server) / seconds) * 100;
-  const generatorCpu = ((ownUsed.user + ownUsed.system) / 1e6 / seconds) * 100;
-  const machineCpu = machine === undefined || machineAfter === undefined ? NaN : ((machineAfter - machine) / seconds) * 100;
-  return { ...summary, serverCpu, generatorCpu, otherCpu: Math.max(0, machineCpu - serverCpu - generatorCpu) };
+function loadRow(target: string, path: string, s: MeasuredRun): string[] {
+  return [target, path, ...measuredCells(s)];
 }
-
-function loadRow(target: string, path: string, s: MeasuredLoad): string[] {
-  return [
-    target, path, fmtInt(s.requestsPerSecond), fmt(s.p50, 3), fmt(s.p90, 3), fmt(s.p99, 3), fmt(s.max, 1), fmtInt(s.completed), fmtInt(s.bodyBytes),
-    fmt(s.serverCpu, 0), fmt(s.generatorCpu, 0), fmt(s.otherCpu, 0), s.errors ? `${s.errors} (${s.errorDetail})` : '0',
-  ];
-}
-const LOAD_HEADER = ['target', 'path', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'requests', 'body B', 'srv CPU%', 'gen CPU%', 'other CPU%', 'errors'];
+const LOAD_HEADER = ['target', 'path', ...measuredHeader(['srv CPU%'])];
 
 // ---------------------------------------------------------------------------------------------
 // 1. /get throughput.
@@ -236,7 +197,7 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
   say(`service pid ${service.process.pid} on 127.0.0.1:${service.port}, ready after ${service.startupMs} ms`);
   const paths = ['/get', '/get?coin=BTC'];
   for (const path of paths) {
-    const { status, body, bytes } = await getJson(service.port, path);
+    const { status, body, bytes } = await getJson(service.port, path, JSON_TIMEOUT_MS);
     const pairs = Object.keys(body?.result ?? {}).length;
     if (status !== 200 || pairs === 0) throw new Error(`${path} answered ${status} with ${pairs} pairs`);
     say(`${path}: ${pairs} pairs, ${fmtInt(bytes)} bytes`);
@@ -249,7 +210,7 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
 
   const durationMs = options.durationSeconds * 1000;
   const load = (pid: number, port: number, path: string) =>
-    measured(pid, () => runLoad({ port, paths: [path], connections: options.connections, warmupMs: WARMUP_MS, durationMs }));
+    measuredLoad({ server: () => cpuSecondsOf(pid) }, () => runLoad({ port, paths: [path], connections: options.connections, warmupMs: WARMUP_MS, durationMs }));
   const rows: string[][] = [];
   try {
     for (const path of paths) {
@@ -261,7 +222,7 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
       rows.push(loadRow('ceiling: bare uWS', path, ceiling));
 
       for (const [label, m] of [['baseline', base], ['service', svc], ['ceiling', ceiling]] as const) {
-        if (m.otherCpu > NOISY_OTHER_CPU) notes.push(`${path} ${label}: ${fmt(m.otherCpu, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
+        if (m.cpu.other > NOISY_OTHER_CPU) notes.push(`${path} ${label}: ${fmt(m.cpu.other, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
       }
       const clean = base.errors === 0 && svc.errors === 0;
       const ratio = svc.requestsPerSecond / base.requestsPerSecond;
@@ -283,7 +244,7 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
       const needed = GOAL_THROUGHPUT_RATIO * base.requestsPerSecond;
       notes.push(
         `${path}: the service reached ${fmt(headroom * 100, 0)}% and the baseline ${fmt((base.requestsPerSecond / ceiling.requestsPerSecond) * 100, 0)}% ` +
-          `of the ceiling (bare uWS replay of the same answer, ${fmtInt(ceiling.requestsPerSecond)} req/s, generator at ${fmt(ceiling.generatorCpu, 0)}% of a core)` +
+          `of the ceiling (bare uWS replay of the same answer, ${fmtInt(ceiling.requestsPerSecond)} req/s, generator at ${fmt(ceiling.cpu.generator, 0)}% of a core)` +
           (headroom >= 0.8 ? '; the generator (or this machine) is part of the limit, so the ratio is a lower bound' : '') +
           (needed > ceiling.requestsPerSecond
             ? `; ${GOAL_THROUGHPUT_RATIO}x the baseline (${fmtInt(needed)} req/s) is above that ceiling, so on this machine the throughput goal cannot be shown for this path.`
@@ -373,7 +334,7 @@ async function benchHistory(dir: string, fakes: FakeUpstreams): Promise<void> {
   const rows: string[][] = [];
   try {
     for (const c of cases) {
-      const sample = await getJson(service.port, c.paths[0]!);
+      const sample = await getJson(service.port, c.paths[0]!, JSON_TIMEOUT_MS);
       const result = sample.body?.result as Array<{ tickers: Record<string, number> }> | undefined;
       const shape = `${result?.length ?? 0} snapshot(s) x ${Object.keys(result?.[0]?.tickers ?? {}).length} pair(s)`;
       if (sample.status !== 200 || result?.length !== c.snapshots || Object.keys(result[0]!.tickers).length !== c.pairs) {

@@ -40,6 +40,10 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { TRANSFERS_SECTIONS, runTransfersBench } = await import('./transfers.bench.js');
     return { description: 'transfers: gateway reads over 1,000,000 rows vs direct pg, indexer blocks/s on anvil with batched vs per-tx receipts', sections: TRANSFERS_SECTIONS, run: runTransfersBench };
   },
+  console: async () => {
+    const { CONSOLE_SECTIONS, runConsoleBench } = await import('./console.bench.js');
+    return { description: 'console: JSON-RPC nodeHeight/getAddress through the server vs direct to the node at 32 connections, sendTokens signing tx/s', sections: CONSOLE_SECTIONS, run: runConsoleBench };
+  },
 };
 
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
@@ -58,6 +62,10 @@ benchmarks:
           p50/p99 at 1 connection and requests/s at 32 connections (queries); on anvil, 2,000 blocks of
           50 transfers indexed with batched receipts and with per-transaction receipts (indexer).
           --duration applies to the 32-connection runs; --connections does not apply
+  console JSON-RPC nodeHeight and getAddress through the console server (the built CLI) against the same node
+          calls sent directly to the fake ADAMANT node, 32 connections, interleaved rounds of a fixed number of
+          requests; goal: added p50 < 1 ms per method (rpc); sendTokens transactions signed per second against
+          raw Ed25519 signatures of the same digests (signing). --duration and --connections do not apply
 
 options:
   --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)

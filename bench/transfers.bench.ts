@@ -38,10 +38,12 @@ import { openPgClient } from '../storage/transfers/sql-client.pg.js';
 import type { SqlClient } from '../storage/transfers/sql-client.js';
 import { startAnvil } from '../test/support/anvil.js';
 import type { BenchOptions } from './run.js';
-import { runLoad, terminateLoadWorkers, type LoadSummary } from './support/load.js';
-import { cpuSecondsOf, machineBusySeconds, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { GoalReport, InvalidRunError } from './support/goals.js';
+import { runLoad, terminateLoadWorkers } from './support/load.js';
+import { combineRounds, interleave, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
 import { removeScratchDirs } from './support/scratch.js';
-import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
+import { fmt, fmtInt, median, summarizeMs, table } from './support/stats.js';
 import { addRuns, anvilRpcCost, countRows, prepareChain, runIndexerHarness, waitForMaxBlock, type IndexRun, type PreparedChain } from './support/transfers-chain.js';
 import { INDEX_BUILDERS, loadTransfers } from './support/transfers-data.js';
 import { processAlive, serverCpuSeconds, startBenchPostgres, type BenchPostgres } from './support/transfers-postgres.js';
@@ -122,32 +124,7 @@ const mib = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MiB`;
 // ---------------------------------------------------------------------------------------------
 // Results.
 
-interface Row {
-  readonly name: string;
-  readonly measured: string;
-  readonly baseline: string;
-  readonly ratio: string;
-  readonly target: string;
-  /** undefined: no goal, or not judged. */
-  readonly met: boolean | undefined;
-  readonly judged: boolean;
-}
-
-const rows: Row[] = [];
-const notes: string[] = [];
-
-function goalRow(name: string, measured: string, baseline: string, ratio: string, target: string, met: boolean | undefined): void {
-  rows.push({ name, measured, baseline, ratio, target, met, judged: true });
-}
-
-function infoRow(name: string, measured: string, baseline = '-', ratio = '-'): void {
-  rows.push({ name, measured, baseline, ratio, target: '-', met: undefined, judged: false });
-}
-
-/** A measurement whose precondition failed (the two sides disagree, rows missing): it is no result. */
-class InvalidRunError extends Error {
-  override readonly name = 'InvalidRunError';
-}
+const goals = new GoalReport({ stacks: true, timed: true });
 
 // ---------------------------------------------------------------------------------------------
 // The two HTTP sides of the query benchmark, each in its own process.
@@ -193,77 +170,14 @@ async function getJson(port: number, path: string): Promise<{ status: number; bo
   return { status: response.status, body, bytes: Buffer.byteLength(text), text };
 }
 
-interface MeasuredLoad extends LoadSummary {
-  /** CPU of the side's process (its main thread and pg client), % of one core. */
-  readonly serverCpu: number;
-  /** CPU of PostgreSQL (postmaster and backends), % of one core. */
-  readonly pgCpu: number;
-  /** CPU of this process: the load generator's worker thread (the main thread only waits), % of one core. */
-  readonly generatorCpu: number;
-  /** Everything else the machine did (kernel loopback work, other processes), % of one core. */
-  readonly otherCpu: number;
-}
+/** The parties of a load run: the side's process (its main thread and pg client), PostgreSQL (postmaster and backends). */
+type Party = 'server' | 'pg';
+type MeasuredRun = MeasuredLoad<Party>;
 
-/** One load run plus the CPU each party used: on a 2-core machine it shows which one was the limit. */
-async function measured(serverPid: number, postmasterPid: number, run: () => Promise<LoadSummary>): Promise<MeasuredLoad> {
-  const wall = process.hrtime.bigint();
-  const server = cpuSecondsOf(serverPid);
-  const pgBefore = serverCpuSeconds(postmasterPid);
-  const machine = machineBusySeconds();
-  const own = process.cpuUsage();
-  const summary = await run();
-  const elapsed = Number(process.hrtime.bigint() - wall) / 1e9;
-  const serverAfter = cpuSecondsOf(serverPid);
-  const pgAfter = serverCpuSeconds(postmasterPid);
-  const machineAfter = machineBusySeconds();
-  const ownUsed = process.cpuUsage(own);
-  const share = (before: number | undefined, after: number | undefined) => (before === undefined || after === undefined ? NaN : ((after - before) / elapsed) * 100);
-  const serverCpu = share(server, serverAfter);
-  const pgCpu = share(pgBefore, pgAfter);
-  const generatorCpu = ((ownUsed.user + ownUsed.system) / 1e6 / elapsed) * 100;
-  const machineCpu = share(machine, machineAfter);
-  return { ...summary, serverCpu, pgCpu, generatorCpu, otherCpu: Math.max(0, machineCpu - serverCpu - pgCpu - generatorCpu) };
-}
+const LOAD_HEADER = ['query', 'side', 'conns', ...measuredHeader(['side CPU%', 'pg CPU%'])];
 
-const median = (values: readonly number[]) => {
-  const sorted = [...values].sort((x, y) => x - y);
-  const middle = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
-};
-
-/** Rounds of one side as one result: percentiles are the median of the rounds', rates and CPU over all of them. */
-function combine(runs: readonly MeasuredLoad[]): MeasuredLoad {
-  const windows = runs.map((run) => (run.requestsPerSecond > 0 ? run.completed / run.requestsPerSecond : 0));
-  const window = windows.reduce((sum, w) => sum + w, 0);
-  const weighted = (pick: (run: MeasuredLoad) => number) => runs.reduce((sum, run, i) => sum + pick(run) * windows[i]!, 0) / (window || 1);
-  const completed = runs.reduce((sum, run) => sum + run.completed, 0);
-  const errors = runs.reduce((sum, run) => sum + run.errors, 0);
-  return {
-    count: runs.reduce((sum, run) => sum + run.count, 0),
-    p50: median(runs.map((run) => run.p50)),
-    p90: median(runs.map((run) => run.p90)),
-    p99: median(runs.map((run) => run.p99)),
-    max: Math.max(...runs.map((run) => run.max)),
-    mean: weighted((run) => run.mean),
-    requestsPerSecond: window > 0 ? completed / window : 0,
-    completed,
-    errors,
-    errorDetail: runs.map((run) => run.errorDetail).filter((detail) => detail !== '').join('; '),
-    bodyBytes: runs.at(-1)?.bodyBytes ?? 0,
-    serverCpu: weighted((run) => run.serverCpu),
-    pgCpu: weighted((run) => run.pgCpu),
-    generatorCpu: weighted((run) => run.generatorCpu),
-    otherCpu: weighted((run) => run.otherCpu),
-  };
-}
-
-const LOAD_HEADER = ['query', 'side', 'conns', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'requests', 'body B', 'side CPU%', 'pg CPU%', 'gen CPU%', 'other CPU%', 'errors'];
-
-function loadRow(name: QueryName, side: string, connections: number, s: MeasuredLoad): string[] {
-  return [
-    name, side, String(connections), fmtInt(s.requestsPerSecond), fmt(s.p50, 3), fmt(s.p90, 3), fmt(s.p99, 3), fmt(s.max, 1), fmtInt(s.completed), fmtInt(s.bodyBytes),
-    fmt(s.serverCpu, 0), fmt(s.pgCpu, 0), fmt(s.generatorCpu, 0), fmt(s.otherCpu, 0), s.errors ? `${s.errors} (${s.errorDetail})` : '0',
-  ];
+function loadRow(name: QueryName, side: string, connections: number, s: MeasuredRun): string[] {
+  return [name, side, String(connections), ...measuredCells(s)];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -384,7 +298,7 @@ async function capturePlans(pgc: BenchPostgres, admin: SqlClient, subject: Query
       }
     }
     say();
-    if (seqScans.length > 0) notes.push(`a sequential scan of ethtxs in the plan of: ${seqScans.join(', ')} (see the plans above).`);
+    if (seqScans.length > 0) goals.notes.push(`a sequential scan of ethtxs in the plan of: ${seqScans.join(', ')} (see the plans above).`);
   } finally {
     await gateway?.process.stop();
     await baseline?.process.stop();
@@ -473,7 +387,7 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
       }
       if (byShape.size > 1) {
         const minority = [...byShape].sort((x, y) => x[1].length - y[1].length)[0]!;
-        notes.push(
+        goals.notes.push(
           `${name}: the planner reads ${minority[1].length} of ${subjects.length} subjects with "${minority[0]}" (median ${fmt(median(minority[1]), 1)} ms in the executor) ` +
             'and the others differently (see the plan-shape table); which addresses get which plan changes with the ANALYZE sample from run to run.',
         );
@@ -515,32 +429,23 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
     say();
 
     const paths = (name: QueryName, side: SideServer) => subjects.map((s) => (side.kind === 'gateway' ? gatewayPath(name, s) : baselinePath(name, s)));
+    const parties = (side: SideServer) => ({ server: () => cpuSecondsOf(side.process.pid), pg: () => serverCpuSeconds(pgc.postmasterPid) });
     const latency = (name: QueryName, side: SideServer) =>
-      measured(side.process.pid, pgc.postmasterPid, () =>
+      measuredLoad<Party>(parties(side), () =>
         runLoad({ port: side.port, paths: paths(name, side), connections: LATENCY_CONNECTIONS, warmupMs: LATENCY_WARMUP_MS, durationMs: LATENCY_ROUND_MS }),
       );
     const roundMs = (options.durationSeconds * 1000) / THROUGHPUT_ROUNDS;
     const throughput = (name: QueryName, side: SideServer) =>
-      measured(side.process.pid, pgc.postmasterPid, () =>
+      measuredLoad<Party>(parties(side), () =>
         runLoad({ port: side.port, paths: paths(name, side), connections: THROUGHPUT_CONNECTIONS, warmupMs: THROUGHPUT_WARMUP_MS, durationMs: roundMs }),
       );
-    /** Rounds of both sides, the side going first alternating; each side's rounds combined. */
-    const interleaved = async (name: QueryName, rounds: number, run: (name: QueryName, side: SideServer) => Promise<MeasuredLoad>) => {
-      const g: MeasuredLoad[] = [];
-      const b: MeasuredLoad[] = [];
-      for (let round = 0; round < rounds; round++) {
-        if (round % 2 === 0) {
-          b.push(await run(name, baseline!));
-          g.push(await run(name, gateway!));
-        } else {
-          g.push(await run(name, gateway!));
-          b.push(await run(name, baseline!));
-        }
-      }
-      return { gateway: combine(g), baseline: combine(b), ratios: g.map((m, i) => m.p50 / b[i]!.p50) };
+    /** Rounds of both sides, the side going first alternating (direct pg first in round 0); each side's rounds combined. */
+    const interleaved = async (name: QueryName, rounds: number, run: (name: QueryName, side: SideServer) => Promise<MeasuredRun>) => {
+      const [b, g] = await interleave(rounds, () => run(name, baseline!), () => run(name, gateway!));
+      return { gateway: combineRounds(g), baseline: combineRounds(b), ratios: g.map((m, i) => m.p50 / b[i]!.p50) };
     };
     const lines: string[][] = [];
-    const results = new Map<QueryName, { gl: MeasuredLoad; bl: MeasuredLoad; gt: MeasuredLoad; bt: MeasuredLoad; ratios: number[] }>();
+    const results = new Map<QueryName, { gl: MeasuredRun; bl: MeasuredRun; gt: MeasuredRun; bt: MeasuredRun; ratios: number[] }>();
     try {
       for (const name of QUERY_NAMES) {
         const l = await interleaved(name, LATENCY_ROUNDS, latency);
@@ -572,9 +477,9 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
     for (const line of compactPlan(hotPlan.map((row) => String(row['QUERY PLAN'])))) say(`    ${line}`);
     say();
     const hotRow = (): void =>
-      infoRow(`native, busiest address (${fmtInt(hotRows)} rows): p50, ${HOT_REQUESTS} requests`, `${fmt(hotGateway.p50, 1)} ms`, `${fmt(hotDirect.p50, 1)} ms`, `${fmt(hotGateway.p50 / hotDirect.p50)}x`);
+      goals.info(`native, busiest address (${fmtInt(hotRows)} rows): p50, ${HOT_REQUESTS} requests`, `${fmt(hotGateway.p50, 1)} ms`, `${fmt(hotDirect.p50, 1)} ms`, `${fmt(hotGateway.p50 / hotDirect.p50)}x`);
     const hotWalk = hotPlan.some((row) => /Index Scan Backward using time_index/.test(String(row['QUERY PLAN'])));
-    notes.push(
+    goals.notes.push(
       'with the original\'s indexes (single-column txfrom, txto, time, …) a medium address is the expensive case: PostgreSQL fetches all of its ~1,000 rows ' +
         '(one heap page each) and sorts them for the top 25, for a first page and a keyset page alike (the keyset bound is a Filter, not an index condition)' +
         (hotWalk ? '; for the busiest address it walks time_index backwards instead and stops after 25 matches, hence its fast page' : '') +
@@ -589,26 +494,26 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
       const { gl, bl, gt, bt, ratios } = results.get(name)!;
       const clean = gl.errors === 0 && bl.errors === 0;
       const ratio = gl.p50 / bl.p50;
-      const perRequest = (m: MeasuredLoad, cpu: number) => (m.requestsPerSecond > 0 ? (cpu / 100 / m.requestsPerSecond) * 1000 : NaN);
-      notes.push(
+      const perRequest = (m: MeasuredRun, cpu: number) => (m.requestsPerSecond > 0 ? (cpu / 100 / m.requestsPerSecond) * 1000 : NaN);
+      goals.notes.push(
         `${name}: gateway/direct p50 ratio per latency round: ${ratios.map((r) => fmt(r)).join(', ')}; CPU per request at ${LATENCY_CONNECTIONS} conn ` +
-          `(side process + PostgreSQL): gateway ${fmt(perRequest(gl, gl.serverCpu), 2)} + ${fmt(perRequest(gl, gl.pgCpu), 2)} ms, ` +
-          `direct ${fmt(perRequest(bl, bl.serverCpu), 2)} + ${fmt(perRequest(bl, bl.pgCpu), 2)} ms.`,
+          `(side process + PostgreSQL): gateway ${fmt(perRequest(gl, gl.cpu.server), 2)} + ${fmt(perRequest(gl, gl.cpu.pg), 2)} ms, ` +
+          `direct ${fmt(perRequest(bl, bl.cpu.server), 2)} + ${fmt(perRequest(bl, bl.cpu.pg), 2)} ms.`,
       );
-      goalRow(`${name}: p50 at ${LATENCY_CONNECTIONS} conn, gateway vs direct pg`, `${fmt(gl.p50, 3)} ms`, `${fmt(bl.p50, 3)} ms`, `${fmt(ratio, 3)}x`, `<= ${GOAL_P50_RATIO}x`, clean ? ratio <= GOAL_P50_RATIO : undefined);
-      infoRow(`${name}: p99 at ${LATENCY_CONNECTIONS} conn`, `${fmt(gl.p99, 3)} ms`, `${fmt(bl.p99, 3)} ms`, `${fmt(gl.p99 / bl.p99)}x`);
-      infoRow(`${name}: req/s at ${THROUGHPUT_CONNECTIONS} conns`, `${fmtInt(gt.requestsPerSecond)}`, `${fmtInt(bt.requestsPerSecond)}`, `${fmt(gt.requestsPerSecond / bt.requestsPerSecond)}x`);
-      if (!clean || gt.errors > 0 || bt.errors > 0) notes.push(`${name}: errors during the load runs (see the table); its p50 goal is not judged.`);
+      goals.judge(`${name}: p50 at ${LATENCY_CONNECTIONS} conn, gateway vs direct pg`, `${fmt(gl.p50, 3)} ms`, `${fmt(bl.p50, 3)} ms`, `${fmt(ratio, 3)}x`, `<= ${GOAL_P50_RATIO}x`, clean ? ratio <= GOAL_P50_RATIO : undefined);
+      goals.info(`${name}: p99 at ${LATENCY_CONNECTIONS} conn`, `${fmt(gl.p99, 3)} ms`, `${fmt(bl.p99, 3)} ms`, `${fmt(gl.p99 / bl.p99)}x`);
+      goals.info(`${name}: req/s at ${THROUGHPUT_CONNECTIONS} conns`, `${fmtInt(gt.requestsPerSecond)}`, `${fmtInt(bt.requestsPerSecond)}`, `${fmt(gt.requestsPerSecond / bt.requestsPerSecond)}x`);
+      if (!clean || gt.errors > 0 || bt.errors > 0) goals.notes.push(`${name}: errors during the load runs (see the table); its p50 goal is not judged.`);
       for (const [label, m] of [['gateway latency', gl], ['direct latency', bl], ['gateway throughput', gt], ['direct throughput', bt]] as const) {
-        if (m.otherCpu > NOISY_OTHER_CPU) notes.push(`${name} ${label}: ${fmt(m.otherCpu, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
+        if (m.cpu.other > NOISY_OTHER_CPU) goals.notes.push(`${name} ${label}: ${fmt(m.cpu.other, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
       }
     }
     hotRow();
-    notes.push(
+    goals.notes.push(
       'direct pg serializes what pg parsed: bigint and numeric columns (gas, gasprice, value) as JSON strings; the gateway writes them as bare JSON numbers with every digit ' +
         '(notes B.2), so its pages differ in those quotes (byte sizes above).',
     );
-    notes.push(
+    goals.notes.push(
       `at ${THROUGHPUT_CONNECTIONS} connections both sides queue on their ${POOL} pg connections and share ${cpus().length} cores with PostgreSQL and the generator: ` +
         'the CPU columns show which party was the limit.',
     );
@@ -688,7 +593,7 @@ async function benchIndexer(pgc: BenchPostgres): Promise<void> {
     );
     if (chain.reducedFrom !== undefined) {
       say(`NOTE: preparing ${fmtInt(chain.reducedFrom)} blocks would have taken more than ${seconds(PREPARE_BUDGET_MS)}: REDUCED to ${fmtInt(chain.blocks)} blocks; everything below measures ${fmtInt(chain.blocks)} blocks`);
-      notes.push(`the chain was reduced from ${fmtInt(chain.reducedFrom)} to ${fmtInt(chain.blocks)} blocks to keep its preparation within ${seconds(PREPARE_BUDGET_MS)}.`);
+      goals.notes.push(`the chain was reduced from ${fmtInt(chain.reducedFrom)} to ${fmtInt(chain.blocks)} blocks to keep its preparation within ${seconds(PREPARE_BUDGET_MS)}.`);
     }
     if (chain.sampledCounts.some((count) => count !== TRANSFERS_PER_BLOCK)) throw new InvalidRunError(`sampled blocks hold ${chain.sampledCounts.join(', ')} txs, not ${TRANSFERS_PER_BLOCK} each`);
 
@@ -709,7 +614,7 @@ async function benchIndexer(pgc: BenchPostgres): Promise<void> {
         if (error instanceof InvalidRunError) throw error;
         const message = error instanceof Error ? error.message : String(error);
         say(`service node run FAILED: ${message.split('\n')[0]}`);
-        notes.push(`the service node run failed (${message.split('\n')[0]}); the harness runs below drive the same indexer machine.`);
+        goals.notes.push(`the service node run failed (${message.split('\n')[0]}); the harness runs below drive the same indexer machine.`);
       }
       if (service) {
         runs.push(runRow(service, 'block (auto)'));
@@ -757,35 +662,35 @@ async function benchIndexer(pgc: BenchPostgres): Promise<void> {
       const single = await segment(`harness, per-tx receipts, first ${fmtInt(unbatchedHead - chain.firstBlock + 1)} blocks`, await pgc.createDatabase('indexer_tx_single'), 'transaction', unbatchedHead, 1);
       runs.push(runRow(single, 'eth_getTransactionReceipt, 1/request'));
       checkRows(single);
-      notes.push(
+      goals.notes.push(
         `indexer harness: ${blockSegments.length} segments of ${fmtInt(segmentBlocks)} blocks per mode, alternating which mode goes first; blocks/s per segment: ` +
           `batched ${segmentRates(blockSegments)}; per-tx ${segmentRates(txSegments)}.`,
       );
 
       const rate = (run: IndexRun) => (run.blocks / run.ms) * 1000;
       const rowRate = (run: IndexRun) => (run.rows / run.ms) * 1000;
-      if (service) infoRow(`indexer, service node: blocks/s (rows/s) over ${fmtInt(service.blocks)} blocks`, `${fmt(rate(service), 1)} (${fmtInt(rowRate(service))})`);
-      infoRow(
+      if (service) goals.info(`indexer, service node: blocks/s (rows/s) over ${fmtInt(service.blocks)} blocks`, `${fmt(rate(service), 1)} (${fmtInt(rowRate(service))})`);
+      goals.info(
         'indexer: batched receipts vs per-tx receipts (100/request), blocks/s',
         `${fmt(rate(batched), 1)} (${fmtInt(rowRate(batched))} rows/s)`,
         `${fmt(rate(perTx), 1)} (${fmtInt(rowRate(perTx))} rows/s)`,
         `${fmt(rate(batched) / rate(perTx))}x`,
       );
-      infoRow(
+      goals.info(
         `indexer: batched receipts vs one request per receipt (first ${fmtInt(single.blocks)} blocks), blocks/s`,
         `${fmt(rate(batched), 1)}`,
         `${fmt(rate(single), 1)}`,
         `${fmt(rate(batched) / rate(single))}x`,
       );
       const receiptShare = cost.blockReceiptsMs / (cost.fullBlocksMs + cost.blockReceiptsMs);
-      notes.push(
+      goals.notes.push(
         `indexer: on anvil, fetching the blocks with their transactions costs ${fmt(cost.fullBlocksMs / cost.blocks, 1)} ms a block and their receipts ` +
           `${fmt(cost.blockReceiptsMs / cost.blocks, 1)} ms (per block) or ${fmt(cost.txReceiptsBatchedMs / cost.blocks, 1)} ms (per tx, batched): receipts are ` +
           `${fmt(receiptShare * 100, 0)}% of the node's work in batched mode, so the mode can change little here; the original's one request per receipt ` +
           `(${fmt(cost.singleReceiptMs, 2)} ms each) is what batching removes.`,
       );
       for (const run of [service, batched, perTx, single]) {
-        if (run && run.warnings.length > 0) notes.push(`${run.label}: ${run.warnings.length} warning(s) logged, e.g. ${run.warnings[0]}`);
+        if (run && run.warnings.length > 0) goals.notes.push(`${run.label}: ${run.warnings.length} warning(s) logged, e.g. ${run.warnings[0]}`);
       }
     } finally {
       say(table(RUN_HEADER, runs));
@@ -800,48 +705,16 @@ async function benchIndexer(pgc: BenchPostgres): Promise<void> {
 
 export async function runTransfersBench(options: BenchOptions): Promise<void> {
   const run = (section: (typeof TRANSFERS_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
-  rows.length = 0;
-  notes.length = 0;
-  say('transfers benchmark');
-  say(machineHeader());
-  say(`started ${new Date().toISOString()}`);
-  say();
-  const failures: string[] = [];
+  goals.begin('transfers benchmark');
   let pgc: BenchPostgres | undefined;
-  const started = Date.now();
   try {
     pgc = await startBenchPostgres();
     say(`PostgreSQL: throwaway cluster on 127.0.0.1:${pgc.port} (postmaster pid ${pgc.postmasterPid}; fsync, synchronous_commit and full_page_writes off)`);
     say();
-    // A failed section is reported in the table and the next one still runs; the bench still ends as failed below.
-    const section = async (name: string, body: () => Promise<void>) => {
-      try {
-        await body();
-      } catch (error) {
-        const message = error instanceof Error ? error.message : String(error);
-        const invalid = error instanceof InvalidRunError;
-        failures.push(`${name}: ${invalid ? 'INVALID RUN: ' : ''}${error instanceof Error && !invalid ? (error.stack ?? message) : message}`);
-        say(`section ${name} ${invalid ? 'INVALID' : 'FAILED'}: ${message}`);
-        say();
-        rows.push({ name: `${name} (section ${invalid ? 'invalid' : 'failed'})`, measured: '-', baseline: '-', ratio: '-', target: '-', met: undefined, judged: true });
-      }
-    };
-    if (run('queries')) await section('queries', () => benchQueries(options, pgc!));
-    if (run('indexer')) await section('indexer', () => benchIndexer(pgc!));
-
-    say('== goals');
-    say(
-      table(
-        ['measure', 'measured', 'baseline', 'ratio', 'goal', 'met'],
-        rows.map((r) => [r.name, r.measured, r.baseline, r.ratio, r.target, !r.judged ? '-' : r.met === undefined ? 'FAILED' : r.met ? 'met' : 'MISSED']),
-      ),
-    );
-    for (const note of notes) say(`note: ${note}`);
-    const missed = rows.filter((r) => r.judged && r.met === false).length;
-    say();
-    say(failures.length > 0 ? `${failures.length} section(s) failed, ${missed} goal(s) missed` : missed === 0 ? 'all goals met' : `${missed} goal(s) missed`);
-    say(`total time ${seconds(Date.now() - started)}`);
-    if (failures.length > 0) throw new Error(`${failures.length} section(s) failed:\n${failures.join('\n')}`);
+    if (run('queries')) await goals.section('queries', () => benchQueries(options, pgc!));
+    if (run('indexer')) await goals.section('indexer', () => benchIndexer(pgc!));
+    goals.print();
+    goals.throwIfFailed();
   } finally {
     terminateLoadWorkers();
     await stopAllTracked();

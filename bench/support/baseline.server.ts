@@ -13,6 +13,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import uWS from 'uWebSockets.js';
+import { exitWithParent } from './processes.js';
 
 export interface CapturedResponse {
   readonly path: string;
@@ -82,14 +83,7 @@ async function start(setup: BaselineSetup): Promise<BaselinePorts> {
   return { httpPort, replayPort };
 }
 
-if (process.send === undefined) {
-  process.stderr.write('baseline.server.js must be started with an IPC channel\n');
-  process.exit(2);
-}
-const stop = () => process.exit(0);
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.once('disconnect', stop);
+exitWithParent('baseline.server.js');
 process.once('message', (message: BaselineSetup) => {
   start(message).then(
     (ports) => process.send!({ ok: true, ports }),

@@ -1,5 +1,6 @@
-// Main-thread side of the load generator: builds the request bytes, runs bench/support/load.worker.js in
-// its own worker thread, and turns the raw latencies into a summary. Only 127.0.0.1 is accepted.
+// Main-thread side of the load generator: builds the request bytes (GETs, or POSTs with a fixed body), runs
+// bench/support/load.worker.js in its own worker thread, and turns the raw latencies into a summary. Only
+// 127.0.0.1 is accepted.
 
 import { Worker } from 'node:worker_threads';
 import { summarize, type LatencySummary } from './stats.js';
@@ -7,7 +8,7 @@ import { summarize, type LatencySummary } from './stats.js';
 export interface LoadRequest {
   readonly host: string;
   readonly port: number;
-  /** Complete request heads (HTTP/1.1, keep-alive), sent round-robin across all connections. */
+  /** Complete requests, head and body (HTTP/1.1, keep-alive), sent round-robin across all connections. */
   readonly requests: readonly string[];
   readonly connections: number;
   /** Time-based warm-up: answers completed before it ends are not recorded. */
@@ -32,7 +33,7 @@ export interface LoadResult {
   readonly protocolErrors: number;
   readonly reconnects: number;
   readonly bytesReceived: number;
-  /** Content-Length of the last answer seen (a sanity check of what was measured). */
+  /** Body bytes of the last answer completed (Content-Length, or the sum of its chunks): a sanity check of what was measured. */
   readonly lastBodyBytes: number;
 }
 
@@ -46,14 +47,34 @@ export interface LoadSummary extends LatencySummary {
 
 const LOOPBACK = '127.0.0.1';
 
+/** A POST sent as it is on every turn: one body, one content type. */
+export interface PostRequest {
+  readonly path: string;
+  readonly contentType: string;
+  readonly body: string;
+}
+
+/** The request line and the headers every request carries, up to (not including) the blank line. */
+function requestHead(method: 'GET' | 'POST', port: number, path: string): string {
+  return `${method} ${path} HTTP/1.1\r\nHost: ${LOOPBACK}:${port}\r\nUser-Agent: adm-infra-bench\r\nAccept: */*\r\n`;
+}
+
 /** A GET request head for `path` on the loopback port. */
 export function getRequest(port: number, path: string): string {
-  return `GET ${path} HTTP/1.1\r\nHost: ${LOOPBACK}:${port}\r\nUser-Agent: adm-infra-bench\r\nAccept: */*\r\n\r\n`;
+  return `${requestHead('GET', port, path)}\r\n`;
+}
+
+/** A complete POST request, its body framed by Content-Length (in UTF-8 bytes, as the worker sends it). */
+export function postRequest(port: number, post: PostRequest): string {
+  return `${requestHead('POST', port, post.path)}Content-Type: ${post.contentType}\r\nContent-Length: ${Buffer.byteLength(post.body)}\r\n\r\n${post.body}`;
 }
 
 export interface LoadOptions {
   readonly port: number;
-  readonly paths: readonly string[];
+  /** GETs of these paths, sent round-robin across all connections (then `posts`, in the same rotation). */
+  readonly paths?: readonly string[];
+  /** POSTs, each with its fixed body. */
+  readonly posts?: readonly PostRequest[];
   readonly connections: number;
   readonly warmupMs?: number;
   readonly warmupRequests?: number;
@@ -75,7 +96,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
   const spec: LoadRequest = {
     host: LOOPBACK,
     port: options.port,
-    requests: options.paths.map((path) => getRequest(options.port, path)),
+    requests: [...(options.paths ?? []).map((path) => getRequest(options.port, path)), ...(options.posts ?? []).map((post) => postRequest(options.port, post))],
     connections: options.connections,
     warmupMs: options.warmupMs ?? 0,
     warmupRequests: options.warmupRequests ?? 0,
@@ -84,6 +105,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
     // Count-based runs are bounded too: 2 minutes is far beyond any sane sequential run here.
     maxRunMs: options.durationMs !== undefined ? 15_000 : 120_000,
   };
+  if (spec.requests.length === 0) throw new Error('a load run needs paths or posts to send');
   const worker = new Worker(new URL('./load.worker.js', import.meta.url), { workerData: spec });
   running.add(worker);
   const outerBoundMs = spec.warmupMs + (spec.durationMs ?? 0) + spec.maxRunMs + 10_000;

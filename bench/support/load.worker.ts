@@ -2,17 +2,20 @@
 // so that it never shares an event loop with the process under test or with the bench's own servers.
 //
 // Each connection has exactly one request in flight (closed loop, no pipelining): it writes the
-// precomputed request bytes, parses the status line and Content-Length of the answer, skips the body
-// bytes without copying them, records the latency with process.hrtime.bigint() and sends the next
-// request at once. Bounded by the connection count, by a duration and/or a request count, and by a
-// hard deadline after which every socket is destroyed.
+// precomputed request bytes (a GET head, or a POST with its body), parses the status line and the framing
+// of the answer, skips the body bytes without copying them, records the latency with
+// process.hrtime.bigint() and sends the next request at once. An answer is framed by Content-Length (uWS)
+// or chunked (node:http's `writeHead(...)` without a length, as the console bench's fake ADAMANT node
+// answers; RFC 9112 §7.1: size lines, data, a zero size, trailers). Bounded by the connection count, by a
+// duration and/or a request count, and by a hard deadline after which every socket is destroyed.
 
 import { connect, type Socket } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { LoadRequest, LoadResult } from './load.js';
 
+const CRLF = Buffer.from('\r\n');
 const CRLFCRLF = Buffer.from('\r\n\r\n');
-/** A response head larger than this is a protocol error, not something to buffer forever. */
+/** A response head (or a chunk-size or trailer line) larger than this is a protocol error, not something to buffer forever. */
 const MAX_HEAD_BYTES = 64 * 1024;
 /** Reconnects after socket errors, over the whole run (a refused port must not spin). */
 const MAX_RECONNECTS = 200;
@@ -22,6 +25,14 @@ const DRAIN_MS = 5_000;
 const CONTENT_LENGTH = /\r\ncontent-length:[ \t]*(\d+)/i;
 const CHUNKED = /\r\ntransfer-encoding:[^\r]*chunked/i;
 const CONNECTION_CLOSE = /\r\nconnection:[ \t]*close/i;
+/** A chunk-size line: hex digits (at most 4 GiB a chunk), optional extensions after `;`. */
+const CHUNK_SIZE = /^([0-9a-f]{1,8})[ \t]*(?:;.*)?$/i;
+
+/**
+ * What a connection is reading: the response head; a Content-Length body; or, chunked, a chunk-size line,
+ * a chunk's data, the CRLF after that data, the trailer lines up to the blank one.
+ */
+type Reading = 'head' | 'body' | 'chunkSize' | 'chunkData' | 'chunkEnd' | 'trailer';
 
 function run(spec: LoadRequest): Promise<LoadResult> {
   const requests = spec.requests.map((r) => Buffer.from(r));
@@ -107,8 +118,10 @@ function run(spec: LoadRequest): Promise<LoadResult> {
       let sentAt = 0n;
       let inFlight = false;
       let warm = true;
-      let head: Buffer | undefined; // partial response head carried over between chunks
-      let remaining = -1; // body bytes still expected; -1 while reading the head
+      let reading: Reading = 'head';
+      let carry: Buffer | undefined; // a partial head or line carried over between data events
+      let remaining = 0; // bytes still expected of a Content-Length body or of a chunk's data
+      let bodyBytes = 0;
       let closeAfter = false;
       let ok = true;
 
@@ -125,6 +138,8 @@ function run(spec: LoadRequest): Promise<LoadResult> {
       const complete = (): void => {
         const now = process.hrtime.bigint();
         inFlight = false;
+        reading = 'head';
+        lastBodyBytes = bodyBytes;
         if (!ok) statusErrors++;
         if (warm) warmupRequests++;
         else if (durationEnd === undefined || now <= durationEnd) {
@@ -142,6 +157,53 @@ function run(spec: LoadRequest): Promise<LoadResult> {
         else socket.destroy();
       });
 
+      const protocolError = (): void => {
+        protocolErrors++;
+        socket.destroy();
+      };
+
+      /** Acts on one complete head or line (its terminator consumed); false on a protocol error. */
+      const onText = (text: string): boolean => {
+        switch (reading) {
+          case 'head': {
+            if (!text.startsWith('HTTP/1.1 ')) return false;
+            const status = Number(text.slice(9, 12));
+            ok = status >= 200 && status < 300;
+            closeAfter = CONNECTION_CLOSE.test(text);
+            bodyBytes = 0;
+            // Transfer-Encoding wins over a Content-Length sent along with it (RFC 9112 §6.3).
+            if (CHUNKED.test(text)) {
+              reading = 'chunkSize';
+              return true;
+            }
+            const length = CONTENT_LENGTH.exec(text);
+            // Without a length only the answers that never have a body are complete (RFC 9112 §6.3).
+            if (length === null && status !== 204 && status !== 304) return false;
+            remaining = length === null ? 0 : Number(length[1]);
+            bodyBytes = remaining;
+            reading = 'body';
+            if (remaining === 0) complete();
+            return true;
+          }
+          case 'chunkSize': {
+            const size = CHUNK_SIZE.exec(text);
+            if (size === null) return false;
+            remaining = Number.parseInt(size[1]!, 16);
+            bodyBytes += remaining;
+            reading = remaining === 0 ? 'trailer' : 'chunkData';
+            return true;
+          }
+          case 'chunkEnd':
+            reading = 'chunkSize';
+            return text === '';
+          case 'trailer':
+            if (text === '') complete();
+            return true;
+          default:
+            return false;
+        }
+      };
+
       socket.on('data', (data: Buffer) => {
         bytesReceived += data.length;
         let chunk = data;
@@ -149,46 +211,36 @@ function run(spec: LoadRequest): Promise<LoadResult> {
         while (offset < chunk.length) {
           if (!inFlight) {
             // Bytes nobody asked for: the server pipelined or mis-framed an answer.
-            protocolErrors++;
-            socket.destroy();
+            protocolError();
             return;
           }
-          if (remaining < 0) {
-            if (head !== undefined) {
-              chunk = Buffer.concat([head, chunk.subarray(offset)]);
-              offset = 0;
-              head = undefined;
-            }
-            const end = chunk.indexOf(CRLFCRLF, offset);
-            if (end < 0) {
-              if (chunk.length - offset > MAX_HEAD_BYTES) {
-                protocolErrors++;
-                socket.destroy();
-                return;
-              }
-              head = Buffer.from(chunk.subarray(offset));
-              return;
-            }
-            const text = chunk.toString('latin1', offset, end);
-            const status = Number(text.slice(9, 12));
-            const length = CONTENT_LENGTH.exec(text);
-            if (!text.startsWith('HTTP/1.1 ') || length === null || CHUNKED.test(text)) {
-              protocolErrors++;
-              socket.destroy();
-              return;
-            }
-            ok = status >= 200 && status < 300;
-            closeAfter = CONNECTION_CLOSE.test(text);
-            remaining = Number(length[1]);
-            lastBodyBytes = remaining;
-            offset = end + 4;
+          if (reading === 'body' || reading === 'chunkData') {
+            const take = Math.min(remaining, chunk.length - offset);
+            remaining -= take;
+            offset += take;
+            if (remaining > 0) continue;
+            if (reading === 'body') complete();
+            else reading = 'chunkEnd';
+            continue;
           }
-          const take = Math.min(remaining, chunk.length - offset);
-          remaining -= take;
-          offset += take;
-          if (remaining === 0) {
-            remaining = -1;
-            complete();
+          // A head or a line, perhaps split across data events.
+          if (carry !== undefined) {
+            chunk = Buffer.concat([carry, chunk.subarray(offset)]);
+            offset = 0;
+            carry = undefined;
+          }
+          const terminator = reading === 'head' ? CRLFCRLF : CRLF;
+          const end = chunk.indexOf(terminator, offset);
+          if (end < 0) {
+            if (chunk.length - offset > MAX_HEAD_BYTES) protocolError();
+            else carry = Buffer.from(chunk.subarray(offset));
+            return;
+          }
+          const text = chunk.toString('latin1', offset, end);
+          offset = end + terminator.length;
+          if (!onText(text)) {
+            protocolError();
+            return;
           }
         }
       });

@@ -1,5 +1,6 @@
 // Child processes of a benchmark: every one is tracked by pid so that a `finally` (or SIGINT) stops
 // exactly the processes this bench started and no others. Output is kept as a bounded tail for errors.
+// The helper processes themselves call exitWithParent, so none outlives its bench.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -117,4 +118,19 @@ export function machineBusySeconds(): number | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The child side, for a bench's helper process started by spawnTracked with an IPC channel: refuses to run
+ * without the channel, and exits on SIGTERM/SIGINT or when the bench goes away (the channel closes).
+ */
+export function exitWithParent(script: string): void {
+  if (process.send === undefined) {
+    process.stderr.write(`${script} must be started with an IPC channel\n`);
+    process.exit(2);
+  }
+  const stop = () => process.exit(0);
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  process.once('disconnect', stop);
 }

@@ -35,6 +35,13 @@ export function summarize(micros: Float64Array): LatencySummary {
   };
 }
 
+/** The middle value (the mean of the two middle ones for an even count), e.g. of per-round figures. */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
+
 /** Summary in milliseconds of samples given in milliseconds. */
 export function summarizeMs(samples: readonly number[]): LatencySummary {
   return summarize(Float64Array.from(samples, (ms) => ms * 1000));

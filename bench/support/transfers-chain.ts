@@ -14,18 +14,7 @@ import { migrate } from '../../storage/transfers/schema.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import type { Anvil } from '../../test/support/anvil.js';
 import { captureLogger } from '../../test/support/logger.js';
-
-/** Deterministic PRNG (mulberry32), so every run prepares the same chain. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from './random.js';
 
 /** `count` hex digits from the PRNG. */
 export function randomHex(random: () => number, count: number): string {

@@ -15,7 +15,8 @@
 
 import { toChecksumAddress } from '../../src/transfers/rows.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { prng, randomHex } from './transfers-chain.js';
+import { prng } from './random.js';
+import { randomHex } from './transfers-chain.js';
 
 export interface DataPlan {
   readonly rows: number;

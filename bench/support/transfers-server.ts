@@ -14,6 +14,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import { exitWithParent } from './processes.js';
 import { baselineStatement } from './transfers-queries.js';
 
 export interface TransfersServerSetup {
@@ -82,14 +83,7 @@ async function startGateway(setup: TransfersServerSetup): Promise<number> {
   }
 }
 
-if (process.send === undefined) {
-  process.stderr.write('transfers-server.js must be started with an IPC channel\n');
-  process.exit(2);
-}
-const stop = () => process.exit(0);
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
-process.once('disconnect', stop);
+exitWithParent('transfers-server.js');
 process.once('message', (setup: TransfersServerSetup) => {
   (setup.kind === 'gateway' ? startGateway(setup) : startBaseline(setup)).then(
     (port) => process.send!({ ok: true, port } satisfies TransfersServerAnswer),

@@ -1,0 +1,502 @@
+// `npm run bench -- console`: the console server's timing goals, each against a baseline measured in the same run
+// (DESIGN.md "Testing").
+//
+// 1. rpc:     JSON-RPC `nodeHeight` and `getAddress` through the console server (the built CLI, `adm-infra console`,
+//             its own process, one configured node) against the node calls they make, sent directly to the same
+//             fake ADAMANT node (test/support/adamant-node.ts, its own process): `GET /api/blocks/getHeight` and
+//             `GET /api/accounts?address=…` (actors/console/read-methods.ts). Both sides are driven by the same
+//             closed-loop keep-alive generator (bench/support/load.ts) at 32 connections, a bounded number
+//             of requests each: 4 interleaved rounds per side (the side going first alternating), percentiles =
+//             median of the rounds'. Both sides must answer the same values (checked first), and the node calls
+//             the server made are counted. Goal: added latency = server p50 - direct p50 < 1 ms, per method.
+//             The same at 1 connection (sequential requests) shows the hop's cost without queueing (printed).
+// 2. signing: `sendTokens` (type 0) payloads with random recipients and amounts, in-process, bounded loops:
+//             the console's signing step (amount parsed, address checked, signedTransaction: bytes, SHA-256, Ed25519
+//             through node:crypto) against the raw Ed25519 signature of the same precomputed digests with the same
+//             key (node:crypto `sign`: the floor of any signer on this runtime); 3 interleaved rounds, median
+//             rate. The signatures must be identical to the baseline's and to @noble/curves' (pure-JS Ed25519,
+//             printed as a reference rate). Also the whole sendTokens method (actors/console/send-methods.ts) with
+//             a stub node client, which derives the keys from the passphrase on every call as the server does.
+//             No goal: transactions/s and the ratio are printed.
+//
+// Everything started here is stopped at the end (and on SIGINT: both processes are tracked).
+
+import { createHash, sign } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { cpus } from 'node:os';
+import { isDeepStrictEqual } from 'node:util';
+import { ed25519 } from '@noble/curves/ed25519.js';
+import { systemClock } from '../actors/clock.js';
+import type { AdamantNodeClient } from '../actors/console/node-client.js';
+import { sendMethods } from '../actors/console/send-methods.js';
+import { signedTransaction, type PostedTransaction } from '../actors/console/chat-send.js';
+import { parseAmount } from '../src/console/amount.js';
+import { ADDRESS_PATTERN, adamantTime, keyPairFromPassphrase, transactionBytes, verifyTransaction, type KeyPair, type UnsignedTransaction } from '../src/console/crypto.js';
+import { freePort } from '../test/support/cli.js';
+import type { BenchOptions } from './run.js';
+import type { ConsoleNodeAnswer, ConsoleNodeSetup } from './support/console-node.js';
+import { GoalReport, InvalidRunError } from './support/goals.js';
+import { getJson } from './support/http-json.js';
+import { runLoad, terminateLoadWorkers, type PostRequest } from './support/load.js';
+import { combineRounds, interleave, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { prng } from './support/random.js';
+import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
+import { fmt, fmtInt, median, table } from './support/stats.js';
+
+export const CONSOLE_SECTIONS = ['rpc', 'signing'] as const;
+
+// Goals (the issue of this benchmark).
+const GOAL_ADDED_P50_MS = 1;
+
+// 1. rpc
+const CONNECTIONS = 32;
+/** Interleaved rounds per side and method at 32 connections (see the header). */
+const ROUNDS = 4;
+const ROUND_REQUESTS = 3_000;
+const ROUND_WARMUP_REQUESTS = 300;
+/** Sequential requests (1 connection) per side and method: the hop's cost without queueing. */
+const SEQUENTIAL_ROUNDS = 2;
+const SEQUENTIAL_REQUESTS = 1_000;
+const SEQUENTIAL_WARMUP_REQUESTS = 100;
+/** Distinct addresses getAddress asks for, round-robin. */
+const ADDRESSES = 64;
+const NODE_HEIGHT = 4_242_424;
+const START_TIMEOUT_MS = 30_000;
+/** Busy time outside the server, the node and the generator above this (% of a core) marks a run as disturbed. */
+const NOISY_OTHER_CPU = 25;
+
+// 2. signing
+const SIGN_ROUNDS = 3;
+const SIGN_TRANSACTIONS = 10_000;
+const SIGN_WARMUP = 1_000;
+/** @noble/curves signs in pure JS: fewer transactions give a steady rate. */
+const NOBLE_TRANSACTIONS = 1_000;
+/** The whole method derives the keys (PBKDF2, 2,048 rounds of SHA-512) on every call. */
+const METHOD_CALLS = 300;
+const METHOD_WARMUP = 20;
+/** The public BIP-39 test mnemonic (notes D): a passphrase that is no secret. */
+const MNEMONIC = `${'abandon '.repeat(11)}about`;
+const SEED = 0x0ada_5080;
+
+const DIST = fileURLToPath(new URL('..', import.meta.url));
+const CLI = join(DIST, 'src', 'cli.js');
+const POLYFILL = join(DIST, 'src', 'polyfill.js');
+
+const say = (text = ''): void => void process.stdout.write(`${text}\n`);
+
+/** A random ADAMANT address: `U` + a uint64 whose bit length is itself uniform (short and 20-digit ids both occur). */
+function randomAddress(random: () => number): string {
+  const u64 = (BigInt(Math.floor(random() * 2 ** 32)) << 32n) | BigInt(Math.floor(random() * 2 ** 32));
+  const value = u64 >> BigInt(Math.floor(random() * 60));
+  return `U${value === 0n ? 1n : value}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Results: the added latency is a difference, not a ratio.
+
+const goals = new GoalReport({ versusHeader: 'vs baseline', stacks: true, timed: true });
+
+// ---------------------------------------------------------------------------------------------
+// The two processes: the fake node and the console server.
+
+interface FakeNodeProcess {
+  readonly process: ManagedProcess;
+  readonly port: number;
+  /** Requests per node path since the last call. */
+  counts(): Promise<Readonly<Record<string, number>>>;
+}
+
+async function startFakeNode(): Promise<FakeNodeProcess> {
+  const script = fileURLToPath(new URL('./support/console-node.js', import.meta.url));
+  const managed = spawnTracked('fake ADAMANT node', process.execPath, ['--import', POLYFILL, script], { ipc: true, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
+  const waiting: Array<(counts: Readonly<Record<string, number>>) => void> = [];
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the fake node did not start within ${START_TIMEOUT_MS} ms: ${managed.tail()}`)), START_TIMEOUT_MS);
+    managed.child.on('message', (message: ConsoleNodeAnswer) => {
+      if (message.kind === 'counts') waiting.shift()?.(message.counts);
+      else {
+        clearTimeout(timer);
+        if (message.kind === 'ready') resolve(message.port);
+        else reject(new Error(`the fake node failed to start: ${message.error}`));
+      }
+    });
+    managed.child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the fake node exited (${code}) before serving: ${managed.tail()}`));
+    });
+    managed.child.send({ kind: 'setup', height: NODE_HEIGHT } satisfies ConsoleNodeSetup);
+  }).catch(async (error: unknown) => {
+    await managed.stop();
+    throw error;
+  });
+  return {
+    process: managed,
+    port,
+    counts: () =>
+      new Promise((resolve, reject) => {
+        if (managed.exited()) return reject(new Error(`the fake node has exited: ${managed.tail()}`));
+        waiting.push(resolve);
+        managed.child.send({ kind: 'counts' });
+      }),
+  };
+}
+
+async function rpcCall(port: number, method: string, params: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`http://127.0.0.1:${port}/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', method, params, id: 1 }),
+    signal: AbortSignal.timeout(10_000),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+interface ConsoleServer {
+  readonly process: ManagedProcess;
+  readonly port: number;
+  readonly startupMs: number;
+}
+
+/** The built CLI as an operator runs it: `adm-infra console --config FILE`, the one node of the network the fake node. */
+async function startConsoleServer(dir: string, nodePort: number): Promise<ConsoleServer> {
+  const port = await freePort();
+  const configPath = join(dir, 'config.jsonc');
+  writeFileSync(
+    configPath,
+    JSON.stringify({ network: 'testnet', rpc: { port }, networks: { testnet: { nodes: [{ ip: '127.0.0.1', protocol: 'http', port: nodePort }] } } }, null, 2),
+  );
+  const started = Date.now();
+  // A minimal environment and its own HOME: no ~/.adm config, no ADMIN_PORT (operator listener off).
+  const managed = spawnTracked('console server', process.execPath, ['--import', POLYFILL, CLI, 'console', '--config', configPath, '--host', '127.0.0.1'], {
+    env: { PATH: process.env.PATH, HOME: dir },
+  });
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  let last = '';
+  for (;;) {
+    if (managed.exited()) throw new Error(`the console server exited before serving:\n${managed.tail()}`);
+    if (Date.now() > deadline) throw new Error(`the console server did not answer nodeHeight within ${START_TIMEOUT_MS} ms (last: ${last}):\n${managed.tail()}`);
+    try {
+      const { status, body } = await rpcCall(port, 'nodeHeight', []);
+      if (status === 200 && body?.result === NODE_HEIGHT) break;
+      last = `${status} ${JSON.stringify(body).slice(0, 200)}`;
+    } catch (error) {
+      last = (error as Error).message; // not listening yet
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { process: managed, port, startupMs: Date.now() - started };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Load runs with the CPU of each party.
+
+// The parties: the console server and the fake node (measuredLoad adds the generator and the rest of the machine).
+const LOAD_HEADER = ['method', 'side', 'conns', ...measuredHeader(['srv CPU%', 'node CPU%'])];
+
+function loadRow(method: string, side: string, connections: number, s: MeasuredLoad<string>): string[] {
+  return [method, side, String(connections), ...measuredCells(s)];
+}
+
+// ---------------------------------------------------------------------------------------------
+// 1. rpc
+
+interface RpcCase {
+  readonly method: 'nodeHeight' | 'getAddress';
+  /** The node path the method calls (actors/console/read-methods.ts). */
+  readonly nodePath: string;
+  /** Direct GETs to the node (paths), and the same calls as JSON-RPC POSTs to the server, index for index. */
+  readonly direct: readonly string[];
+  readonly server: readonly PostRequest[];
+  /** The first few (direct path, rpc params) pairs, for the equality check. */
+  readonly samples: ReadonlyArray<{ readonly path: string; readonly params: unknown; readonly field: string }>;
+}
+
+/** A JSON-RPC 2.0 call as the POST to `/` the load generator repeats. */
+function rpcPost(method: string, params: unknown, id: number): PostRequest {
+  return { path: '/', contentType: 'application/json', body: JSON.stringify({ jsonrpc: '2.0', method, params, id }) };
+}
+
+function rpcCases(): RpcCase[] {
+  const random = prng(SEED);
+  const addresses = Array.from({ length: ADDRESSES }, () => randomAddress(random));
+  const accountPath = (address: string) => `/api/accounts?${new URLSearchParams({ address })}`;
+  return [
+    {
+      method: 'nodeHeight',
+      nodePath: 'blocks/getHeight',
+      direct: ['/api/blocks/getHeight'],
+      server: [rpcPost('nodeHeight', [], 1)],
+      samples: [{ path: '/api/blocks/getHeight', params: [], field: 'height' }],
+    },
+    {
+      method: 'getAddress',
+      nodePath: 'accounts',
+      direct: addresses.map(accountPath),
+      server: addresses.map((address, i) => rpcPost('getAddress', [address], i + 1)),
+      samples: addresses.slice(0, 5).map((address) => ({ path: accountPath(address), params: [address], field: 'account' })),
+    },
+  ];
+}
+
+/** Both sides must answer the same value: the server's `result` is the node answer's field (notes C.2). */
+async function checkAnswers(c: RpcCase, nodePort: number, serverPort: number): Promise<{ directBytes: number }> {
+  let directBytes = 0;
+  for (const sample of c.samples) {
+    const direct = await getJson(nodePort, sample.path);
+    const served = await rpcCall(serverPort, c.method, sample.params);
+    directBytes = direct.bytes;
+    if (direct.status !== 200 || direct.body?.success !== true) throw new InvalidRunError(`${c.method}: the node answered ${direct.status} ${JSON.stringify(direct.body).slice(0, 200)}`);
+    if (served.status !== 200 || !isDeepStrictEqual(served.body?.result, direct.body[sample.field])) {
+      throw new InvalidRunError(`${c.method}: the server answered ${served.status} ${JSON.stringify(served.body).slice(0, 300)}, the node's ${sample.field} is ${JSON.stringify(direct.body[sample.field]).slice(0, 300)}`);
+    }
+  }
+  return { directBytes };
+}
+
+async function benchRpc(dir: string): Promise<void> {
+  say(
+    `== 1. rpc: JSON-RPC through the console server vs the same node call direct to the fake node; ${CONNECTIONS} keep-alive connections, ` +
+      `${ROUNDS} interleaved rounds per side of ${fmtInt(ROUND_REQUESTS)} requests (after ${fmtInt(ROUND_WARMUP_REQUESTS)} warm-up); ` +
+      `1 connection: ${SEQUENTIAL_ROUNDS} rounds of ${fmtInt(SEQUENTIAL_REQUESTS)}`,
+  );
+  const node = await startFakeNode();
+  const server = await startConsoleServer(dir, node.port);
+  say(`fake node pid ${node.process.pid} on 127.0.0.1:${node.port} (height ${fmtInt(NODE_HEIGHT)}); console server pid ${server.process.pid} on 127.0.0.1:${server.port}, answering after ${server.startupMs} ms`);
+  const table32: string[][] = [];
+  const table1: string[][] = [];
+  try {
+    for (const c of rpcCases()) {
+      const { directBytes } = await checkAnswers(c, node.port, server.port);
+      say(`${c.method}: answers equal on both sides (${c.samples.length} sample(s)); direct answer ${fmtInt(directBytes)} bytes, ${c.direct.length} distinct request(s)`);
+      const run = (side: 'direct' | 'server', connections: number, maxRequests: number, warmupRequests: number) =>
+        measuredLoad({ server: () => cpuSecondsOf(server.process.pid), node: () => cpuSecondsOf(node.process.pid) }, () =>
+          runLoad(
+            side === 'direct'
+              ? { port: node.port, paths: c.direct, connections, maxRequests, warmupRequests }
+              : { port: server.port, posts: c.server, connections, maxRequests, warmupRequests },
+          ),
+        );
+
+      let serverNodeCalls = 0;
+      let serverRequests = 0;
+      let otherNodeCalls: Record<string, number> = {};
+      const serverRound = async (connections: number, maxRequests: number, warmupRequests: number) => {
+        await node.counts(); // reset
+        const result = await run('server', connections, maxRequests, warmupRequests);
+        const counts = await node.counts();
+        serverNodeCalls += counts[c.nodePath] ?? 0;
+        serverRequests += maxRequests + warmupRequests;
+        for (const [path, n] of Object.entries(counts)) if (path !== c.nodePath) otherNodeCalls[path] = (otherNodeCalls[path] ?? 0) + n;
+        return result;
+      };
+      // Direct first in even rounds, the server first in odd ones.
+      const [direct, served] = await interleave(
+        ROUNDS,
+        () => run('direct', CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
+        () => serverRound(CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
+      );
+      const [sequentialDirect, sequentialServed] = await interleave(
+        SEQUENTIAL_ROUNDS,
+        () => run('direct', 1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
+        () => serverRound(1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
+      );
+
+      const d = combineRounds(direct);
+      const s = combineRounds(served);
+      const d1 = combineRounds(sequentialDirect);
+      const s1 = combineRounds(sequentialServed);
+      table32.push(loadRow(c.method, `direct ${c.nodePath}`, CONNECTIONS, d), loadRow(c.method, 'server JSON-RPC', CONNECTIONS, s));
+      table1.push(loadRow(c.method, `direct ${c.nodePath}`, 1, d1), loadRow(c.method, 'server JSON-RPC', 1, s1));
+
+      const clean = d.errors === 0 && s.errors === 0;
+      const added = s.p50 - d.p50;
+      goals.judge(`${c.method}: added p50 at ${CONNECTIONS} conns`, `${fmt(s.p50, 3)} ms`, `${fmt(d.p50, 3)} ms`, `+${fmt(added, 3)} ms`, `< ${GOAL_ADDED_P50_MS} ms`, clean ? added < GOAL_ADDED_P50_MS : undefined);
+      goals.info(`${c.method}: p99 at ${CONNECTIONS} conns`, `${fmt(s.p99, 3)} ms`, `${fmt(d.p99, 3)} ms`, `+${fmt(s.p99 - d.p99, 3)} ms`);
+      goals.info(`${c.method}: req/s at ${CONNECTIONS} conns`, fmtInt(s.requestsPerSecond), fmtInt(d.requestsPerSecond), `${fmt(s.requestsPerSecond / d.requestsPerSecond)}x`);
+      goals.info(`${c.method}: added p50 at 1 conn`, `${fmt(s1.p50, 3)} ms`, `${fmt(d1.p50, 3)} ms`, `+${fmt(s1.p50 - d1.p50, 3)} ms`);
+      if (!clean || d1.errors > 0 || s1.errors > 0) goals.notes.push(`${c.method}: errors during the load runs (see the tables); its goal is not judged.`);
+      const perCall = serverNodeCalls / serverRequests;
+      const others = Object.entries(otherNodeCalls).map(([path, n]) => `${n} ${path}`).join(', ');
+      goals.notes.push(
+        `${c.method}: the server made ${fmt(perCall, 3)} node call(s) (${c.nodePath}) per JSON-RPC call over ${fmtInt(serverRequests)} calls` +
+          (others ? `, plus ${others} (health checks)` : '') +
+          `; p50 by round: direct ${direct.map((r) => fmt(r.p50, 2)).join(', ')} ms, server ${served.map((r) => fmt(r.p50, 2)).join(', ')} ms.`,
+      );
+      if (Math.abs(perCall - 1) > 0.01) goals.notes.push(`${c.method}: expected one node call per JSON-RPC call (failover or retries happened?).`);
+      for (const [label, m] of [['direct', d], ['server', s], ['direct 1 conn', d1], ['server 1 conn', s1]] as const) {
+        if (m.cpu.other > NOISY_OTHER_CPU) goals.notes.push(`${c.method} ${label}: ${fmt(m.cpu.other, 0)}% of a core went to other work during the runs; their numbers are disturbed.`);
+      }
+    }
+    goals.notes.push(
+      `at ${CONNECTIONS} connections each side is a closed loop on ${cpus().length} shared cores: p50 is mostly queueing (connections / throughput), so the added p50 there ` +
+        'follows the throughput ratio; the 1-connection rows show the hop itself (JSON-RPC parse, the rpc-session machine, one keep-alive request to the node, the answer).',
+    );
+  } finally {
+    say();
+    say(table(LOAD_HEADER, [...table32, ...table1]));
+    say();
+    const memory = memoryOf(server.process.pid);
+    if (memory) say(`console server after the runs: peak RSS (VmHWM) ${fmt(memory.peakMiB, 1)} MiB, current RSS ${fmt(memory.rssMiB, 1)} MiB`);
+    say();
+    await server.process.stop();
+    await node.process.stop();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2. signing
+
+interface SendPayload {
+  readonly address: string;
+  /** As a client sends it: sats, or a decimal amount with `ADM`. */
+  readonly amount: string;
+}
+
+function sendPayloads(count: number, random: () => number): SendPayload[] {
+  return Array.from({ length: count }, () => {
+    const address = randomAddress(random);
+    const amount =
+      random() < 0.5
+        ? String(1 + Math.floor(random() * 1e12))
+        : `${Math.floor(random() * 1e6)}.${String(Math.floor(random() * 1e8)).padStart(8, '0').slice(0, 1 + Math.floor(random() * 8))}ADM`;
+    return { address, amount };
+  });
+}
+
+/** The console's signing step for one sendTokens payload, as actors/console/send-methods.ts does it with the keys. */
+function signPayload(payload: SendPayload, keys: KeyPair, timestamp: number): PostedTransaction {
+  if (!ADDRESS_PATTERN.test(payload.address)) throw new Error(`not an address: ${payload.address}`);
+  const amount = parseAmount(payload.amount);
+  return signedTransaction({ type: 0, timestamp, senderPublicKey: keys.publicKey.toString('hex'), recipientId: payload.address, amount, asset: {} }, keys);
+}
+
+const rate = (count: number, ns: bigint) => count / (Number(ns) / 1e9);
+
+async function benchSigning(): Promise<void> {
+  say(
+    `== 2. signing: sendTokens (type 0) payloads with random recipients and amounts; ${SIGN_ROUNDS} interleaved rounds of ${fmtInt(SIGN_TRANSACTIONS)} ` +
+      `(after ${fmtInt(SIGN_WARMUP)} warm-up) against raw node:crypto Ed25519 over the same digests; @noble/curves on ${fmtInt(NOBLE_TRANSACTIONS)}; ` +
+      `the whole method (keys from the passphrase per call) on ${fmtInt(METHOD_CALLS)}`,
+  );
+  const keys = keyPairFromPassphrase(MNEMONIC);
+  const seed = keys.privateKey.subarray(0, 32);
+  const timestamp = adamantTime(Date.now());
+  const payloads = sendPayloads(SIGN_WARMUP + SIGN_TRANSACTIONS, prng(SEED + 1));
+  // The baseline's input, prepared outside its timing: SHA-256 of the very bytes the console signs.
+  const transactions: UnsignedTransaction[] = payloads.map((p) => ({ type: 0, timestamp, senderPublicKey: keys.publicKey.toString('hex'), recipientId: p.address, amount: parseAmount(p.amount), asset: {} }));
+  const digests = transactions.map((tx) => createHash('sha256').update(transactionBytes(tx)).digest());
+
+  const oursRates: number[] = [];
+  const floorRates: number[] = [];
+  let ours: PostedTransaction[] = [];
+  let floor: Buffer[] = [];
+  const runOurs = () => {
+    const out: PostedTransaction[] = new Array(SIGN_TRANSACTIONS);
+    for (let i = 0; i < SIGN_WARMUP; i++) signPayload(payloads[i]!, keys, timestamp);
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < SIGN_TRANSACTIONS; i++) out[i] = signPayload(payloads[SIGN_WARMUP + i]!, keys, timestamp);
+    oursRates.push(rate(SIGN_TRANSACTIONS, process.hrtime.bigint() - t0));
+    ours = out;
+  };
+  const runFloor = () => {
+    const out: Buffer[] = new Array(SIGN_TRANSACTIONS);
+    for (let i = 0; i < SIGN_WARMUP; i++) sign(null, digests[i]!, keys.signingKey);
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < SIGN_TRANSACTIONS; i++) out[i] = sign(null, digests[SIGN_WARMUP + i]!, keys.signingKey);
+    floorRates.push(rate(SIGN_TRANSACTIONS, process.hrtime.bigint() - t0));
+    floor = out;
+  };
+  for (let round = 0; round < SIGN_ROUNDS; round++) {
+    if (round % 2 === 0) {
+      runOurs();
+      runFloor();
+    } else {
+      runFloor();
+      runOurs();
+    }
+  }
+  // Same key, same digests: Ed25519 is deterministic, so every signature must be the baseline's.
+  for (let i = 0; i < SIGN_TRANSACTIONS; i++) {
+    if (ours[i]!.signature !== floor[i]!.toString('hex')) throw new InvalidRunError(`transaction ${i}: the console's signature differs from node:crypto's over the same digest`);
+  }
+  for (let i = 0; i < SIGN_TRANSACTIONS; i += 97) {
+    if (!verifyTransaction(ours[i]!, ours[i]!.signature)) throw new InvalidRunError(`transaction ${i}: the signature does not verify`);
+  }
+
+  // @noble/curves: pure-JS Ed25519 over the same digests (a reference, not the baseline).
+  const nobleDigests = digests.slice(SIGN_WARMUP, SIGN_WARMUP + NOBLE_TRANSACTIONS);
+  for (let i = 0; i < 50; i++) ed25519.sign(digests[i]!, seed);
+  const n0 = process.hrtime.bigint();
+  const noble = nobleDigests.map((digest) => ed25519.sign(digest, seed));
+  const nobleRate = rate(NOBLE_TRANSACTIONS, process.hrtime.bigint() - n0);
+  for (let i = 0; i < NOBLE_TRANSACTIONS; i++) {
+    if (Buffer.from(noble[i]!).toString('hex') !== ours[i]!.signature) throw new InvalidRunError(`transaction ${i}: @noble/curves' signature differs from the console's`);
+  }
+
+  // The whole sendTokens method with a stub node client: what one JSON-RPC sendTokens costs before the node post.
+  let posted: PostedTransaction | undefined;
+  const stub: AdamantNodeClient = {
+    get: () => Promise.reject(new Error('no GET expected')),
+    post: <T>(_path: string, body: unknown) => {
+      posted = (body as { transaction: PostedTransaction }).transaction;
+      return Promise.resolve({ success: true, nodeTimestamp: 1, transactionId: '1' } as T);
+    },
+  };
+  const sendTokens = sendMethods({ node: stub, clock: systemClock, defaultPassphrase: undefined }).get('sendTokens')!;
+  const signal = new AbortController().signal;
+  const methodPayloads = payloads.slice(0, METHOD_WARMUP + METHOD_CALLS);
+  for (let i = 0; i < METHOD_WARMUP; i++) await sendTokens.call({ ...methodPayloads[i]!, passphrase: MNEMONIC }, signal);
+  const m0 = process.hrtime.bigint();
+  for (let i = METHOD_WARMUP; i < methodPayloads.length; i++) await sendTokens.call({ ...methodPayloads[i]!, passphrase: MNEMONIC }, signal);
+  const methodRate = rate(METHOD_CALLS, process.hrtime.bigint() - m0);
+  const last = methodPayloads.at(-1)!;
+  if (posted === undefined || posted.recipientId !== last.address || posted.amount !== parseAmount(last.amount) || !verifyTransaction(posted, posted.signature)) {
+    throw new InvalidRunError('the sendTokens method did not post the last payload as a verifiable transaction');
+  }
+
+  const oursRate = median(oursRates);
+  const floorRate = median(floorRates);
+  say(
+    table(
+      ['signer', 'tx/s', 'us/tx', 'tx/s by round'],
+      [
+        ['console: parse + signedTransaction (node:crypto Ed25519)', fmtInt(oursRate), fmt(1e6 / oursRate, 1), oursRates.map(fmtInt).join(', ')],
+        ['baseline: node:crypto sign(digest) only', fmtInt(floorRate), fmt(1e6 / floorRate, 1), floorRates.map(fmtInt).join(', ')],
+        ['reference: @noble/curves ed25519.sign(digest)', fmtInt(nobleRate), fmt(1e6 / nobleRate, 1), fmtInt(nobleRate)],
+        ['console: sendTokens method, keys from passphrase per call', fmtInt(methodRate), fmt(1e6 / methodRate, 1), fmtInt(methodRate)],
+      ],
+    ),
+  );
+  say(`signatures: all ${fmtInt(SIGN_TRANSACTIONS)} equal to the baseline's, the first ${fmtInt(NOBLE_TRANSACTIONS)} to @noble/curves', every 97th verified`);
+  say();
+  goals.info('sendTokens signing, tx/s (console vs raw Ed25519 sign)', fmtInt(oursRate), fmtInt(floorRate), `${fmt(oursRate / floorRate)}x`);
+  goals.info('sendTokens signing, tx/s (console vs @noble/curves)', fmtInt(oursRate), fmtInt(nobleRate), `${fmt(oursRate / nobleRate)}x`);
+  goals.info('sendTokens method incl. key derivation, calls/s', fmtInt(methodRate), fmtInt(oursRate), `${fmt(methodRate / oursRate)}x`);
+  goals.notes.push(
+    `signing: the console's step costs ${fmt(1e6 / oursRate - 1e6 / floorRate, 1)} us/tx above the raw signature (${fmt(1e6 / floorRate, 1)} us): ` +
+      `amount parsing, the 53-byte head, SHA-256, hex; a sendTokens call also derives the keys (PBKDF2-HMAC-SHA512, 2,048 rounds): ` +
+      `${fmt(1e6 / methodRate, 0)} us a call in all.`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+
+export async function runConsoleBench(options: BenchOptions): Promise<void> {
+  const run = (section: (typeof CONSOLE_SECTIONS)[number]) => options.only.length === 0 || options.only.includes(section);
+  goals.begin('console benchmark');
+  const dir = makeScratchDir('adm-bench-console');
+  try {
+    if (run('rpc')) await goals.section('rpc', () => benchRpc(dir));
+    if (run('signing')) await goals.section('signing', () => benchSigning());
+    goals.print();
+    goals.throwIfFailed();
+  } finally {
+    terminateLoadWorkers();
+    await stopAllTracked();
+    removeScratchDirs();
+  }
+}
