@@ -13,25 +13,7 @@ import {
   type StoreOutput,
 } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { Notice, SourceOutcome } from '../../../src/rates/cycle.js';
-import type { MergeSettings } from '../../../src/rates/types.js';
-
-const MINUTE = 60_000;
-const START = 1_700_000_000_000;
-
-const settings: MergeSettings = {
-  decimals: 8,
-  strategy: 'avg',
-  rateDifferencePercentThreshold: 25,
-  groupPercentage: 65,
-  minSources: 1,
-  priorities: ['A', 'B'],
-  weights: { A: 10, B: 10 },
-  baseCoins: ['USD'],
-  allCoins: ['BTC'],
-  coverage: { 'BTC/USD': 2 },
-};
-
-const input: RefreshInput = { merge: settings, mappings: {}, lifetimeMs: 60 * MINUTE, intervalMs: 10 * MINUTE, startedAt: START };
+import { MINUTE, REFRESH_INPUT, START } from '../../support/rates-refresh.js';
 
 /** Lets pending promise callbacks (fromPromise actors) run. */
 const flush = () => new Promise((resolve) => setImmediate(resolve));
@@ -69,7 +51,7 @@ function start(): Harness {
     },
     actions: { publishNotices: (_, { notices }) => void harness.notices.push(...notices) },
   });
-  harness.actor = createActor(machine, { input, clock }).start();
+  harness.actor = createActor(machine, { input: REFRESH_INPUT, clock }).start();
   return harness;
 }
 

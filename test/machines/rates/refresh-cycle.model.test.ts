@@ -11,24 +11,8 @@ import assert from 'node:assert/strict';
 import type { AnyMachineSnapshot } from 'xstate';
 import { refreshCycleMachine, refreshStatus, type DiscoveryOutput, type FetchOutput, type RefreshInput } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { SourceOutcome } from '../../../src/rates/cycle.js';
-import type { MergeSettings } from '../../../src/rates/types.js';
 import { modelTest } from '../../support/model.js';
-
-const MINUTE = 60_000;
-const START = 1_700_000_000_000;
-const MERGE: MergeSettings = {
-  decimals: 8,
-  strategy: 'avg',
-  rateDifferencePercentThreshold: 25,
-  groupPercentage: 65,
-  minSources: 1,
-  priorities: ['A', 'B'],
-  weights: { A: 10, B: 10 },
-  baseCoins: ['USD'],
-  allCoins: ['BTC'],
-  coverage: { 'BTC/USD': 2 },
-};
-const INPUT: RefreshInput = { merge: MERGE, mappings: {}, lifetimeMs: 60 * MINUTE, intervalMs: 10 * MINUTE, startedAt: START };
+import { MINUTE, REFRESH_INPUT, START } from '../../support/rates-refresh.js';
 
 const clean: DiscoveryOutput = { disabled: [], notices: [], finishedAt: START + 100 };
 const lostOne: DiscoveryOutput = { disabled: ['D'], notices: [{ level: 'warn', message: 'D: discovery failed' }], finishedAt: START + 100 };
@@ -50,7 +34,7 @@ const fetchSamples = (s: AnyMachineSnapshot) => (s.context.disabled.includes('C'
 
 modelTest({
   machine: refreshCycleMachine,
-  scenarios: [{ name: 'rates', input: INPUT }],
+  scenarios: [{ name: 'rates', input: REFRESH_INPUT }],
   startAt: START,
   outputs: { discoverSources: [clean, lostOne], fetchSources: fetchSamples, storeSnapshot: [{ _id: 'a'.repeat(24), date: START + 400 }] },
   errors: { storeSnapshot: [new Error('disk full')] },
@@ -77,7 +61,7 @@ modelTest({
       if (!stores) assert.ok(published.some((n) => n.message.includes('No data has been saved')), 'the gap is told on entering idle');
     }
     if (before!.value === 'storing' && event.type.startsWith('xstate.done.actor.')) {
-      assert.deepEqual([ctx.lastUpdated, ctx.nextCycleAt], [event.output.date, event.output.date + INPUT.intervalMs], 'next_update = last_updated + interval');
+      assert.deepEqual([ctx.lastUpdated, ctx.nextCycleAt], [event.output.date, event.output.date + REFRESH_INPUT.intervalMs], 'next_update = last_updated + interval');
     }
     if (before!.value === 'storing' && event.type.startsWith('xstate.error.actor.')) {
       assert.equal(ctx.lastUpdated, prev.lastUpdated);
