@@ -300,13 +300,14 @@ export class HttpServer {
       // uWS delivers body chunks only to an onData attached before this callback returns.
       settle();
       attachAbortHandler();
-      const maxBytes = (options.stream ?? options.body)!.maxBytes;
-      const body = streamBody(res, maxBytes, context.signal, () => aborted || responded);
-      releaseBody = body.release;
       const withBody = (extra: Partial<HttpRequest>) => handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, ...extra }, context);
-      result = options.body
-        ? collectBody(body.stream, request.headers, maxBytes).then((buffer) => withBody({ body: buffer }))
-        : Promise.resolve().then(() => withBody({ bodyStream: body.stream }));
+      if (options.body) {
+        result = collectBody(res, request.headers, options.body.maxBytes, context.signal).then((buffer) => withBody({ body: buffer }));
+      } else {
+        const body = streamBody(res, options.stream!.maxBytes, context.signal, () => aborted || responded);
+        releaseBody = body.release;
+        result = Promise.resolve().then(() => withBody({ bodyStream: body.stream }));
+      }
     } else {
       try {
         result = handler(request, context);
@@ -416,15 +417,38 @@ export class HttpServer {
 }
 
 /** The whole request body, refused from Content-Length before reading and from the streamed count while reading. */
-async function collectBody(stream: Readable, headers: Readonly<Record<string, string>>, maxBytes: number): Promise<Buffer> {
-  const declared = headers['content-length'];
-  if (declared !== undefined && Number(declared) > maxBytes) {
-    stream.destroy();
-    throw new PayloadTooLargeError(maxBytes);
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of stream) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks);
+/**
+ * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
+ * either way, so there is nothing to pause for). A declared or received size over the bound fails with
+ * PayloadTooLargeError before more is kept; a disconnect fails with the signal's reason.
+ */
+function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    const fail = (error: Error) => {
+      failed = true;
+      reject(error);
+    };
+    const chunks: Buffer[] = [];
+    let received = 0;
+    // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
+    // after a refusal too, so the rest of a refused body is read and dropped.
+    res.onData((chunk, isLast) => {
+      if (failed) return;
+      received += chunk.byteLength;
+      if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
+      // uWS neuters the chunk after this callback returns: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        signal.removeEventListener('abort', onAbort);
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      }
+    });
+    const onAbort = () => fail(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const declared = headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBytes) fail(new PayloadTooLargeError(maxBytes));
+  });
 }
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */

@@ -1,6 +1,7 @@
 // The uWebSockets.js edge wrapper (DESIGN.md, "The HTTP edge").
 
 import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
@@ -98,6 +99,40 @@ test('request bodies are bounded: 413 from Content-Length before reading, and fr
     });
     assert.equal(streamed, 413);
     assert.equal(handled, 1, 'the handler never ran for an oversized body');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a collected body arrives whole (empty, one chunk, many chunks); a client gone mid-body never reaches the handler', async () => {
+  const server = newServer();
+  const seen: string[] = [];
+  server.route(
+    'post',
+    '/echo',
+    (request) => {
+      seen.push(createHash('sha256').update(request.body ?? Buffer.alloc(0)).digest('hex'));
+      return { status: 200, body: String(request.body?.length) };
+    },
+    { body: { maxBytes: 4 * 1024 * 1024 } },
+  );
+  const port = await server.listen();
+  try {
+    const big = randomBytes(3 * 1024 * 1024 + 17);
+    for (const body of [Buffer.alloc(0), Buffer.from('{"a":1}'), big]) {
+      const answer = await get(port, '/echo', { method: 'POST', body });
+      assert.equal(answer.body.toString(), String(body.length));
+      assert.equal(seen.at(-1), createHash('sha256').update(body).digest('hex'));
+    }
+    const handled = seen.length;
+    const socket = connect(port, '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n' + 'x'.repeat(400));
+    await waitFor(() => server.inFlight === 1, { what: 'request waiting for its body' });
+    socket.destroy();
+    await waitFor(() => server.inFlight === 0, { what: 'request abandoned' });
+    assert.equal(seen.length, handled, 'the handler never ran');
+    assert.equal((await get(port, '/echo', { method: 'POST', body: Buffer.from('after') })).body.toString(), '5', 'the server carries on');
   } finally {
     await server.close();
   }
