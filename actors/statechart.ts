@@ -114,12 +114,10 @@ export function toJson(machine: AnyStateMachine): unknown {
   const json = JSON.parse(JSON.stringify(machine.toJSON())) as JsonNode;
   const addAlways = (node: Node, out: JsonNode) => {
     if (node.always && node.always.length > 0) {
-      out.always = node.always.map((t) => ({
-        eventType: '',
-        source: `#${node.id}`,
-        target: (t.target ?? []).map((target) => `#${target.id}`),
-        ...(guardName(t.guard) ? { guard: { type: guardName(t.guard) } } : {}),
-      }));
+      out.always = node.always.map((t) => {
+        const guard = guardName(t.guard);
+        return { eventType: '', source: `#${node.id}`, target: (t.target ?? []).map((target) => `#${target.id}`), ...(guard ? { guard: { type: guard } } : {}) };
+      });
     }
     for (const [key, child] of Object.entries(node.states)) addAlways(child, out.states[key]!);
   };

@@ -416,7 +416,6 @@ export class HttpServer {
   }
 }
 
-/** The whole request body, refused from Content-Length before reading and from the streamed count while reading. */
 /**
  * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
  * either way, so there is nothing to pause for). A declared or received size over the bound fails with

@@ -161,7 +161,7 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
    * Runs one request through the rpc-session machine: `attempt` asks one node; the machine picks the next. An
    * answer ends the session (`node.answered` leads to a final state nothing reads, so it is not computed).
    */
-  const session = async (method: 'GET' | 'POST', path: string, attempt: (node: string) => Promise<unknown>, signal: AbortSignal): Promise<unknown> => {
+  const session = async (method: 'GET' | 'POST', path: string, attempt: (node: string) => Promise<unknown>): Promise<unknown> => {
     let snapshot = firstSnapshot(method);
     while (snapshot.value === 'requesting') {
       const node = snapshot.context.nodes[snapshot.context.attempt]!;
@@ -181,11 +181,11 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
   return {
     async get<T>(path: string, query: URLSearchParams | undefined, signal: AbortSignal): Promise<T> {
       const suffix = query && [...query].length > 0 ? `?${query.toString()}` : '';
-      return (await session('GET', path, (node) => request(`${node}/api/${path}${suffix}`, 'GET', undefined, signal), signal)) as T;
+      return (await session('GET', path, (node) => request(`${node}/api/${path}${suffix}`, 'GET', undefined, signal))) as T;
     },
     async post<T>(path: string, body: unknown, signal: AbortSignal): Promise<T> {
       const json = JSON.stringify(body);
-      return (await session('POST', path, (node) => request(`${node}/api/${path}`, 'POST', json, signal), signal)) as T;
+      return (await session('POST', path, (node) => request(`${node}/api/${path}`, 'POST', json, signal))) as T;
     },
   };
 }

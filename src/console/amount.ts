@@ -26,8 +26,13 @@ export function parseAmount(value: unknown): number {
 }
 
 /** notes C.2: a passphrase is a string of more than 30 characters (its value never appears in the error). */
+/** The console's rule for a passphrase: a string of more than 30 characters (notes C.2). */
+export function isPassphrase(value: unknown): value is string {
+  return typeof value === 'string' && value.length > 30;
+}
+
 export function validatePassphrase(value: unknown): string {
-  if (typeof value !== 'string' || value.length <= 30) throw new WrongParameterError('passphrase');
+  if (!isPassphrase(value)) throw new WrongParameterError('passphrase');
   return value;
 }
 

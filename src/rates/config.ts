@@ -14,7 +14,7 @@
 //   the default is its three public nodes, and tests point it at a loopback fake node.
 
 import Type, { type Static } from 'typebox';
-import { validatePassphrase } from '../console/amount.js';
+import { isPassphrase } from '../console/amount.js';
 import { ADDRESS as ADAMANT_ADDRESS } from '../console/params.js';
 import { deepFreeze, schemaProblems } from '../config.js';
 import type { SourceName, Strategy } from './types.js';
@@ -447,16 +447,6 @@ function fetchableCount(block: Loose): number {
   return countOf(block.codes) + countOf(block.coins) + countOf(block.ids);
 }
 
-/** The console's rule for a passphrase (src/console/amount.ts validatePassphrase), as a predicate. */
-function isAdamantPassphrase(value: string): boolean {
-  try {
-    validatePassphrase(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 function validHttpUrl(value: string): boolean {
   try {
     const url = new URL(value);
@@ -496,7 +486,7 @@ function semanticCheck(raw: unknown, problems: string[], warnings: string[]): vo
     const passphrase = secretOf(notify.adamantPassphrase);
     if (addresses.length > 0) {
       if (passphrase === undefined) problems.push(`notify.adamantPassphrase: ${ADAMANT_PASSPHRASE_MISSING}`);
-      else if (!isAdamantPassphrase(passphrase)) problems.push(`notify.adamantPassphrase: ${ADAMANT_PASSPHRASE_INVALID}`);
+      else if (!isPassphrase(passphrase)) problems.push(`notify.adamantPassphrase: ${ADAMANT_PASSPHRASE_INVALID}`);
     } else if (passphrase !== undefined) {
       warnings.push('notify.adamantPassphrase: notify.adamant lists no address; the ADAMANT notification channel stays off');
     }
