@@ -280,7 +280,18 @@ export function p2pLogic(options: P2pOptions) {
     // runtime.actor.ts registers `ping` (the original had none, notes B.3); the node type leaves services open.
     const service = (node.libp2p.services as { ping?: Ping }).ping;
     if (!service) throw new Error('the libp2p ping service is not registered');
-    return { pong: await bounded('ping', event.reply.signal, (signal) => service.ping(peerId, { signal })) };
+    // With pings in flight together on one connection, libp2p may fail one with StreamStateError: that stream was
+    // closed under it (a race in the stream's close, not a sign of the peer). One retry on a new stream answers
+    // what the operator asked; any other failure is reported as it is.
+    const pingOnce = (signal: AbortSignal) => service.ping(peerId, { signal });
+    return {
+      pong: await bounded('ping', event.reply.signal, (signal) =>
+        pingOnce(signal).catch((error: unknown) => {
+          if ((error as Error | undefined)?.name !== 'StreamStateError' || signal.aborted) throw error;
+          return pingOnce(signal);
+        }),
+      ),
+    };
   };
 
   const peerStore = async (event: Extract<P2pEvent, { type: 'p2p.peerStore' }>) => {
