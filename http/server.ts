@@ -51,9 +51,34 @@ export type Handler = (request: HttpRequest, context: RequestContext) => HttpRep
 
 export interface RouteOptions {
   /** Read and bound the request body before the handler runs. */
-  readonly body?: { readonly maxBytes: number };
+  readonly body?: { readonly maxBytes: number; readonly deadlines?: BodyDeadlines };
   /** Hand the body to the handler as a stream (`request.bodyStream`), failing past `maxBytes` streamed bytes. */
-  readonly stream?: { readonly maxBytes: number };
+  readonly stream?: { readonly maxBytes: number; readonly deadlines?: BodyDeadlines };
+}
+
+/**
+ * How long a request body may take to arrive. These are the edge's own deadlines, not uWS's: uWS re-arms its fixed
+ * 10 s idle timer only per 160 KB received, so a body slower than ~16 KB/s (a phone on a poor network) would be
+ * reset with no answer. A body that misses one fails with RequestTimeoutError (408) and its connection is closed.
+ */
+export interface BodyDeadlines {
+  /** No byte for this long. */
+  readonly idleMs: number;
+  /** The whole body, counted from the request's start (Node's own `requestTimeout` is 300 s, the original's server). */
+  readonly totalMs: number;
+  /** Protection against trickled bodies: fewer than `floorBytes` in a `floorWindowMs` window is cut. */
+  readonly floorBytes: number;
+  readonly floorWindowMs: number;
+}
+
+export const DEFAULT_BODY_DEADLINES: BodyDeadlines = { idleMs: 30_000, totalMs: 300_000, floorBytes: 1024, floorWindowMs: 20_000 };
+
+/** A request body missed one of its deadlines (BodyDeadlines): the answer is 408 and the connection is closed. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
+  constructor(readonly deadline: 'idle' | 'total' | 'floor') {
+    super(`request body ${deadline === 'floor' ? 'arrived too slowly' : deadline === 'idle' ? 'stalled' : 'took too long'}`);
+  }
 }
 
 export interface HttpServerOptions {
@@ -264,11 +289,14 @@ export class HttpServer {
     let responded = false;
     /** Set when the route streams its body: un-pauses the socket before the response is written. */
     let releaseBody: (() => void) | undefined;
+    /** The body's deadlines and progress, for routes that read a body. */
+    let watch: BodyWatch | undefined;
     const respond = (reply: HttpReply): Promise<void> | undefined => {
       observe(metrics, reply.status, performance.now() - started);
       status = reply.status;
       if (aborted) return undefined;
-      // A socket left paused would never read the next request of this keep-alive connection.
+      // A socket left paused would never read the next request of this keep-alive connection (or, after an early
+      // refusal, never read the rest of the body the client is still sending).
       releaseBody?.();
       responded = true;
       if (reply.stream) {
@@ -276,13 +304,13 @@ export class HttpServer {
         return this.#stream(res, reply, reply.stream, () => aborted, whenAborted);
       }
       // Inside the handler's synchronous part uWS is already corked; after an await it is not.
-      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted));
+      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, watch ? watch.ending() : 'keep'));
       return undefined;
     };
     const onError = (error: unknown): HttpReply => {
       // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
       if (aborted || (this.#closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
-      if (!(error instanceof PayloadTooLargeError)) {
+      if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
         this.#options.logger.debug({ listener: this.#options.name, route: pattern, err: error }, 'handler error');
       }
       try {
@@ -296,15 +324,17 @@ export class HttpServer {
 
     // Fast path: a handler without a body that answers synchronously is answered right here.
     let result: HttpReply | Promise<HttpReply>;
-    if (options.stream || options.body) {
+    const bodyOptions = options.body ?? options.stream;
+    if (bodyOptions) {
       // uWS delivers body chunks only to an onData attached before this callback returns.
       settle();
       attachAbortHandler();
+      watch = new BodyWatch(res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, () => aborted || responded);
       const withBody = (extra: Partial<HttpRequest>) => handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, ...extra }, context);
       if (options.body) {
-        result = collectBody(res, request.headers, options.body.maxBytes, context.signal).then((buffer) => withBody({ body: buffer }));
+        result = collectBody(res, request.headers, options.body.maxBytes, context.signal, watch).then((buffer) => withBody({ body: buffer }));
       } else {
-        const body = streamBody(res, options.stream!.maxBytes, context.signal, () => aborted || responded);
+        const body = streamBody(res, bodyOptions.maxBytes, context.signal, () => aborted || responded, watch);
         releaseBody = body.release;
         result = Promise.resolve().then(() => withBody({ bodyStream: body.stream }));
       }
@@ -332,6 +362,7 @@ export class HttpServer {
       .then(respond)
       .catch((error: unknown) => this.#options.logger.error({ listener: this.#options.name, route: pattern, err: error }, 'writing the response failed'))
       .finally(() => {
+        watch?.stop();
         finish();
         this.#inFlight.delete(inFlight);
         if (this.#inFlight.size === 0) this.#drained?.();
@@ -390,16 +421,21 @@ export class HttpServer {
     }
   }
 
-  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean): void {
+  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding = 'keep'): void {
     this.#writeHead(res, reply);
+    // An answer given before the body was read whole (a refusal): the client is told the connection ends, and uWS
+    // reads and drops the rest of the body meanwhile, so a client still sending gets to read the answer instead of
+    // a reset. A body that missed its deadline is cut: uWS closes the connection once the answer is sent.
+    if (ending === 'announce') res.writeHeader('connection', 'close');
+    const force = ending === 'force';
     if (reply.status === 304 || reply.status === 204 || reply.withoutBody) {
       res.endWithoutBody();
       return;
     }
     const raw = reply.body ?? '';
     // Small bodies go out in one write (strings without a copy); large ones with backpressure below.
-    if (raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
-      res.end(raw);
+    if (force || raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
+      res.end(raw, force);
       return;
     }
     const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
@@ -419,13 +455,17 @@ export class HttpServer {
 /**
  * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
  * either way, so there is nothing to pause for). A declared or received size over the bound fails with
- * PayloadTooLargeError before more is kept; a disconnect fails with the signal's reason.
+ * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; a disconnect with the
+ * signal's reason.
  */
-function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal): Promise<Buffer> {
+function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal, watch: BodyWatch): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let failed = false;
     const fail = (error: Error) => {
+      if (failed) return;
       failed = true;
+      watch.stop();
+      signal.removeEventListener('abort', onAbort);
       reject(error);
     };
     const chunks: Buffer[] = [];
@@ -433,7 +473,9 @@ function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>
     // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
     // after a refusal too, so the rest of a refused body is read and dropped.
     res.onData((chunk, isLast) => {
+      if (isLast) watch.complete();
       if (failed) return;
+      watch.received(chunk.byteLength);
       received += chunk.byteLength;
       if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
       // uWS neuters the chunk after this callback returns: copy it.
@@ -447,6 +489,7 @@ function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>
     signal.addEventListener('abort', onAbort, { once: true });
     const declared = headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBytes) fail(new PayloadTooLargeError(maxBytes));
+    else watch.start(fail, () => false);
   });
 }
 
@@ -484,7 +527,7 @@ function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted
 }
 
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
-function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean): { stream: Readable; release(): void } {
+function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
   let paused = false;
   let received = 0;
   const stream = new Readable({
@@ -502,8 +545,13 @@ function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, fin
   // that gap destroys the stream with no consumer listening yet, which Node would raise as an uncaught
   // 'error' event and end the process. The consumer sees the failure through `destroyed`/`errored` instead.
   stream.on('error', () => {});
+  stream.on('close', () => watch.stop());
+  // While the consumer holds the socket paused, the client is not the slow side: its deadlines wait.
+  watch.start((error) => stream.destroy(error), () => paused);
   res.onData((chunk, isLast) => {
+    if (isLast) watch.complete();
     if (stream.destroyed) return;
+    watch.received(chunk.byteLength);
     received += chunk.byteLength;
     if (received > maxBytes) {
       stream.destroy(new PayloadTooLargeError(maxBytes));
@@ -526,4 +574,97 @@ function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, fin
       }
     },
   };
+}
+
+/** How a reply ends its connection: kept alive, announced as closing (the body was not read whole), or cut. */
+type ConnectionEnding = 'keep' | 'announce' | 'force';
+
+/** uWS's idle timer is 10 s; re-arming it well inside that keeps a slow body's connection ours to end. */
+const UWS_REARM_MS = 4_000;
+/** How often a body's deadlines are checked (their resolution). */
+const BODY_WATCH_TICK_MS = 1_000;
+
+/**
+ * One request body's deadlines (BodyDeadlines) and its standing with uWS's idle timer, which it keeps re-arming
+ * (`pause()` + `resume()` re-arms it) while the body is read, so only these deadlines end a slow body. Time the
+ * reader holds the socket paused (its own backpressure) counts against no deadline but the total.
+ */
+class BodyWatch {
+  #timer: NodeJS.Timeout | undefined;
+  #onExpired: ((error: RequestTimeoutError) => void) | undefined;
+  #isPaused: () => boolean = () => false;
+  #complete = false;
+  #expired = false;
+  readonly #startedAt = performance.now();
+  #lastByteAt = this.#startedAt;
+  #windowStart = this.#startedAt;
+  #windowBytes = 0;
+  #rearmedAt = this.#startedAt;
+
+  constructor(
+    private readonly res: UwsResponse,
+    private readonly deadlines: BodyDeadlines,
+    /** True once `res` may no longer be touched (answered or aborted). */
+    private readonly finished: () => boolean,
+  ) {}
+
+  start(onExpired: (error: RequestTimeoutError) => void, isPaused: () => boolean): void {
+    if (this.#complete) return;
+    this.#onExpired = onExpired;
+    this.#isPaused = isPaused;
+    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
+    this.#timer.unref();
+  }
+
+  received(bytes: number): void {
+    this.#lastByteAt = performance.now();
+    this.#windowBytes += bytes;
+  }
+
+  /** The last chunk arrived. */
+  complete(): void {
+    this.#complete = true;
+    this.stop();
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /** How the answer ends the connection: a body still arriving is announced closing; an expired one is cut. */
+  ending(): ConnectionEnding {
+    if (this.#expired) return 'force';
+    return this.#complete ? 'keep' : 'announce';
+  }
+
+  #tick(): void {
+    if (this.finished()) return this.stop();
+    const now = performance.now();
+    const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;
+    if (now - this.#startedAt > totalMs) return this.#expire('total');
+    if (this.#isPaused()) {
+      this.#lastByteAt = now;
+      this.#windowStart = now;
+      this.#windowBytes = 0;
+      return;
+    }
+    if (now - this.#lastByteAt > idleMs) return this.#expire('idle');
+    if (now - this.#windowStart >= floorWindowMs) {
+      if (this.#windowBytes < floorBytes) return this.#expire('floor');
+      this.#windowStart = now;
+      this.#windowBytes = 0;
+    }
+    if (now - this.#rearmedAt >= UWS_REARM_MS) {
+      this.#rearmedAt = now;
+      this.res.pause();
+      this.res.resume();
+    }
+  }
+
+  #expire(deadline: RequestTimeoutError['deadline']): void {
+    this.#expired = true;
+    this.stop();
+    this.#onExpired?.(new RequestTimeoutError(deadline));
+  }
 }

@@ -56,6 +56,7 @@ export function rpcServer(runtime: Runtime, options: RpcListenerOptions): HttpSe
     metrics: options.metrics,
     mapError: (error) => {
       if ((error as Error).name === 'PayloadTooLargeError') return text(413, 'Payload Too Large');
+      if ((error as Error).name === 'RequestTimeoutError') return text(408, 'Request Timeout');
       logger.error({ reason: error instanceof Error ? error.name : 'unknown' }, 'request failed');
       return { status: 500, headers: JSON_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32603, message: 'Internal error' } }) };
     },

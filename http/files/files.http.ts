@@ -11,7 +11,7 @@ import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, QuorumNo
 import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-limit.js';
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
-import { PayloadTooLargeError, type Handler, type HttpReply, type HttpRequest, type HttpServer } from '../server.js';
+import { PayloadTooLargeError, RequestTimeoutError, type Handler, type HttpReply, type HttpRequest, type HttpServer } from '../server.js';
 
 /** A clean refusal with a status and the `{error}` text of notes C10. */
 export class FilesHttpError extends Error {
@@ -42,6 +42,8 @@ export function mapFilesError(error: unknown): HttpReply {
   if (error instanceof FileTimeoutError) return json(408, { error: 'File request timed out' });
   if (error instanceof FileNotFoundError) return json(404, { error: 'File not found' });
   if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
+  // An upload body that stalled, trickled below the floor or outlived its whole-request deadline (issue 14).
+  if (error instanceof RequestTimeoutError) return json(408, { error: 'Request timed out' });
   if (error instanceof InsufficientStorageError) return json(507, { error: 'Insufficient storage' });
   if (error instanceof RunInProgressError) return json(409, { error: error.message });
   if (error instanceof QuorumNotReachedError) return json(503, { error: error.message });

@@ -3,6 +3,7 @@
 // Content moves through the files actors (ask); the edge never touches helia, the blockstore or the registry.
 
 import busboy from 'busboy';
+import type { Readable } from 'node:stream';
 import type { CID } from 'multiformats/cid';
 import type { CommittedUpload, OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
 import type { DiskClaim } from '../../actors/files/disk.actor.js';
@@ -14,7 +15,7 @@ import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
 import type { HttpMetrics } from '../metrics.js';
 import { AbortedError } from '../../src/errors.js';
-import { HttpServer, PayloadTooLargeError, type HttpRequest } from '../server.js';
+import { HttpServer, type BodyDeadlines, type HttpRequest } from '../server.js';
 import {
   ADMISSION_RETRY_AFTER_SECONDS,
   adminJson,
@@ -121,7 +122,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
         release();
       }
     },
-    { stream: { maxBytes: config.storage.maxRequestSizeBytes } },
+    { stream: { maxBytes: config.storage.maxRequestSizeBytes, deadlines: uploadDeadlines(config) } },
   );
 
   server.route('get', '/api/file/:cid', async (request, { signal }) => {
@@ -216,6 +217,16 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   return server;
 }
 
+/** An upload body's deadlines (config keys `upload*`, README): the edge's, not uWS's fixed 10 s idle timer. */
+export function uploadDeadlines(config: FilesConfig): BodyDeadlines {
+  return {
+    idleMs: config.uploadIdleTimeout,
+    totalMs: config.uploadMaxDurationMs,
+    floorBytes: config.uploadMinBytes,
+    floorWindowMs: config.uploadMinBytesWindowMs,
+  };
+}
+
 /**
  * Refuses an upload before its body is parsed. The body is dropped as it arrives instead of piling up in
  * the request stream's buffer, so a refused request costs no memory however large it is.
@@ -265,10 +276,15 @@ interface ImportedUpload {
 /**
  * Streams the multipart body through busboy into the upload session, one file after another (spec §4.2):
  * parts must be files named `files`; counts and sizes are bounded while parsing. Any refusal keeps
- * draining the body so the client gets the answer after sending.
+ * draining the body so the client gets the answer after sending. Every way a body can end (complete, cut off
+ * before its closing boundary, too large, too slow, the client gone) settles the promise exactly once, after the
+ * imports it started have stopped, so the caller's rollback never races a running import.
  */
 function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesConfig, signal: AbortSignal): Promise<ImportedUpload[]> {
   return new Promise((resolve, reject) => {
+    const body = request.bodyStream!;
+    // Destroyed while the handler awaited (client gone, body too large or too slow): no event will come any more.
+    if (body.destroyed) return reject(body.errored ?? new AbortedError('client disconnected'));
     let parser: busboy.Busboy;
     try {
       parser = busboy({
@@ -276,21 +292,32 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesCo
         limits: { files: config.maxFileCount, fileSize: config.uploadLimitSizeBytes, fields: 0 },
       });
     } catch {
-      reject(new FilesHttpError(400, 'No file uploaded'));
-      return;
+      // Not multipart/form-data, or no boundary.
+      return reject(new FilesHttpError(400, 'No file uploaded'));
     }
     const imported: ImportedUpload[] = [];
+    let settled = false;
+    /** The first failure decides the answer; later ones are its consequences. */
     let failure: Error | undefined;
-    let work: Promise<void> = Promise.resolve();
-    const fail = (error: Error) => (failure ??= error);
+    const fail = (error: Error) => void (failure ??= error);
+    /** Imports run one at a time, in part order. */
+    let imports: Promise<void> = Promise.resolve();
+    /** File parts not yet ended: a failure of the body ends them too, so no import waits for bytes that never come. */
+    const openFiles = new Set<Readable>();
+    const malformed = () => new FilesHttpError(400, 'Malformed multipart body');
 
     parser.on('file', (field, stream, info) => {
+      openFiles.add(stream);
+      stream.on('close', () => openFiles.delete(stream));
+      // A part cut off (the body ended inside it) errors at once, maybe before its import starts: the listener is
+      // attached now, or Node would raise the error as uncaught and end the process.
+      stream.on('error', () => fail(malformed()));
       if (failure) return void stream.resume();
       if (field !== 'files') {
         fail(new FilesHttpError(400, 'Unexpected field'));
         return void stream.resume();
       }
-      work = work.then(async () => {
+      imports = imports.then(async () => {
         if (failure) return void stream.resume();
         try {
           const file = await handle.importFile(stream, signal);
@@ -298,37 +325,30 @@ function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesCo
           else imported.push({ name: info.filename ?? '', cid: file.cid, dagBytes: file.dagBytes });
         } catch (error) {
           fail(error as Error);
-          stream.resume();
+          if (!stream.destroyed) stream.resume();
         }
       });
     });
     parser.on('field', () => fail(new FilesHttpError(400, 'Unexpected field')));
     parser.on('fieldsLimit', () => fail(new FilesHttpError(400, 'Unexpected field')));
     parser.on('filesLimit', () => fail(new FilesHttpError(400, `File limit exceeded. Max ${config.maxFileCount} allowed.`)));
-    parser.on('error', (error: Error) => {
-      fail(error instanceof PayloadTooLargeError ? error : new FilesHttpError(400, 'Malformed multipart body'));
-      resolveWhenDone();
+    parser.on('error', () => {
+      fail(malformed());
+      settle();
     });
-    parser.on('close', () => resolveWhenDone());
-    const body = request.bodyStream!;
-    // Destroyed while the handler awaited (client gone, body too large): no event will come any more.
-    if (body.destroyed) {
-      parser.destroy();
-      reject(body.errored ?? new AbortedError('client disconnected'));
-      return;
-    }
+    parser.on('close', settle);
     body.on('error', (error) => {
       fail(error);
+      for (const stream of openFiles) stream.destroy(error);
       parser.destroy(error);
-      resolveWhenDone();
+      settle();
     });
     body.pipe(parser);
 
-    let settled = false;
-    function resolveWhenDone() {
+    function settle() {
       if (settled) return;
       settled = true;
-      work.then(() => {
+      imports.then(() => {
         if (failure) reject(failure);
         else if (imported.length === 0) reject(new FilesHttpError(400, 'No file uploaded'));
         else resolve(imported);

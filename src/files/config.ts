@@ -80,6 +80,12 @@ export const FILES_DEFAULTS = deepFreeze({
   downloadMinBytesPerSecond: 32_768,
   /** The floor of the derived `downloadMaxDurationMs` default: 4 hours. */
   downloadMaxDurationFloorMs: 14_400_000,
+  // Upload body deadlines (additive keys; issue 14): the original's node:http server allowed 300 s per request
+  // (Node's `requestTimeout`) and had no idle limit; a stalled body is cut after 30 s, a trickled one below the floor.
+  uploadIdleTimeout: 30_000,
+  uploadMaxDurationMs: 300_000,
+  uploadMinBytes: 1024,
+  uploadMinBytesWindowMs: 20_000,
   trustProxy: false,
   adminApiKey: '',
   enableDebugApi: false,
@@ -182,6 +188,10 @@ export const FilesConfigSchema = Type.Object({
   downloadIdleTimeout: Int(1),
   downloadMinBytesPerSecond: Int(1),
   downloadMaxDurationMs: Int(1),
+  uploadIdleTimeout: Int(1000),
+  uploadMaxDurationMs: Int(1000),
+  uploadMinBytes: Int(0),
+  uploadMinBytesWindowMs: Int(1000),
   cors: Type.Optional(Type.Object({ allowedOrigins: Type.Optional(Type.Unknown()) })),
   trustProxy: Type.Optional(Type.Unknown()),
   adminApiKey: Type.Optional(Type.String()),
@@ -268,6 +278,13 @@ export interface FilesConfig {
   readonly downloadIdleTimeout: number;
   readonly downloadMinBytesPerSecond: number;
   readonly downloadMaxDurationMs: number;
+  /** Upload body deadlines (additive keys): no byte for this long → 408. */
+  readonly uploadIdleTimeout: number;
+  /** The whole upload request must arrive within this. */
+  readonly uploadMaxDurationMs: number;
+  /** A body delivering fewer than `uploadMinBytes` in any `uploadMinBytesWindowMs` is cut with 408 (0 = no floor). */
+  readonly uploadMinBytes: number;
+  readonly uploadMinBytesWindowMs: number;
   /** `['*']` = every origin; otherwise exact origins and `scheme://*.suffix` wildcards. */
   readonly cors: { readonly allowedOrigins: readonly string[] };
   /** Trusted proxy addresses and CIDR ranges; empty = trust no proxy (the file said `false` or nothing). */
@@ -775,6 +792,10 @@ function resolveDraft(raw: Loose, problems: string[], warnings: string[]): Draft
     downloadIdleTimeout,
     downloadMinBytesPerSecond,
     downloadMaxDurationMs,
+    uploadIdleTimeout: intAt(raw.uploadIdleTimeout) ?? D.uploadIdleTimeout,
+    uploadMaxDurationMs: intAt(raw.uploadMaxDurationMs) ?? D.uploadMaxDurationMs,
+    uploadMinBytes: intAt(raw.uploadMinBytes) ?? D.uploadMinBytes,
+    uploadMinBytesWindowMs: intAt(raw.uploadMinBytesWindowMs) ?? D.uploadMinBytesWindowMs,
     cors: cors === undefined ? undefined : { allowedOrigins: cors },
     trustProxy,
     adminApiKey,
