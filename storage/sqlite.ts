@@ -1,6 +1,7 @@
 // Opening a SQLite database the way every adapter here does: parent folders created, WAL (not for
 // `:memory:`), the adapter's durability level, a busy timeout, and a versioned schema applied once
-// (`user_version`); a database from a newer build is refused rather than misread.
+// (`user_version`); a database from a newer build is refused rather than misread, and one from an older
+// build is brought forward by its adapter's migration steps.
 
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -10,7 +11,19 @@ export interface SqliteSchema {
   /** Names the database in errors, e.g. `file registry`. */
   readonly name: string;
   readonly version: number;
-  /** Applied in one transaction when the database is older than `version`. */
+  /** The whole current layout, applied in one transaction to a new database (`user_version` 0). */
+  readonly sql: string;
+  /**
+   * Steps that bring a database of an older layout forward: every step whose `to` is above the stored version is
+   * applied in ascending order, in the same transaction as the version bump, so a crash leaves the old layout or
+   * the new one. A database of version v > 0 that has no step to `version` is refused (it would be misread).
+   */
+  readonly migrations?: readonly SqliteMigration[];
+}
+
+/** One layout change: the SQL that turns layout `to - 1` into layout `to`. */
+export interface SqliteMigration {
+  readonly to: number;
   readonly sql: string;
 }
 
@@ -47,8 +60,20 @@ function migrate(db: Database.Database, schema: SqliteSchema): void {
     throw new Error(`${schema.name} database has schema version ${version}; this build supports up to ${schema.version}`);
   }
   if (version === schema.version) return;
+  if (version === 0) {
+    db.transaction(() => {
+      db.exec(schema.sql);
+      db.pragma(`user_version = ${schema.version}`);
+    })();
+    return;
+  }
+  const steps = [...(schema.migrations ?? [])].filter((step) => step.to > version && step.to <= schema.version).sort((a, b) => a.to - b.to);
+  // Each version from the stored one up to the current one needs its own step; a gap would skip a layout change.
+  if (steps.length !== schema.version - version || steps.some((step, index) => step.to !== version + 1 + index)) {
+    throw new Error(`${schema.name} database has schema version ${version}; this build has no migration from it to ${schema.version}`);
+  }
   db.transaction(() => {
-    db.exec(schema.sql);
+    for (const step of steps) db.exec(step.sql);
     db.pragma(`user_version = ${schema.version}`);
   })();
 }

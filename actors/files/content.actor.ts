@@ -11,7 +11,7 @@ import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSett
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
-import { copyTargets, localOnlyReport, placementOf, replicationReport, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
+import { copyTargets, localOnlyReport, placementOf, replicationReport, statusReplication, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
 import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
@@ -137,6 +137,19 @@ export function contentLogic(options: ContentOptions) {
   const replicated = settings.replication.enabled && options.copies !== undefined;
 
   /**
+   * Remembers which peers stored a copy (the file status counts them, spec §2.2). The copies exist whether or not
+   * this write succeeds, so a failure is logged, never the upload's or the confirmation's failure.
+   */
+  const noteAcknowledgements = (node: FilesNode, cid: string, peerIds: readonly string[]) => {
+    if (peerIds.length === 0) return;
+    try {
+      node.registry.acknowledge(cid, peerIds, clock.now());
+    } catch (error) {
+      logger.warn({ err: error }, 'could not store which peers acknowledged a copy');
+    }
+  };
+
+  /**
    * Asks the designated peers of a confirmed file for their copies, in parallel, and reports the outcomes (spec
    * §2.1). With a session, the copies are staged. A temporary file is placed once confirmed (notes C2), so its report
    * has the placement's counts and no attempts (C15); with replication off the local copy is the network (C14).
@@ -149,6 +162,8 @@ export function contentLogic(options: ContentOptions) {
     const targets = copyTargets(placement, node.peerId);
     const copies = options.copies;
     const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
+    // A staged copy is not stored until its commit is settled: the strict path notes those itself.
+    if (session === undefined) noteAcknowledgements(node, record.cid, targets.filter((_, index) => outcomes[index] === 'stored'));
     return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, outcomes), askedPeers: targets };
   };
 
@@ -251,6 +266,9 @@ export function contentLogic(options: ContentOptions) {
         register();
         const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
         const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
+        stored.forEach(({ peerId, cid }, index) => {
+          if (settled[index]) noteAcknowledgements(node, cid, [peerId]);
+        });
         // spec §4.2 500: "replica settlement failed"; the local decision stays durable and repair fixes the copies.
         if (!settled.every(Boolean)) throw new ReplicaSettlementError();
         return { records, reports };
@@ -322,10 +340,20 @@ export function contentLogic(options: ContentOptions) {
     }
   };
 
-  const statusOf = (node: FilesNode, cid: CID): FileStatus => {
+  /**
+   * The status of a record with the figures its upload report would give now (spec §2.2, §2.1): the local pinned copy
+   * plus the peers that acknowledged a stored copy and are still designated, against the quorum capped by the network.
+   */
+  const statusOf = (node: FilesNode, record: FileRecord): FileStatus => {
+    const { replication } = settings;
+    const policy = { replicated, members: replication.members, self: node.peerId, tiers: replication.placement, ackQuorum: replication.ackQuorum, now: clock.now() };
+    return publicStatus(record, statusReplication(record, policy, replicated ? node.registry.acknowledgedBy(record.cid) : []));
+  };
+
+  const statusOfCid = (node: FilesNode, cid: CID): FileStatus => {
     const record = node.registry.get(cid.toString());
     if (!record) throw new FileNotFoundError();
-    return publicStatus(record);
+    return statusOf(node, record);
   };
 
   const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: () => FileRecord): Promise<FileStatus> => {
@@ -356,7 +384,7 @@ export function contentLogic(options: ContentOptions) {
         (error: unknown) => logger.warn({ err: error }, 'placing a confirmed file failed'),
       );
     }
-    return publicStatus(record);
+    return statusOf(node, record);
   };
 
   return fromCallback<ContentEvent>(({ receive }) => {
@@ -367,7 +395,7 @@ export function contentLogic(options: ContentOptions) {
         case 'content.open':
           return answer(event.reply, () => open(event.cid, event.reply.signal));
         case 'file.status':
-          return answer(event.reply, async () => statusOf(holder.get(), event.cid));
+          return answer(event.reply, async () => statusOfCid(holder.get(), event.cid));
         case 'file.change':
           return answer(event.reply, () => change(event.cid, event.change === 'confirm' ? 'file.confirm' : 'file.unpin', event.reply.signal));
         case 'pins.list':

@@ -21,12 +21,20 @@ export interface CopyClient {
   /** Whether the peer holds `cid` durably; false when it says no, refuses or cannot be asked. */
   have(peerId: string, cid: string, signal: AbortSignal): Promise<boolean>;
   /**
+   * `have` with its three answers kept apart: `held`, `missing` (the peer answered that it does not hold it), or
+   * `unknown` (a refusal, a dial or stream failure, the deadline). Repair needs the difference: only a peer that said
+   * no has lost its acknowledgement; one that could not be asked may well still hold its copy.
+   */
+  probe(peerId: string, cid: string, signal: AbortSignal): Promise<ProbeAnswer>;
+  /**
    * Asks the peer to keep a copy (`store`, or `stage` under a strict upload's session). A peer that refuses
    * responsibility (this node is not in its `nodes`) is asked to `cache` instead (notes C25); a staged copy never
    * falls back, since a cache is no acknowledgement.
    */
   place(peerId: string, cid: string, signal: AbortSignal, session?: string): Promise<CopyOutcome>;
 }
+
+export type ProbeAnswer = 'held' | 'missing' | 'unknown';
 
 export interface CopyClientOptions {
   readonly holder: NodeHolder;
@@ -51,15 +59,21 @@ export function copyClient(options: CopyClientOptions): CopyClient {
     return parseReplicationResponse(raw, message);
   };
 
+  const probe = async (peerId: string, cid: string, signal: AbortSignal): Promise<ProbeAnswer> => {
+    try {
+      const answer = await request(peerId, { op: 'have', cid }, signal);
+      if (!answer.ok || answer.op !== 'have') return 'unknown';
+      return answer.has ? 'held' : 'missing';
+    } catch {
+      return 'unknown';
+    }
+  };
+
   return {
     request,
+    probe,
     async have(peerId, cid, signal) {
-      try {
-        const answer = await request(peerId, { op: 'have', cid }, signal);
-        return answer.ok && answer.op === 'have' && answer.has;
-      } catch {
-        return false;
-      }
+      return (await probe(peerId, cid, signal)) === 'held';
     },
     async place(peerId, cid, signal, session) {
       try {

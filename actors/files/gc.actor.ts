@@ -167,7 +167,15 @@ export function gcLogic(options: GcOptions) {
               const selection = handoverCandidates(input.records, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
-              const confirmed = await probeHolders(copies, selection.candidates, signal);
+              // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
+              const noteHeld = (cid: string, peerId: string) => {
+                try {
+                  holder.get().registry.acknowledge(cid, [peerId], clock.now());
+                } catch (error) {
+                  logger.debug({ kind: (error as Error).name }, 'could not note a holder of a handover candidate');
+                }
+              };
+              const confirmed = await probeHolders(copies, selection.candidates, signal, noteHeld);
               if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;
             }),
@@ -308,8 +316,14 @@ const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
  * Rule 4c: asks every designated holder of every candidate whether it holds the file, at most
  * HANDOVER_PROBE_CONCURRENCY requests at a time; a candidate's remaining holders are not asked once one said no.
  * Answers the CIDs every holder confirmed, in candidate order. A holder that cannot be asked counts as a no.
+ * `onHeld` hears each holder that confirmed its copy.
  */
-async function probeHolders(copies: CopyClient, candidates: readonly HandoverCandidate[], signal: AbortSignal): Promise<string[]> {
+async function probeHolders(
+  copies: CopyClient,
+  candidates: readonly HandoverCandidate[],
+  signal: AbortSignal,
+  onHeld: (cid: string, peerId: string) => void = () => {},
+): Promise<string[]> {
   const refused = new Set<string>();
   const probes = candidates.flatMap((candidate) => candidate.holders.map((peerId) => ({ cid: candidate.cid, peerId })));
   // A dead holder costs one request timeout per probe: the phase has a budget, and what it did not reach is a no.
@@ -327,6 +341,7 @@ async function probeHolders(copies: CopyClient, candidates: readonly HandoverCan
       }
       const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
       if (holds !== true) refused.add(probe.cid);
+      else onHeld(probe.cid, probe.peerId);
     }
   };
   await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker));

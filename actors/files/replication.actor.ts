@@ -297,6 +297,19 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     return bytes;
   };
 
+  /**
+   * A member that asks for a stored copy is its source: it holds the file pinned (an upload pins before it places,
+   * repair checks its own pin first), so it acknowledges a stored copy as far as this node's file status is concerned
+   * (spec §2.2). The write is best effort: the copy here is durable either way.
+   */
+  const noteSource = (cid: CID, remotePeer: string) => {
+    try {
+      holder.get().registry.acknowledge(cid.toString(), [remotePeer], clock.now());
+    } catch (error) {
+      logger.debug({ kind: (error as Error).name }, 'could not note the copy source as a holder');
+    }
+  };
+
   const answer = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<ReplicationResponse> => {
     let request: ReplicationRequest;
     try {
@@ -316,12 +329,16 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           await withCopySlot(cid, signal, async () => undefined).catch(() => (willAccept = false));
           return { ok: true, op: 'accept', willAccept };
         }
-        case 'store':
-          return { ok: true, op: 'store', storedBytes: await withCopySlot(cid, signal, () => store(cid, remotePeer, signal)) };
+        case 'store': {
+          const storedBytes = await withCopySlot(cid, signal, () => store(cid, remotePeer, signal));
+          noteSource(cid, remotePeer);
+          return { ok: true, op: 'store', storedBytes };
+        }
         case 'stage':
           return { ok: true, op: 'stage', stagedBytes: await withCopySlot(cid, signal, () => stage(cid, request.session, remotePeer, signal)) };
         case 'commit':
           await commitStaged(cid, request.session, remotePeer, signal);
+          noteSource(cid, remotePeer);
           return { ok: true, op: 'commit' };
         case 'abort':
           await abortStaged(stageKey(request.session, cid.toString()));

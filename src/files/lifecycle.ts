@@ -67,7 +67,7 @@ export function isPastExpiry(expiresAt: number | null, now: number): boolean {
   return expiresAt !== null && now > expiresAt;
 }
 
-/** Replication figures of the public status; the cluster layer passes real counts. */
+/** Replication figures of the public status (src/files/placement.ts `statusReplication`). */
 export interface StatusReplication {
   readonly acknowledged: number;
   readonly required: number;
@@ -86,10 +86,10 @@ export interface FileStatus {
 }
 
 /**
- * The public status of a record: no filename, no peer identity (spec §2.2). Without `replication`, the
- * single-node figures: this node's pin is the only acknowledgement and one copy is required.
+ * The public status of a record: no filename, no peer identity (spec §2.2). The replication figures are always
+ * the caller's (there is no default: a guessed "1 of 1" would misreport every replicated file).
  */
-export function publicStatus(record: FileRecord, replication?: StatusReplication): FileStatus {
+export function publicStatus(record: FileRecord, replication: StatusReplication): FileStatus {
   return {
     cid: record.cid,
     state: record.state,
@@ -98,8 +98,8 @@ export function publicStatus(record: FileRecord, replication?: StatusReplication
     expiresAt: record.expiresAt,
     confirmedAt: record.confirmedAt,
     replication: {
-      acknowledged: replication?.acknowledged ?? (record.pinned ? 1 : 0),
-      required: replication?.required ?? 1,
+      acknowledged: replication.acknowledged,
+      required: replication.required,
       heldLocally: record.heldLocally,
     },
   };

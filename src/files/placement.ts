@@ -3,6 +3,7 @@
 // ask another where a file belongs.
 
 import { createHash } from 'node:crypto';
+import type { FileState } from './types.js';
 
 export interface PlacementTier {
   readonly minAgeMs: number;
@@ -75,6 +76,11 @@ export interface ReplicationReport {
   readonly attempts: ReadonlyArray<{ readonly ok: boolean; readonly outcome: CopyOutcome }>;
 }
 
+/** The quorum of a file (spec §2.1 `required`): the ack quorum, capped by the copies sought, never below one. */
+export function requiredAcknowledgements(ackQuorum: number, copies: number): number {
+  return Math.max(1, Math.min(ackQuorum, copies));
+}
+
 /**
  * The report of a file held here plus the outcomes of asking its peers, in ranking order (notes A.3):
  * acknowledged = the local pinned copy + stored peer copies; cached copies never count; required =
@@ -88,7 +94,7 @@ export function replicationReport(
   const replicaCount = outcomes.filter((outcome) => outcome === 'stored').length;
   const cachedCount = outcomes.filter((outcome) => outcome === 'cached').length;
   const failedAttemptCount = outcomes.filter((outcome) => outcome === 'failed').length;
-  const required = Math.max(1, Math.min(ackQuorum, placement.copies));
+  const required = requiredAcknowledgements(ackQuorum, placement.copies);
   const acknowledged = 1 + replicaCount;
   return {
     mode: 'quorum',
@@ -111,4 +117,46 @@ export function replicationReport(
  */
 export function localOnlyReport(desired: number, ackQuorum: number): ReplicationReport {
   return replicationReport({ desiredCopies: desired, copies: 1, networkTooSmall: true }, ackQuorum, []);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The replication figures of the file status (spec §2.2)
+
+/** What the status of one file needs to know about the node's replication settings and the cluster. */
+export interface StatusPolicy {
+  /** `replication.enabled` (and a copy client present): false → the local copy is the network (notes C14). */
+  readonly replicated: boolean;
+  /** Peer ids of the configured `nodes` now. */
+  readonly members: readonly string[];
+  readonly self: string;
+  readonly tiers: readonly PlacementTier[];
+  readonly ackQuorum: number;
+  readonly now: number;
+}
+
+/** The part of a registry record the figures depend on. */
+export interface StatusSubject {
+  readonly cid: string;
+  readonly state: FileState;
+  readonly pinned: boolean;
+  readonly createdAt: number;
+}
+
+/**
+ * `acknowledged` and `required` of `GET /api/file/{cid}/status`: the same figures an upload report gives for the
+ * file (spec §2.1, notes A.3), from what this node knows now.
+ * - acknowledged = this node's pinned copy (not once expired: an unpinned copy is no acknowledgement) + the peers that
+ *   acknowledged a stored copy and are still among the file's designated holders for the current members and the
+ *   file's age (a peer dropped from the config, or ranked out, no longer counts).
+ * - required = max(1, min(ackQuorum, copies)), copies = min(desired copies for the file's age, network size).
+ * - replication off (notes C14): the local copy only, one required. A temporary file is not placed yet (C15): its
+ *   figures are the placement's quorum and normally the local copy alone, as in its upload report.
+ */
+export function statusReplication(record: StatusSubject, policy: StatusPolicy, acknowledgedPeers: readonly string[]): { acknowledged: number; required: number } {
+  const local = record.pinned && record.state !== 'expired' ? 1 : 0;
+  if (!policy.replicated) return { acknowledged: local, required: 1 };
+  const placement = placementOf(record.cid, policy.members, policy.self, policy.tiers, Math.max(0, policy.now - record.createdAt));
+  const holders = new Set(copyTargets(placement, policy.self));
+  const peers = new Set(acknowledgedPeers.filter((peerId) => holders.has(peerId))).size;
+  return { acknowledged: local + peers, required: requiredAcknowledgements(policy.ackQuorum, placement.copies) };
 }

@@ -6,6 +6,10 @@
 // - `pin_intents`: pin-intent markers of in-flight upload/copy sessions (notes C22).
 // - `gc_runs`: the last N GC reports as evidence (notes A.4), JSON.
 // - `kv`: versioned actor state (health checkpoint, repair cursor, cycle evidence), JSON.
+// - `file_acks` (layout 2): which designated peers acknowledged a stored copy of a file (spec §2.2 `acknowledged`).
+//   A table of its own rather than a column of `files`: every writer of a record replaces the whole row (and many
+//   build it afresh from the lifecycle), which must not drop what peers said, and one peer is added or removed
+//   with one statement.
 //
 // Partial indexes over `state = 'temporary'` serve the collector's two questions (expired by TTL, oldest
 // unconfirmed) without touching confirmed rows, which are the bulk of a long-lived registry.
@@ -16,13 +20,26 @@ import type { LifecycleCounts } from '../../src/files/lifecycle.js';
 import type { FileRecord, FileState, RecordOrigin } from '../../src/files/types.js';
 import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type ListQuery, type PinIntent } from './registry.js';
 
-/** `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes. */
-export const SQLITE_REGISTRY_SCHEMA_VERSION = 1;
+/**
+ * `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes.
+ * 1: files, pin_intents, gc_runs, kv. 2: + file_acks.
+ */
+export const SQLITE_REGISTRY_SCHEMA_VERSION = 2;
 
 export interface SqliteRegistryOptions {
   /** GC runs kept as evidence; default DEFAULT_GC_RUNS_KEPT (20). */
   readonly gcRunsKept?: number;
 }
+
+// Keyed (cid, peer_id) so a repeated acknowledgement is one row; `acknowledged_at` is the last time it was learned.
+const ACKS_SQL = `
+CREATE TABLE IF NOT EXISTS file_acks (
+  cid             TEXT    NOT NULL CHECK (length(cid) > 0),
+  peer_id         TEXT    NOT NULL CHECK (length(peer_id) > 0),
+  acknowledged_at INTEGER NOT NULL,
+  PRIMARY KEY (cid, peer_id)
+) STRICT, WITHOUT ROWID;
+`;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS files (
@@ -59,7 +76,10 @@ CREATE TABLE IF NOT EXISTS kv (
   key   TEXT NOT NULL PRIMARY KEY,
   value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
-`;
+${ACKS_SQL}`;
+
+/** From layout 1 (registries written before acknowledgements were kept): the new table, empty. */
+const MIGRATIONS = [{ to: 2, sql: ACKS_SQL }];
 
 const COLUMNS = 'cid, state, pinned, held_locally, created_at, expires_at, confirmed_at, dag_bytes, origin';
 
@@ -137,7 +157,7 @@ export function openSqliteRegistry(path: string, options: SqliteRegistryOptions 
   // registry must agree after any crash (notes A.8, C22). Commits are per upload, so the fsync is cheap.
   return openSqlite(
     path,
-    { synchronous: 'FULL', schema: { name: 'file registry', version: SQLITE_REGISTRY_SCHEMA_VERSION, sql: SCHEMA } },
+    { synchronous: 'FULL', schema: { name: 'file registry', version: SQLITE_REGISTRY_SCHEMA_VERSION, sql: SCHEMA, migrations: MIGRATIONS } },
     (db) => createRegistry(db, options),
   );
 }
@@ -157,6 +177,14 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
        dag_bytes = excluded.dag_bytes, origin = excluded.origin`,
   );
   const deleteStmt = db.prepare('DELETE FROM files WHERE cid = ?');
+  const deleteAcksStmt = db.prepare('DELETE FROM file_acks WHERE cid = ?');
+  // Only for a CID with a record: an acknowledgement learned after the record went away would never be cleaned up.
+  const addAckStmt = db.prepare(
+    `INSERT INTO file_acks (cid, peer_id, acknowledged_at) SELECT @cid, @peer, @at WHERE EXISTS (SELECT 1 FROM files WHERE cid = @cid)
+     ON CONFLICT (cid, peer_id) DO UPDATE SET acknowledged_at = excluded.acknowledged_at`,
+  );
+  const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ?');
+  const acksStmt = db.prepare('SELECT peer_id FROM file_acks WHERE cid = ? ORDER BY peer_id').pluck();
   // One statement per filter shape, so each walks its index (an `@x IS NULL OR …` form would not).
   const listAll = db.prepare(`SELECT ${COLUMNS} FROM files ORDER BY cid LIMIT @limit`);
   const listAfter = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid > @after ORDER BY cid LIMIT @limit`);
@@ -197,6 +225,20 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     for (const record of records) upsertStmt.run(toParams(record));
     removeSessionStmt.run(sessionId);
   });
+  const deleteTx = db.transaction((cid: string): boolean => {
+    deleteAcksStmt.run(cid);
+    return deleteStmt.run(cid).changes > 0;
+  });
+  const ackTx = db.transaction((cid: string, peerIds: readonly string[], at: number): number => {
+    let added = 0;
+    for (const peer of new Set(peerIds)) added += addAckStmt.run({ cid, peer, at }).changes;
+    return added;
+  });
+  const unackTx = db.transaction((cid: string, peerIds: readonly string[]): number => {
+    let removed = 0;
+    for (const peer of new Set(peerIds)) removed += removeAckStmt.run(cid, peer).changes;
+    return removed;
+  });
   const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
     const id = Number(insertGcStmt.run(startedAt, finishedAt, report).lastInsertRowid);
     trimGcStmt.run(gcRunsKept);
@@ -220,7 +262,20 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     },
 
     delete(cid) {
-      return deleteStmt.run(cid).changes > 0;
+      return deleteTx(cid);
+    },
+
+    acknowledge(cid, peerIds, now) {
+      if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
+      return ackTx(cid, peerIds, now);
+    },
+
+    forgetAcknowledgements(cid, peerIds) {
+      return unackTx(cid, peerIds);
+    },
+
+    acknowledgedBy(cid) {
+      return acksStmt.all(cid) as string[];
     },
 
     list(query: ListQuery) {

@@ -51,8 +51,21 @@ export interface FileRegistry {
   put(record: FileRecord): void;
   /** Inserts or replaces every record in one transaction: all or nothing. */
   putMany(records: readonly FileRecord[]): void;
-  /** Removes a record; true when one was there. */
+  /** Removes a record and its acknowledgements; true when a record was there. */
   delete(cid: string): boolean;
+  /**
+   * Notes that `peerIds` acknowledged a stored (pinned, registered) copy of `cid` at `now` (spec §2.1, §2.2
+   * `acknowledged`; a cached copy is no acknowledgement and is never passed here). Ignored for a CID without a
+   * record; a peer already noted gets the new time. Returns how many rows were written.
+   */
+  acknowledge(cid: string, peerIds: readonly string[], now: number): number;
+  /** Forgets the acknowledgements of `peerIds` for `cid` (they said they no longer hold it); returns how many went. */
+  forgetAcknowledgements(cid: string, peerIds: readonly string[]): number;
+  /**
+   * The peers that acknowledged a stored copy of `cid`, sorted. Every peer ever noted and not forgotten: whether it
+   * still counts (still a designated holder under the current membership) is the reader's question.
+   */
+  acknowledgedBy(cid: string): string[];
   /** Records ordered by CID (cursor walks for repair and the GC plan). */
   list(query: ListQuery): FileRecord[];
   /** Count per lifecycle state, zero for absent states. */

@@ -13,7 +13,7 @@ import type { CID } from 'multiformats/cid';
 import { createActor } from 'xstate';
 import { systemClock } from '../../../actors/clock.js';
 import { contentLogic, type ContentSettings, type OpenedContent } from '../../../actors/files/content.actor.js';
-import type { CopyClient } from '../../../actors/files/copy-client.js';
+import type { CopyClient, ProbeAnswer } from '../../../actors/files/copy-client.js';
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { drain, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
@@ -43,6 +43,10 @@ class FakeHolders implements CopyClient {
   hold(peerId: string, cid: string): void {
     if (!this.holdings.has(peerId)) this.holdings.set(peerId, new Set());
     this.holdings.get(peerId)!.add(cid);
+  }
+
+  async probe(peerId: string, cid: string): Promise<ProbeAnswer> {
+    return (await this.have(peerId, cid).catch(() => undefined)) === undefined ? 'unknown' : this.holdings.get(peerId)?.has(cid) ? 'held' : 'missing';
   }
 
   async have(peerId: string, cid: string): Promise<boolean> {
@@ -165,6 +169,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       assert.deepEqual(report.demoted, []);
       assert.deepEqual(report.retainedCids, [cid]);
       assert.deepEqual(holders.asked.map((probe) => probe.peerId).sort(), [...file.holders].sort(), 'both designated holders, and only them');
+      assert.deepEqual(node.registry.acknowledgedBy(cid), [file.holders[0]], 'the holder that confirmed its copy is noted for the file status');
 
       holders.hold(file.holders[1]!, cid);
       holders.unreachable.add(file.holders[1]!);

@@ -13,7 +13,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../actors/clock.js';
-import type { CopyClient } from '../../../actors/files/copy-client.js';
+import type { CopyClient, ProbeAnswer } from '../../../actors/files/copy-client.js';
 import { drain, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import { REPAIR_STATE_KEY, repairLogic, type RepairSettings } from '../../../actors/files/repair.actor.js';
 import { RepairStatusBoard } from '../../../actors/files/repair-status.js';
@@ -71,6 +71,17 @@ class FakePeers implements CopyClient {
       if (signal.aborted) return false;
     }
     return this.holdEverything || (this.holds.get(peer)?.has(cid) ?? false);
+  }
+
+  /** Peers whose `have` cannot be asked at all (the real client's `unknown`). */
+  readonly unreachable = new Set<string>();
+
+  async probe(peer: string, cid: string, signal: AbortSignal): Promise<ProbeAnswer> {
+    if (this.unreachable.has(peer)) {
+      this.haveCalls.push({ peer, cid });
+      return 'unknown';
+    }
+    return (await this.have(peer, cid, signal)) ? 'held' : signal.aborted ? 'unknown' : 'missing';
   }
 
   async place(peer: string, cid: string): Promise<CopyOutcome> {
@@ -164,6 +175,25 @@ describe('files.repair', () => {
   beforeEach(() => {
     for (const entry of node.registry.list({ limit: 10_000 })) node.registry.delete(entry.cid);
     node.registry.deleteState(REPAIR_STATE_KEY);
+  });
+
+  it('notes acknowledgements: a confirmed or stored copy counts, "not here" strikes a peer off, an unreachable one keeps its own', async () => {
+    const cid = await pinnedFile('acknowledgements');
+    // Earlier knowledge: every peer once acknowledged a stored copy.
+    node.registry.acknowledge(cid, PEERS, T);
+    const h = start(holder);
+    h.peers.holds.get('peer-a')!.add(cid); // still holds it
+    h.peers.unreachable.add('peer-b'); // cannot be asked (and its copy cannot be placed either)
+    // peer-c lost its copy and only caches when asked again: no acknowledgement.
+    h.peers.store = (peer) => (peer === 'peer-c' ? 'cached' : 'failed');
+    await h.run();
+    assert.deepEqual(node.registry.acknowledgedBy(cid), ['peer-a', 'peer-b']);
+
+    // peer-c stores it at the next pass: counted again.
+    h.peers.store = () => 'stored';
+    await h.run();
+    assert.deepEqual(node.registry.acknowledgedBy(cid), PEERS);
+    h.stop();
   });
 
   it('one batch: probes the designated peers, places the missing copies, counts what it could not do', async () => {

@@ -82,12 +82,15 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     await respond();
     const cid = await contentOnA();
     assert.equal(await client.have(b.peerId, cid.toString(), NO_SIGNAL), false);
+    assert.equal(await client.probe(b.peerId, cid.toString(), NO_SIGNAL), 'missing', 'B answered: not here');
     assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored');
     assert.equal(await b.helia.pins.isPinned(cid), true);
     const record = b.registry.get(cid.toString());
     assert.deepEqual({ state: record?.state, pinned: record?.pinned, heldLocally: record?.heldLocally, origin: record?.origin }, { state: 'confirmed', pinned: true, heldLocally: true, origin: 'replica' });
     assert.ok((record?.dagBytes ?? 0) >= 300_000);
     assert.deepEqual(b.registry.intents(), [], 'the marker went with the commit');
+    assert.deepEqual(b.registry.acknowledgedBy(cid.toString()), [a.peerId], 'the asking member is the source: it holds a stored copy');
+    assert.deepEqual(await client.probe(b.peerId, cid.toString(), NO_SIGNAL), 'held');
     assert.equal(await client.have(b.peerId, cid.toString(), NO_SIGNAL), true);
     assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL), 'stored', 'a second store of a held copy is acknowledged');
   });
@@ -101,6 +104,7 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     assert.equal(await b.store.blockstore.has(cid), true, 'the blocks are held, unpinned (collected like read cache)');
     const refusal = await client.request(b.peerId, { op: 'have', cid: cid.toString() }, NO_SIGNAL);
     assert.deepEqual(refusal.ok === false && refusal.code, 'unauthorized');
+    assert.equal(await client.probe(b.peerId, cid.toString(), NO_SIGNAL), 'unknown', 'a refusal says nothing about the copy');
     assert.equal(await client.place(b.peerId, cid.toString(), NO_SIGNAL, 'staged-x'), 'failed', 'a staged copy never falls back to a cache');
   });
 

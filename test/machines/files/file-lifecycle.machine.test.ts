@@ -269,8 +269,8 @@ describe('src/files/lifecycle.ts', () => {
     assert.equal(isPastExpiry(null, Number.MAX_SAFE_INTEGER), false);
   });
 
-  it('publicStatus: the spec §2.2 body in wire order, single-node replication by default', () => {
-    const status = publicStatus(temporary);
+  it('publicStatus: the spec §2.2 body in wire order, with the replication figures it is given', () => {
+    const status = publicStatus(temporary, { acknowledged: 1, required: 1 });
     assert.deepEqual(Object.keys(status), ['cid', 'state', 'pinned', 'createdAt', 'expiresAt', 'confirmedAt', 'replication']);
     assert.deepEqual(status, {
       cid: CID,
@@ -281,7 +281,8 @@ describe('src/files/lifecycle.ts', () => {
       confirmedAt: null,
       replication: { acknowledged: 1, required: 1, heldLocally: true },
     });
-    assert.deepEqual(publicStatus(expired).replication, { acknowledged: 0, required: 1, heldLocally: false });
+    assert.deepEqual(Object.keys(status.replication), ['acknowledged', 'required', 'heldLocally']);
+    assert.deepEqual(publicStatus(expired, { acknowledged: 0, required: 1 }).replication, { acknowledged: 0, required: 1, heldLocally: false });
     assert.deepEqual(publicStatus(demoted, { acknowledged: 3, required: 2 }).replication, {
       acknowledged: 3,
       required: 2,

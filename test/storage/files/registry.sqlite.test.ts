@@ -318,6 +318,128 @@ describe('file registry (sqlite): GC evidence and actor state', () => {
   });
 });
 
+describe('file registry (sqlite): acknowledgements of stored copies', () => {
+  it('acknowledge, list sorted, re-acknowledge (one row), forget', () => {
+    withRegistry((registry) => {
+      registry.put(record(CIDV1));
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), []);
+      assert.equal(registry.acknowledge(CIDV1, ['peer-c', 'peer-a', 'peer-a'], T0), 2, 'a repeated peer is one row');
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), ['peer-a', 'peer-c']);
+      registry.acknowledge(CIDV1, ['peer-a', 'peer-b'], T0 + 1);
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), ['peer-a', 'peer-b', 'peer-c']);
+      assert.equal(registry.forgetAcknowledgements(CIDV1, ['peer-a', 'peer-x']), 1);
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), ['peer-b', 'peer-c']);
+      assert.equal(registry.acknowledge(CIDV1, [], T0), 0);
+      assert.deepEqual(registry.acknowledgedBy(CIDV0), [], 'per CID');
+    });
+  });
+
+  it('survive every rewrite of the record (put, putMany, commitUpload) and go with delete', () => {
+    withRegistry((registry) => {
+      registry.put(record(CIDV1));
+      registry.acknowledge(CIDV1, ['peer-a'], T0);
+      registry.put(record(CIDV1, { state: 'expired', pinned: false }));
+      registry.putMany([record(CIDV1)]);
+      registry.commitUpload([record(CIDV1, { origin: 'pin' })], 'session');
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), ['peer-a']);
+      assert.equal(registry.delete(CIDV1), true);
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), []);
+      registry.put(record(CIDV1));
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), [], 'a new record does not inherit the deleted one\'s');
+    });
+  });
+
+  it('are ignored for a CID without a record; reject a non-integer time', () => {
+    withRegistry((registry) => {
+      assert.equal(registry.acknowledge('unknown', ['peer-a'], T0), 0);
+      assert.deepEqual(registry.acknowledgedBy('unknown'), []);
+      registry.put(record('known'));
+      assert.throws(() => registry.acknowledge('known', ['peer-a'], 1.5), RangeError);
+      assert.throws(() => registry.acknowledge('known', [''], T0), /CHECK constraint/);
+      assert.deepEqual(registry.acknowledgedBy('known'), []);
+    });
+  });
+
+  it('persist across reopen', () => {
+    const path = freshPath();
+    const first = openSqliteRegistry(path);
+    first.put(record(CIDV1));
+    first.acknowledge(CIDV1, ['peer-b'], T0);
+    first.close();
+    const again = openSqliteRegistry(path);
+    try {
+      assert.deepEqual(again.acknowledgedBy(CIDV1), ['peer-b']);
+    } finally {
+      again.close();
+    }
+  });
+});
+
+/** The layout of schema version 1, as registries written before acknowledgements were kept have it. */
+const VERSION_1_LAYOUT = `
+CREATE TABLE files (
+  cid TEXT NOT NULL PRIMARY KEY CHECK (length(cid) > 0),
+  state TEXT NOT NULL CHECK (state IN ('temporary', 'confirmed', 'expired')),
+  pinned INTEGER NOT NULL CHECK (pinned IN (0, 1)),
+  held_locally INTEGER NOT NULL CHECK (held_locally IN (0, 1)),
+  created_at INTEGER NOT NULL,
+  expires_at INTEGER,
+  confirmed_at INTEGER,
+  dag_bytes INTEGER CHECK (dag_bytes IS NULL OR dag_bytes >= 0),
+  origin TEXT NOT NULL CHECK (origin IN ('upload', 'backfill', 'pin', 'replica'))
+) STRICT, WITHOUT ROWID;
+CREATE INDEX files_state_cid ON files (state, cid);
+CREATE INDEX files_temporary_expiry ON files (expires_at, cid) WHERE state = 'temporary';
+CREATE INDEX files_temporary_age ON files (created_at, cid) WHERE state = 'temporary';
+CREATE TABLE pin_intents (cid TEXT NOT NULL, session_id TEXT NOT NULL, created_at INTEGER NOT NULL, PRIMARY KEY (cid, session_id)) STRICT, WITHOUT ROWID;
+CREATE INDEX pin_intents_session ON pin_intents (session_id);
+CREATE TABLE gc_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, started_at INTEGER NOT NULL, finished_at INTEGER NOT NULL, report TEXT NOT NULL) STRICT;
+CREATE TABLE kv (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL) STRICT, WITHOUT ROWID;
+`;
+
+describe('file registry (sqlite): a registry of an older layout', () => {
+  it('a version-1 registry (no acknowledgements table) opens, keeps its data and gains the table', () => {
+    const path = freshPath();
+    openSqliteRegistry(path).close(); // creates the folders; the file is replaced below
+    rmSync(path, { force: true });
+    rmSync(`${path}-wal`, { force: true });
+    rmSync(`${path}-shm`, { force: true });
+    const old = new Database(path);
+    old.exec(VERSION_1_LAYOUT);
+    old.prepare(`INSERT INTO files VALUES ('${CIDV1}', 'confirmed', 1, 1, ${T0}, NULL, ${T0}, 100, 'upload')`).run();
+    old.prepare(`INSERT INTO pin_intents VALUES ('pending', 'up-1', ${T0})`).run();
+    old.prepare(`INSERT INTO kv VALUES ('repair.state', '{"version":1}')`).run();
+    old.pragma('user_version = 1');
+    old.close();
+
+    const registry = openSqliteRegistry(path);
+    try {
+      assert.deepEqual(registry.get(CIDV1), record(CIDV1));
+      assert.deepEqual(registry.intents(), [{ cid: 'pending', sessionId: 'up-1', createdAt: T0 }]);
+      assert.deepEqual(registry.getState('repair.state'), { version: 1 });
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), [], 'nothing known about peers yet');
+      registry.acknowledge(CIDV1, ['peer-a'], T0);
+      assert.deepEqual(registry.acknowledgedBy(CIDV1), ['peer-a']);
+    } finally {
+      registry.close();
+    }
+    const raw = new Database(path, { readonly: true });
+    try {
+      assert.equal(raw.pragma('user_version', { simple: true }), SQLITE_REGISTRY_SCHEMA_VERSION);
+      assert.equal(SQLITE_REGISTRY_SCHEMA_VERSION, 2);
+    } finally {
+      raw.close();
+    }
+    // And it opens again as a current one.
+    const again = openSqliteRegistry(path);
+    try {
+      assert.deepEqual(again.acknowledgedBy(CIDV1), ['peer-a']);
+    } finally {
+      again.close();
+    }
+  });
+});
+
 describe('file registry (sqlite): the database file', () => {
   it('creates the store folder, persists across reopen, WAL mode, schema version', () => {
     const path = freshPath();
