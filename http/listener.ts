@@ -7,10 +7,14 @@ import type { HttpServer } from './server.js';
 
 export const DEFAULT_DRAIN_MS = 5_000;
 
-export function listenerChild(id: string, build: (runtime: Runtime) => HttpServer, drainMs = DEFAULT_DRAIN_MS): ChildSpec {
+/**
+ * `shutdownTimeoutMs` bounds the whole graceful close before the supervisor kills the listener (default: the drain
+ * time plus 1 s); a listener whose in-flight requests outlive the drain (files) sets it past the process deadline.
+ */
+export function listenerChild(id: string, build: (runtime: Runtime) => HttpServer, drainMs = DEFAULT_DRAIN_MS, shutdownTimeoutMs = drainMs + 1_000): ChildSpec {
   return {
     id,
-    shutdownTimeoutMs: drainMs + 1_000,
+    shutdownTimeoutMs,
     async start(runtime) {
       const server = build(runtime);
       const port = await server.listen();

@@ -10,6 +10,7 @@ import uWS from 'uWebSockets.js';
 import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
+import type { CorsPolicy, HeaderList } from './cors.js';
 import { HttpMetrics, ListenerTotals, observe, type RouteMetrics } from './metrics.js';
 
 export interface HttpRequest {
@@ -93,10 +94,18 @@ export interface HttpServerOptions {
   readonly notFound: (request: HttpRequest) => HttpReply;
   /** Headers on every reply (e.g. CORS for rates). */
   readonly defaultHeaders?: Readonly<Record<string, string>>;
+  /** Per-origin CORS: answers carry it and every OPTIONS path answers preflights (files, spec §5). */
+  readonly cors?: CorsPolicy;
   /** Shared by every listener of the process so the operator listener can serve them (default: own). */
   readonly metrics?: HttpMetrics;
   /** Log every answered request at info: method, route pattern (never the path), status (files spec §6). */
   readonly logRequests?: boolean;
+  /**
+   * A graceful close lets requests still in flight after the drain time go on until they finish (only a kill cuts
+   * them), instead of aborting them: files spec §8 closes idle connections at 12 s and lets in-flight requests run
+   * into the process's 15 s deadline.
+   */
+  readonly inFlightOutlivesDrain?: boolean;
 }
 
 /** The request body was larger than the route allows (DESIGN.md: bounded before read). */
@@ -129,7 +138,11 @@ interface Route {
   readonly options: RouteOptions;
   readonly paramCount: number;
   readonly metrics: RouteMetrics;
+  /** The CORS headers its answers carry: those of a simple answer, or of a preflight. */
+  readonly cors: 'answer' | 'preflight';
 }
+
+const NO_HEADERS: HeaderList = [];
 
 type Method = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
 
@@ -145,6 +158,7 @@ export class HttpServer {
   #inFlight = new Set<{ abort(reason: Error): void }>();
   #drained: (() => void) | undefined;
   #closing = false;
+  #killed = false;
   #closed: Promise<void> | undefined;
 
   readonly #defaultHeaders: ReadonlyArray<[string, string]>;
@@ -172,6 +186,12 @@ export class HttpServer {
 
   /** Registers the catch-all 404 last, then binds. Resolves with the bound port (useful with port 0). */
   listen(): Promise<number> {
+    const { cors } = this.#options;
+    if (cors) {
+      // Every path answers a preflight (the original's express `cors` did), before the catch-all 404.
+      const preflight = { ...this.#route('/*', () => ({ status: 204 }), {}), cors: 'preflight' as const };
+      this.#app.options('/*', (res, req) => this.#wrap(preflight, res, req));
+    }
     const notFound = this.#route('*', (request) => this.#options.notFound(request), {});
     this.#app.any('/*', (res, req) => this.#wrap(notFound, res, req));
     return new Promise((resolve, reject) => {
@@ -196,7 +216,10 @@ export class HttpServer {
   close(drainMs = 5_000): Promise<void> {
     if (this.#closed) {
       // Already closing: a second call with no drain time (a supervisor's kill) cuts the drain short.
-      if (drainMs === 0) this.#drained?.();
+      if (drainMs === 0) {
+        this.#killed = true;
+        this.#drained?.();
+      }
       return this.#closed;
     }
     this.#closing = true;
@@ -216,6 +239,10 @@ export class HttpServer {
         };
       });
     }
+    if (this.#options.inFlightOutlivesDrain && this.#inFlight.size > 0 && !this.#killed && drainMs > 0) {
+      this.#options.logger.info({ listener: this.#options.name, inFlight: this.#inFlight.size }, 'drain time over; requests in flight go on');
+      await new Promise<void>((resolve) => (this.#drained = resolve));
+    }
     for (const controller of this.#inFlight) controller.abort(new AbortedError('server closing'));
     // `close()` exists at runtime but is missing from the bundled typings (notes/dependencies.md §1).
     (this.#app as unknown as { close(): void }).close();
@@ -224,7 +251,7 @@ export class HttpServer {
 
   /** What a route needs per request, worked out once at registration. */
   #route(pattern: string, handler: Handler, options: RouteOptions): Route {
-    return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern) };
+    return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern), cors: 'answer' };
   }
 
   #wrap(route: Route, res: UwsResponse, req: UwsRequest): void {
@@ -254,6 +281,9 @@ export class HttpServer {
       },
     };
     const settle = () => void (request.headers, request.remoteAddress);
+    const { cors } = this.#options;
+    const origin = cors ? req.getHeader('origin') : '';
+    const corsHeaders = !origin ? NO_HEADERS : route.cors === 'preflight' ? cors!.preflightHeaders(origin) : cors!.answerHeaders(origin);
     // The controller is made only when a handler reads `signal`: most answers are synchronous and never need it.
     let controller: AbortController | undefined;
     let aborted = false;
@@ -301,10 +331,10 @@ export class HttpServer {
       responded = true;
       if (reply.stream) {
         const whenAborted = new Promise<void>((resolve) => (wakeStream = resolve));
-        return this.#stream(res, reply, reply.stream, () => aborted, whenAborted);
+        return this.#stream(res, reply, reply.stream, () => aborted, whenAborted, corsHeaders);
       }
       // Inside the handler's synchronous part uWS is already corked; after an await it is not.
-      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, watch ? watch.ending() : 'keep'));
+      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, watch ? watch.ending() : 'keep', corsHeaders));
       return undefined;
     };
     const onError = (error: unknown): HttpReply => {
@@ -369,9 +399,10 @@ export class HttpServer {
       });
   }
 
-  #writeHead(res: UwsResponse, reply: HttpReply): void {
+  #writeHead(res: UwsResponse, reply: HttpReply, extraHeaders: HeaderList): void {
     res.writeStatus(statusLine(reply.status));
     for (const [key, value] of this.#defaultHeaders) res.writeHeader(key, value);
+    for (const [key, value] of extraHeaders) res.writeHeader(key, value);
     if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
   }
 
@@ -382,6 +413,7 @@ export class HttpServer {
     stream: NonNullable<HttpReply['stream']>,
     isAborted: () => boolean,
     whenAborted: Promise<void>,
+    extraHeaders: HeaderList,
   ): Promise<void> {
     const total = stream.length;
     let started = false;
@@ -389,7 +421,7 @@ export class HttpServer {
     try {
       if (total === 0) {
         res.cork(() => {
-          this.#writeHead(res, reply);
+          this.#writeHead(res, reply, extraHeaders);
           res.end();
         });
         return;
@@ -405,7 +437,7 @@ export class HttpServer {
         const chunk = next.value;
         if (!started) {
           started = true;
-          res.cork(() => this.#writeHead(res, reply));
+          res.cork(() => this.#writeHead(res, reply, extraHeaders));
         }
         const done = await Promise.race([sendChunk(res, chunk, total, isAborted), whenAborted.then(() => true)]);
         if (done || isAborted()) return;
@@ -414,15 +446,15 @@ export class HttpServer {
       if (isAborted()) return;
       this.#options.logger.warn({ listener: this.#options.name, err: error }, 'response stream failed');
       if (started) res.close();
-      else res.cork(() => this.#write(res, this.#options.mapError(error, EMPTY_REQUEST), () => {}, isAborted));
+      else res.cork(() => this.#write(res, this.#options.mapError(error, EMPTY_REQUEST), () => {}, isAborted, 'keep', extraHeaders));
     } finally {
       // Ends the source (for example a unixfs cat) when the client went away or the body is complete.
       await iterator.return?.();
     }
   }
 
-  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding = 'keep'): void {
-    this.#writeHead(res, reply);
+  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding, extraHeaders: HeaderList): void {
+    this.#writeHead(res, reply, extraHeaders);
     // An answer given before the body was read whole (a refusal): the client is told the connection ends, and uWS
     // reads and drops the rest of the body meanwhile, so a client still sending gets to read the answer instead of
     // a reset. A body that missed its deadline is cut: uWS closes the connection once the answer is sent.

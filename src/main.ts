@@ -32,6 +32,11 @@ import { loadConsoleConfig, type ConsoleConfig } from './console/config.js';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the hard deadline is SHUTDOWN_DEADLINE_MS). */
 const FILES_DRAIN_MS = 12_000;
+/**
+ * spec files §8: "Supervisor stop timeouts must exceed 15 s". Requests still in flight at 12 s go on (an upload's body
+ * still arriving), so the process deadline, not the supervisor, ends them: exit 1 with the timeout line.
+ */
+const FILES_LISTENER_STOP_MS = 16_000;
 
 export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -189,7 +194,7 @@ export function serviceChildren(
   }
   if (configs.files) {
     const config = configs.files;
-    const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics }), FILES_DRAIN_MS);
+    const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics }), FILES_DRAIN_MS, FILES_LISTENER_STOP_MS);
     children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge] }));
   }
   if (configs.transfers) {

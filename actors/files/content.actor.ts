@@ -7,7 +7,7 @@ import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
-import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSettlementError } from '../../src/files/errors.js';
+import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSettlementError, UnreadableContentError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
@@ -297,9 +297,13 @@ export function contentLogic(options: ContentOptions) {
     let size: number;
     try {
       const stat = await node.unixfs.stat(cid, { signal: AbortSignal.any([signal, discovery]) });
+      // A directory (or any non-file UnixFS node) has no bytes to send as one attachment.
+      if (stat.type !== 'file' && stat.type !== 'raw') throw new UnreadableContentError();
       size = Number((stat as { size?: bigint | number }).size ?? 0);
     } catch (error) {
       if (discovery.aborted) throw new FileTimeoutError('discovery');
+      // The block is here but does not decode as its CID's codec says (a dag-pb CID of raw bytes).
+      if ((error as Error).name === 'NotUnixFSError') throw new UnreadableContentError();
       throw error;
     }
     return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, size, readSignal) };

@@ -7,7 +7,8 @@ import type { Runtime } from '../../actors/runtime.js';
 import { nodeAdmission, type AdmissionLimiter } from '../../src/files/admission.js';
 import { ProxyTrust } from '../../src/files/client-address.js';
 import type { FilesConfig } from '../../src/files/config.js';
-import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, QuorumNotReachedError, RunInProgressError } from '../../src/files/errors.js';
+import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, QuorumNotReachedError, RunInProgressError, UnreadableContentError } from '../../src/files/errors.js';
+import { unservableCidReason } from '../../src/files/cid.js';
 import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-limit.js';
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
@@ -41,6 +42,7 @@ export function mapFilesError(error: unknown): HttpReply {
   if (error instanceof FilesHttpError) return json(error.status, { error: error.message }, error.headers);
   if (error instanceof FileTimeoutError) return json(408, { error: 'File request timed out' });
   if (error instanceof FileNotFoundError) return json(404, { error: 'File not found' });
+  if (error instanceof UnreadableContentError) return json(400, { error: 'Invalid CID' });
   if (error instanceof PayloadTooLargeError) return json(413, { error: 'Request too large' });
   // An upload body that stalled, trickled below the floor or outlived its whole-request deadline (issue 14).
   if (error instanceof RequestTimeoutError) return json(408, { error: 'Request timed out' });
@@ -52,12 +54,16 @@ export function mapFilesError(error: unknown): HttpReply {
   return json(500, { error: 'Internal Server Error' });
 }
 
+/** A CID this node can serve: it parses, and its codec and hash are ones the node can read and verify (src/files/cid.ts). */
 export function parseCid(text: string | undefined): CID {
+  let cid: CID;
   try {
-    return CID.parse(text ?? '');
+    cid = CID.parse(text ?? '');
   } catch {
     throw new FilesHttpError(400, 'Invalid CID');
   }
+  if (unservableCidReason(cid) !== undefined) throw new FilesHttpError(400, 'Invalid CID');
+  return cid;
 }
 
 /** The per-client request rate limits (spec §8; notes A.9): uploads; pins (operator); downloads and status reads. */

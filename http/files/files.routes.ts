@@ -13,6 +13,7 @@ import type { Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
+import { CorsPolicy } from '../cors.js';
 import type { HttpMetrics } from '../metrics.js';
 import { AbortedError } from '../../src/errors.js';
 import { HttpServer, type BodyDeadlines, type HttpRequest } from '../server.js';
@@ -65,7 +66,10 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     mapError: mapFilesError,
     // spec §6: request logs hold method, masked route shape and status code.
     logRequests: true,
+    // spec §8: a shutdown closes idle connections at 12 s and lets in-flight requests run into the 15 s deadline.
+    inFlightOutlivesDrain: true,
     notFound: () => json(404, { error: 'Not found' }),
+    cors: filesCors(config),
   });
   const context = filesRouteContext(server, runtime, config, logger);
   options.onContext?.(context);
@@ -215,6 +219,21 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   registerRepairRoutes(context);
 
   return server;
+}
+
+/**
+ * spec §5 and notes B.6: the configured origins, GET and POST, the two request headers a client sends (`content-type`
+ * of an upload, `x-api-key`), no credentials, preflights cached 600 s. Exposed: what a browser app reads of a
+ * download (its name and validator) and of a refusal (when to retry, the rate-limit fields).
+ */
+export function filesCors(config: FilesConfig): CorsPolicy {
+  return new CorsPolicy({
+    allowedOrigins: config.cors.allowedOrigins,
+    methods: ['GET', 'POST'],
+    allowHeaders: ['content-type', 'x-api-key'],
+    exposeHeaders: ['content-disposition', 'etag', 'retry-after', 'ratelimit', 'ratelimit-policy'],
+    maxAgeSeconds: 600,
+  });
 }
 
 /** An upload body's deadlines (config keys `upload*`, README): the edge's, not uWS's fixed 10 s idle timer. */

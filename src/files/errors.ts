@@ -50,3 +50,14 @@ export class ReplicaSettlementError extends Error {
     super('a staged replica could not be settled');
   }
 }
+
+/**
+ * The CID names content this node can never read as a file: its block does not decode as its codec says (a dag-pb
+ * CID of raw bytes), or it is not a file (a directory). The client's mistake: 400 `Invalid CID`, never 500 (issue 14).
+ */
+export class UnreadableContentError extends Error {
+  override readonly name = 'UnreadableContentError';
+  constructor() {
+    super('Invalid CID');
+  }
+}

@@ -2,6 +2,8 @@
 // root supervisor, on a free port. Inert on import (node --test runs every module under dist/test/).
 
 import assert from 'node:assert/strict';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { systemClock } from '../../actors/clock.js';
 import { filesTree, type FilesTreeOptions } from '../../actors/files/tree.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
@@ -68,4 +70,18 @@ export async function startTestFilesNode(storeDirectory: string, configLayers: R
       await root.exited;
     },
   };
+}
+
+/** How many blocks the store's blockstore holds (its `.data` files). */
+export function blockCount(storeDirectory: string): number {
+  let count = 0;
+  const walk = (dir: string) => {
+    for (const name of readdirSync(dir)) {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) walk(path);
+      else if (name.endsWith('.data')) count++;
+    }
+  };
+  walk(join(storeDirectory, 'blockstore'));
+  return count;
 }

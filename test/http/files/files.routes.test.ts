@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,7 +13,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
 import { waitFor } from '../../support/wait.js';
-import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
+import { blockCount, startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
 const KEY = '3f9a1c7e5b2d8064a9e1f3c5b7d9e0a2c4f6b8d0e2a4c6e8f0b2d4f6a8c0e2b4';
 const README = Buffer.from('Hello ipfs-node!\n');
@@ -45,19 +45,6 @@ function form(files: Array<{ field?: string; name: string; bytes: Buffer }>, fie
 async function upload(node: Node, body: FormData) {
   const response = await fetch(url(node, '/api/file/upload'), { method: 'POST', body });
   return { status: response.status, body: (await response.json()) as any };
-}
-
-function blockCount(storeDirectory: string): number {
-  let count = 0;
-  const walk = (dir: string) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name);
-      if (statSync(path).isDirectory()) walk(path);
-      else if (name.endsWith('.data')) count++;
-    }
-  };
-  walk(join(storeDirectory, 'blockstore'));
-  return count;
 }
 
 describe('files node over HTTP', () => {
