@@ -8,7 +8,8 @@
 //              peak RSS under 200 MiB during the upload (sampled every 100 ms, and the kernel's VmHWM).
 // 2. download: GET /api/file/<cid> of that file, reading the whole body, against `unixfs.cat` in this
 //              process over an FsBlockstore on disk holding the same blocks. Goal: HTTP <= 1.2x the baseline.
-//              Time to first byte printed for both.
+//              Time to first byte printed for both. Then 4 concurrent downloads of that file: goal: the node's peak
+//              RSS under 200 MiB (its VmHWM reset first, and sampled every 100 ms).
 // 3. small:    200 uploads of distinct 4 KiB files from 16 concurrent keep-alive clients: files/s, p50/p99.
 //              No goal; the same imports in-process (16 at a time, no HTTP) are shown for reference.
 //
@@ -45,7 +46,7 @@ import {
   type UploadAnswer,
 } from './support/files-node.js';
 import { GoalReport } from './support/goals.js';
-import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
+import { cpuSecondsOf, memoryOf, resetPeakRss, stopAllTracked } from './support/processes.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, summarizeMs, table } from './support/stats.js';
 
@@ -55,6 +56,9 @@ export const FILES_SECTIONS = ['upload', 'download', 'small'] as const;
 const GOAL_UPLOAD_RATIO = 1.2;
 const GOAL_UPLOAD_PEAK_RSS_MIB = 200;
 const GOAL_DOWNLOAD_RATIO = 1.2;
+const GOAL_CONCURRENT_DOWNLOAD_PEAK_RSS_MIB = 200;
+/** Downloads of the large file at once for the memory goal: a download must not hold its file in memory. */
+const CONCURRENT_DOWNLOADS = 4;
 
 const LARGE_SIZE = 256 * MIB;
 /** Distinct files per round keep the node from deduplicating a repeated upload into a no-op. */
@@ -358,6 +362,44 @@ async function benchDownload(node: FilesNodeProcess, agent: Agent, large: LargeF
   say();
   goals.judge(`download ${LARGE_SIZE / MIB} MiB, HTTP / unixfs.cat (median of ${DOWNLOAD_ROUNDS})`, seconds(httpMs), seconds(baseMs), `${fmt(ratio)}x`, `<= ${GOAL_DOWNLOAD_RATIO}x`, ratio <= GOAL_DOWNLOAD_RATIO);
   goals.info('download time to first byte (median)', `${fmt(httpTtfb, 2)} ms`, `${fmt(baseTtfb, 2)} ms`, `${fmt(httpTtfb / baseTtfb, 1)}x`);
+  await benchConcurrentDownloads(node, large);
+}
+
+/** The node's peak RSS while CONCURRENT_DOWNLOADS clients download the large file at once (each on its own socket). */
+async function benchConcurrentDownloads(node: FilesNodeProcess, large: LargeFile): Promise<void> {
+  const pid = node.process.pid;
+  say(`-- ${CONCURRENT_DOWNLOADS} concurrent downloads of the ${LARGE_SIZE / MIB} MiB file, node RSS sampled every ${RSS_SAMPLE_MS} ms`);
+  const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENT_DOWNLOADS });
+  try {
+    const before = memoryOf(pid);
+    // VmHWM counts from the node's start (the uploads included) unless it is reset; without a reset only the samples count.
+    const reset = resetPeakRss(pid);
+    const started = nowMs();
+    const { result: answers, sampledPeakMiB, hwmMiB } = await withRssSampling(pid, () =>
+      Promise.all(Array.from({ length: CONCURRENT_DOWNLOADS }, () => downloadFile(node.port, agent, large.cid, false))),
+    );
+    const wallMs = nowMs() - started;
+    for (const answer of answers) {
+      if (answer.status !== 200 || answer.bytes !== LARGE_SIZE) throw new Error(`concurrent download answered ${answer.status} with ${answer.bytes} bytes`);
+    }
+    const peak = reset && Number.isFinite(hwmMiB) ? Math.max(sampledPeakMiB, hwmMiB) : sampledPeakMiB;
+    say(
+      `node RSS before ${fmt(before?.rssMiB ?? NaN, 1)} MiB; peak ${fmt(peak, 1)} MiB (sampled ${fmt(sampledPeakMiB, 1)}, VmHWM ${reset ? fmt(hwmMiB, 1) : 'not reset'}); ` +
+        `${CONCURRENT_DOWNLOADS} x ${LARGE_SIZE / MIB} MiB in ${seconds(wallMs)} (${mibPerSecond(CONCURRENT_DOWNLOADS * LARGE_SIZE, wallMs)} together), ` +
+        `TTFB ${answers.map((a) => fmt(a.ttfbMs, 1)).join(' / ')} ms`,
+    );
+    say();
+    goals.judge(
+      `node peak RSS during ${CONCURRENT_DOWNLOADS} concurrent downloads`,
+      `${fmt(peak, 1)} MiB (sampled ${fmt(sampledPeakMiB, 1)}, VmHWM ${reset ? fmt(hwmMiB, 1) : '-'})`,
+      before ? `${fmt(before.rssMiB, 1)} MiB before` : '-',
+      '-',
+      `< ${GOAL_CONCURRENT_DOWNLOAD_PEAK_RSS_MIB} MiB`,
+      peak < GOAL_CONCURRENT_DOWNLOAD_PEAK_RSS_MIB,
+    );
+  } finally {
+    agent.destroy();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -52,7 +52,8 @@ benchmarks:
   rates   /get throughput and latency against a plain node:http baseline (sections: get),
           /getHistory over 100,000 stored snapshots (history), the merge pipeline (merge)
   files   256 MiB upload over HTTP against the same import in-process, with the node's peak RSS (upload);
-          its download against unixfs.cat in-process, with time to first byte (download); 200 uploads
+          its download against unixfs.cat in-process, with time to first byte, and the node's peak RSS during
+          4 concurrent downloads (download); 200 uploads
           of 4 KiB files from 16 concurrent clients (small). --duration and --connections do not apply
   cluster 3 files nodes on loopback: 64 MiB upload with 3 copies against the same upload on a node with
           replication off (upload); copies placed per second by POST /api/storage/repair for 1,000 small

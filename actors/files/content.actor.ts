@@ -19,6 +19,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import type { CopyClient } from './copy-client.js';
 import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 
 export interface ContentSettings {
@@ -94,10 +95,17 @@ export interface ContentOptions {
 }
 
 /**
- * Leaves read ahead of the one being sent. The exporter's default reads every child of a DAG layer at once:
- * a 256 MiB file was held in memory whole (RSS > 500 MiB) and its first byte waited for all of it.
+ * Blocks the exporter reads at once where a download still goes through `unixfs.cat` (a CID that is not a plain
+ * UnixFS file; the bench's baseline too). Its default reads every child of a DAG layer at once.
  */
 export const DOWNLOAD_BLOCK_READ_CONCURRENCY = 8;
+
+/**
+ * Blocks a download reads ahead, the one being waited for included (actors/files/file-reader.ts): enough to keep the
+ * disk busy while the client drains a block, and a download holds about this many MiB (1 MiB leaves) of file bytes
+ * however slow its client is. The exporter read the whole file ahead of a slow client (issue 14, item 5).
+ */
+export const DOWNLOAD_READ_AHEAD_BLOCKS = 3;
 
 /** Settling a staged copy goes on when the client leaves (the copy client bounds it by the request timeout). */
 const NO_CANCEL = new AbortController().signal;
@@ -124,6 +132,37 @@ export function contentSettings(config: FilesConfig): ContentSettings {
 /** notes A.3: min(downloadMaxDurationMs, ceil(size / minBytesPerSecond) s + idle). */
 export function completeDeadlineMs(size: number, settings: ContentSettings): number {
   return Math.min(settings.downloadMaxDurationMs, Math.ceil(size / settings.downloadMinBytesPerSecond) * 1000 + settings.downloadIdleTimeoutMs);
+}
+
+/**
+ * One block for a download: from the node's block files in one read (storage/files/blockstore.fs.ts); a block not
+ * held here comes through helia's blockstore, which fetches it from peers over bitswap and stores it, as `cat` did.
+ */
+function downloadBlockSource(node: FilesNode): BlockSource {
+  return async (cid, signal) => {
+    try {
+      return await node.store.blockstore.getBlock(cid, { signal });
+    } catch (error) {
+      if ((error as Error).name !== 'NotFoundError') throw error;
+    }
+    const pieces: Uint8Array[] = [];
+    for await (const piece of node.helia.blockstore.get(cid, { signal })) pieces.push(piece);
+    return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+  };
+}
+
+/**
+ * The bytes of a file for a download. A UnixFS file (stat type `file` or `raw`) is read by readFile with
+ * DOWNLOAD_READ_AHEAD_BLOCKS of read-ahead; anything else (a directory, dag-cbor, an identity CID) goes through
+ * `unixfs.cat` as before, which yields its bytes or fails as it did (NotAFileError).
+ */
+export function downloadChunks(node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array> {
+  if ((type === 'file' || type === 'raw') && isPlainFileRoot(cid)) {
+    return readFile(cid, size, downloadBlockSource(node), { signal, readAhead: DOWNLOAD_READ_AHEAD_BLOCKS });
+  }
+  // @helia/unixfs hands its options on to the exporter, which knows `blockReadConcurrency` (not in CatOptions' type).
+  const catOptions: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };
+  return node.unixfs.cat(cid, catOptions);
 }
 
 export function contentLogic(options: ContentOptions) {
@@ -295,21 +334,23 @@ export function contentLogic(options: ContentOptions) {
     const node = holder.get();
     const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
     let size: number;
+    let type: string;
     try {
       const stat = await node.unixfs.stat(cid, { signal: AbortSignal.any([signal, discovery]) });
       // A directory (or any non-file UnixFS node) has no bytes to send as one attachment.
       if (stat.type !== 'file' && stat.type !== 'raw') throw new UnreadableContentError();
       size = Number((stat as { size?: bigint | number }).size ?? 0);
+      type = stat.type;
     } catch (error) {
       if (discovery.aborted) throw new FileTimeoutError('discovery');
       // The block is here but does not decode as its CID's codec says (a dag-pb CID of raw bytes).
       if ((error as Error).name === 'NotUnixFSError') throw new UnreadableContentError();
       throw error;
     }
-    return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, size, readSignal) };
+    return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, type, size, readSignal) };
   };
 
-  const readWithDeadlines = async function* (node: FilesNode, cid: CID, size: number, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const readWithDeadlines = async function* (node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal): AsyncGenerator<Uint8Array> {
     const controller = new AbortController();
     const abort = () => controller.abort(signal.reason);
     signal.addEventListener('abort', abort, { once: true });
@@ -328,9 +369,7 @@ export function contentLogic(options: ContentOptions) {
     };
     try {
       armIdle();
-      // @helia/unixfs hands its options on to the exporter, which knows `blockReadConcurrency` (not in CatOptions' type).
-      const catOptions: CatOptions & { blockReadConcurrency: number } = { signal: controller.signal, blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };
-      for await (const chunk of node.unixfs.cat(cid, catOptions)) {
+      for await (const chunk of downloadChunks(node, cid, type, size, controller.signal)) {
         armIdle();
         yield chunk;
       }

@@ -3,7 +3,7 @@
 // The helper processes themselves call exitWithParent, so none outlives its bench.
 
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 
 const TAIL_CHARS = 8_000;
 
@@ -90,6 +90,19 @@ export function memoryOf(pid: number): { peakMiB: number; rssMiB: number } | und
     return { peakMiB: kb('VmHWM') / 1024, rssMiB: kb('VmRSS') / 1024 };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Resets the kernel's peak RSS (VmHWM) of a process to its current RSS (`echo 5 > /proc/<pid>/clear_refs`, Linux
+ * 4.0+, allowed for one's own processes), so a later VmHWM covers only what came after. False when it could not.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
   }
 }
 

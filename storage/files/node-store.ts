@@ -1,13 +1,14 @@
 // The files node's durable state, one folder treated as one unit (specs/files-node.md §1; notes B.7):
-//   <home>/<storeFolder>/blockstore/      FsBlockstore (blockstore-fs), the original's layout
+//   <home>/<storeFolder>/blockstore/      FsBlockstore (blockstore-fs), the original's layout, read whole per block
+//                                         (blockstore.fs.ts)
 //   <home>/<storeFolder>/datastore/       FsDatastore (datastore-fs): peer key /pkcs8/self, pins, peer store
 //   <home>/<storeFolder>/registry.sqlite  file registry, pin-intent markers, GC evidence, actor state
 // Opening an existing original store keeps its peer key, pins and blocks.
 
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { FsBlockstore } from 'blockstore-fs';
 import { FsDatastore } from 'datastore-fs';
+import { WholeBlockFsBlockstore } from './blockstore.fs.js';
 
 /**
  * FsDatastore that takes no writes once closed. libp2p saves its own peer record from a debounced callback
@@ -36,7 +37,7 @@ class ClosableFsDatastore extends FsDatastore {
 
 export interface NodeStore {
   readonly directory: string;
-  readonly blockstore: FsBlockstore;
+  readonly blockstore: WholeBlockFsBlockstore;
   readonly datastore: FsDatastore;
   readonly registryPath: string;
   close(): Promise<void>;
@@ -44,7 +45,7 @@ export interface NodeStore {
 
 export async function openNodeStore(directory: string): Promise<NodeStore> {
   mkdirSync(directory, { recursive: true });
-  const blockstore = new FsBlockstore(join(directory, 'blockstore'));
+  const blockstore = new WholeBlockFsBlockstore(join(directory, 'blockstore'));
   const datastore = new ClosableFsDatastore(join(directory, 'datastore'));
   await blockstore.open();
   try {
