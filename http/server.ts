@@ -416,6 +416,8 @@ export class HttpServer {
     extraHeaders: HeaderList,
   ): Promise<void> {
     const total = stream.length;
+    // One reaction for the whole body: a `.then` per chunk would pile up on a promise that settles only on abort.
+    const abortedAsDone = whenAborted.then(() => true);
     let started = false;
     const iterator = stream.chunks[Symbol.asyncIterator]();
     try {
@@ -439,7 +441,7 @@ export class HttpServer {
           started = true;
           res.cork(() => this.#writeHead(res, reply, extraHeaders));
         }
-        const done = await Promise.race([sendChunk(res, chunk, total, isAborted), whenAborted.then(() => true)]);
+        const done = await Promise.race([sendChunk(res, chunk, total, isAborted), abortedAsDone]);
         if (done || isAborted()) return;
       }
     } catch (error) {
