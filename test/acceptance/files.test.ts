@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { Socket } from 'node:net';
 import { freePort, startCli } from '../support/cli.js';
+import { filePart, openSocket, sleep } from '../support/raw-http.js';
 
 const KEY = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4';
 const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
@@ -149,6 +151,38 @@ test('files: health reaches ready, node and storage routes answer, GC runs, heig
     assert.equal(restarted.peerId, details.peerId, 'the peer id survives the restart');
     assert.equal(await node.stop(), 0);
   } finally {
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+});
+
+test('files: SIGTERM while an upload body is still arriving lets it run into the 15 s deadline: exit 1 with the timeout line', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'files-held-'));
+  const socket = { current: undefined as Socket | undefined };
+  try {
+    const port = await freePort();
+    writeFileSync(join(home, 'config.json5'), JSON.stringify(config(port)));
+    const node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
+    await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
+    // 2 KiB/s: above the upload floor, far below uWS's own re-arm rate; 1 MiB would take minutes.
+    const held = await openSocket(port);
+    socket.current = held;
+    held.write(`POST /api/file/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=HB\r\nContent-Length: ${1024 * 1024}\r\n\r\n`);
+    held.write(`--HB\r\n${filePart('held.bin')}\r\n\r\n`);
+    const trickle = setInterval(() => held.writable && held.write(Buffer.alloc(512, 1)), 250);
+    try {
+      await sleep(1_000);
+      const signalled = Date.now();
+      node.child.kill('SIGTERM');
+      const code = await node.exited(25_000);
+      const elapsed = Date.now() - signalled;
+      assert.equal(code, 1, 'the held upload kept the process past its deadline');
+      assert.ok(elapsed >= 14_000 && elapsed < 20_000, `exited ${elapsed} ms after SIGTERM`);
+      assert.ok(node.lines.some((line) => line.level === 'error' && line.msg === 'shutdown timed out; exiting'), 'the timeout log line');
+    } finally {
+      clearInterval(trickle);
+    }
+  } finally {
+    socket.current?.destroy();
     rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });
