@@ -7,6 +7,7 @@ import { connect } from 'node:net';
 import { test } from 'node:test';
 import { HttpServer, PayloadTooLargeError, type HttpServerOptions } from '../../http/server.js';
 import { captureLogger } from '../support/logger.js';
+import { closedWithin, openSocket, readResponse, sleep } from '../support/raw-http.js';
 import { waitFor } from '../support/wait.js';
 
 function newServer(overrides: Partial<HttpServerOptions> = {}): HttpServer {
@@ -211,5 +212,44 @@ test('large bodies are streamed whole with backpressure', async () => {
     assert.ok(response.body.equals(big));
   } finally {
     await server.close();
+  }
+});
+
+test('a collected body slower than uWS re-arm rate still arrives (12 s at 128 B/s); one under its floor answers 408 and is cut', async () => {
+  const server = newServer({
+    mapError: (error) => ((error as Error).name === 'RequestTimeoutError' ? { status: 408, body: 'slow' } : { status: 500, body: 'other' }),
+  });
+  server.route('post', '/slow', (request) => ({ status: 200, body: `got ${request.body?.length}` }), {
+    body: { maxBytes: 4096, deadlines: { idleMs: 5_000, totalMs: 60_000, floorBytes: 256, floorWindowMs: 3_000 } },
+  });
+  server.route('post', '/floor', (request) => ({ status: 200, body: `got ${request.body?.length}` }), {
+    body: { maxBytes: 4096, deadlines: { idleMs: 5_000, totalMs: 60_000, floorBytes: 1024, floorWindowMs: 2_000 } },
+  });
+  const port = await server.listen();
+  const paced = async (path: string, size: number, bytesPerStep: number) => {
+    const socket = await openSocket(port);
+    const answer = readResponse(socket, 30_000);
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: ${size}\r\n\r\n`);
+    let stop = false;
+    void answer.finally(() => (stop = true));
+    for (let sent = 0; sent < size && !stop; sent += bytesPerStep) {
+      socket.write(Buffer.alloc(Math.min(bytesPerStep, size - sent), 97));
+      await sleep(250);
+    }
+    return { socket, response: await answer };
+  };
+  try {
+    const started = Date.now();
+    const slow = await paced('/slow', 1536, 32);
+    assert.equal(slow.response.status, 200);
+    assert.equal(slow.response.body, 'got 1536');
+    assert.ok(Date.now() - started > 10_000, 'longer than uWS idle timer');
+    slow.socket.destroy();
+    const cut = await paced('/floor', 4000, 32);
+    assert.equal(cut.response.status, 408);
+    assert.equal(cut.response.header('connection')?.toLowerCase(), 'close');
+    assert.ok(await closedWithin(cut.socket, 5_000), 'the connection is closed');
+  } finally {
+    await server.close(0);
   }
 });
