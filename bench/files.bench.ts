@@ -37,6 +37,7 @@ import {
   MIB,
   NODE_READY_TIMEOUT_MS as READY_TIMEOUT_MS,
   nowMs,
+  pacedUpload,
   rawCid,
   seededBytes,
   startFilesNodeProcess,
@@ -402,6 +403,22 @@ async function benchConcurrentDownloads(node: FilesNodeProcess, large: LargeFile
   }
 }
 
+/** A phone on a poor network: 160 KiB at 8 KiB/s (20 s), slower than uWS re-arms its 10 s idle timer. */
+const SLOW_UPLOAD_BYTES = 160 * 1024;
+const SLOW_UPLOAD_BYTES_PER_SECOND = 8 * 1024;
+
+async function benchSlowUpload(node: FilesNodeProcess): Promise<void> {
+  const seconds = SLOW_UPLOAD_BYTES / SLOW_UPLOAD_BYTES_PER_SECOND;
+  say(`== 1b. slow upload: ${SLOW_UPLOAD_BYTES / 1024} KiB at ${SLOW_UPLOAD_BYTES_PER_SECOND / 1024} KiB/s (${seconds} s on one connection)`);
+  const content = Buffer.concat([...seededBytes(808, SLOW_UPLOAD_BYTES)]);
+  const expected = await rawCid(content);
+  const answer = await pacedUpload(node.port, 'slow.bin', content, SLOW_UPLOAD_BYTES_PER_SECOND);
+  const complete = answer.status === 200 && answer.cid === expected;
+  say(`answered ${answer.status} after ${fmt(answer.ms / 1000, 1)} s; CID ${answer.cid === expected ? 'as expected' : `${answer.cid}, expected ${expected}`}`);
+  say();
+  goals.judge(`upload at ${SLOW_UPLOAD_BYTES_PER_SECOND / 1024} KiB/s completes`, `${answer.status} in ${fmt(answer.ms / 1000, 1)} s`, '-', '-', '200, the same CID', complete);
+}
+
 // ---------------------------------------------------------------------------------------------
 // 3. Many small uploads.
 
@@ -487,6 +504,7 @@ export async function runFilesBench(options: BenchOptions): Promise<void> {
     // nothing about small uploads); the bench still ends as failed below, so a failure is never a "result".
     let large: LargeFile | undefined;
     if (run('upload')) await goals.section('upload', async () => void (large = await benchUpload(node!, agent, scratch)));
+    if (run('upload')) await goals.section('slow upload', () => benchSlowUpload(node!));
     if (run('download')) await goals.section('download', async () => benchDownload(node!, agent, large ?? (await prepareLarge(node!, agent, scratch))));
     if (run('small')) await goals.section('small', () => benchSmall(node!, scratch));
     goals.print();

@@ -167,6 +167,55 @@ export function uploadFile(port: number, agent: Agent, filename: string, content
   });
 }
 
+/**
+ * One upload whose body is written at `bytesPerSecond` (quarter-second steps) on its own connection, as a phone on a
+ * poor network sends it: slower than uWS re-arms its 10 s idle timer (160 KB per 10 s).
+ */
+export function pacedUpload(port: number, filename: string, content: Buffer, bytesPerSecond: number): Promise<UploadAnswer> {
+  const { head, tail } = multipartParts(filename);
+  const started = nowMs();
+  return new Promise((resolve, reject) => {
+    let answered = false;
+    const request = httpRequest(
+      {
+        host: LOOPBACK,
+        port,
+        method: 'POST',
+        path: '/api/file/upload',
+        agent: false,
+        headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': head.length + content.length + tail.length },
+      },
+      (response: IncomingMessage) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.once('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = JSON.parse(body);
+          } catch {
+            // Not JSON: the status tells.
+          }
+          resolve({ status: response.statusCode ?? 0, cid: (json as { cids?: string[] } | undefined)?.cids?.[0], body, json, ms: nowMs() - started });
+        });
+      },
+    );
+    request.once('error', (error) => reject(new Error(`paced upload of ${filename}: ${error.message} after ${Math.round(nowMs() - started)} ms`)));
+    request.write(head);
+    const step = Math.max(1, Math.floor(bytesPerSecond / 4));
+    let sent = 0;
+    const next = () => {
+      if (answered || request.destroyed) return;
+      if (sent >= content.length) return void request.end(tail);
+      request.write(content.subarray(sent, sent + step));
+      sent += step;
+      setTimeout(next, 250);
+    };
+    next();
+  });
+}
+
 export interface DownloadAnswer {
   readonly status: number;
   readonly bytes: number;
