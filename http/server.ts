@@ -37,6 +37,8 @@ export interface HttpReply {
   /**
    * A body streamed with backpressure (uWS sets Content-Length from `length`). If `chunks` throws after
    * the first byte, the connection is closed so the client sees an incomplete response, never a short 200.
+   * The edge reads a chunk only until it asks for the next one (by then uWS has sent or copied all of it), so a
+   * source may reuse a chunk's memory then (the files download reader does).
    */
   readonly stream?: { readonly length: number; readonly chunks: AsyncIterable<Uint8Array> };
   /** Headers only, without a body or Content-Length (the answer to HEAD). */

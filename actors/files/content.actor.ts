@@ -139,9 +139,9 @@ export function completeDeadlineMs(size: number, settings: ContentSettings): num
  * held here comes through helia's blockstore, which fetches it from peers over bitswap and stores it, as `cat` did.
  */
 function downloadBlockSource(node: FilesNode): BlockSource {
-  return async (cid, signal) => {
+  return async (cid, signal, memory) => {
     try {
-      return await node.store.blockstore.getBlock(cid, { signal });
+      return await node.store.blockstore.getBlock(cid, { signal, memory });
     } catch (error) {
       if ((error as Error).name !== 'NotFoundError') throw error;
     }
@@ -158,7 +158,8 @@ function downloadBlockSource(node: FilesNode): BlockSource {
  */
 export function downloadChunks(node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array> {
   if ((type === 'file' || type === 'raw') && isPlainFileRoot(cid)) {
-    return readFile(cid, size, downloadBlockSource(node), { signal, readAhead: DOWNLOAD_READ_AHEAD_BLOCKS });
+    // The edge is done with a chunk when it asks for the next one (HttpReply.stream): leaf memory is reused.
+    return readFile(cid, size, downloadBlockSource(node), { signal, readAhead: DOWNLOAD_READ_AHEAD_BLOCKS, reuseChunks: true });
   }
   // @helia/unixfs hands its options on to the exporter, which knows `blockReadConcurrency` (not in CatOptions' type).
   const catOptions: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };

@@ -18,8 +18,15 @@ import * as raw from 'multiformats/codecs/raw';
 /** Multihash code of the identity "hash": the digest is the block itself, nothing is stored. */
 const IDENTITY = 0x00;
 
-/** The bytes of one block (local first, then the network), honouring `signal`. */
-export type BlockSource = (cid: CID, signal: AbortSignal) => Promise<Uint8Array>;
+/**
+ * Memory for one block of `size` bytes, lent by the reader. A source that reads a block into it lets the reader use
+ * the same memory again once that block has been sent, instead of allocating 1 MiB per leaf and leaving the old one
+ * to V8's next collection (4 concurrent 256 MiB downloads went from ~172 to ~250 MiB RSS that way; issue 14 item 5).
+ */
+export type BlockMemory = (size: number) => Uint8Array;
+
+/** The bytes of one block (local first, then the network), honouring `signal`, in `memory` where it can. */
+export type BlockSource = (cid: CID, signal: AbortSignal, memory?: BlockMemory) => Promise<Uint8Array>;
 
 /** A block of the DAG is not what a UnixFS file's DAG holds, or the leaves do not add up to the file's size. */
 export class InvalidFileDagError extends Error {
@@ -36,15 +43,26 @@ interface Pending {
   bytes?: Promise<Uint8Array>;
 }
 
+export interface ReadFileOptions {
+  readonly signal: AbortSignal;
+  readonly readAhead: number;
+  /**
+   * Reuse the memory of a raw leaf once the consumer asks for the next chunk. Only for a consumer that is done with
+   * a chunk when it pulls the next one (the HTTP edge: HttpReply.stream); one that keeps chunks must not set it.
+   */
+  readonly reuseChunks?: boolean;
+}
+
 /**
  * The bytes of the file `root` (`size` bytes, from its stat), in order. At most `readAhead` blocks are being read
  * or waiting at any time, the one the consumer waits for included; a consumer that stops pulling stops the reading.
  */
-export async function* readFile(root: CID, size: number, getBlock: BlockSource, options: { signal: AbortSignal; readAhead: number }): AsyncGenerator<Uint8Array> {
+export async function* readFile(root: CID, size: number, getBlock: BlockSource, options: ReadFileOptions): AsyncGenerator<Uint8Array> {
   const { signal, readAhead } = options;
+  const pool = options.reuseChunks ? new LeafMemory() : undefined;
   const read = (cid: CID): Promise<Uint8Array> => {
     if (cid.multihash.code === IDENTITY) return Promise.resolve(cid.multihash.digest);
-    const bytes = getBlock(cid, signal);
+    const bytes = getBlock(cid, signal, pool?.lend);
     // A block read ahead may fail after the consumer left; it is awaited only when its turn comes.
     bytes.catch(() => {});
     return bytes;
@@ -52,14 +70,19 @@ export async function* readFile(root: CID, size: number, getBlock: BlockSource, 
   // The blocks still to visit, in file order; a dag-pb node's children take its place when it is visited.
   const queue: Pending[] = [{ cid: root }];
   let sent = 0;
+  /** The raw leaf the consumer was last given: its memory is free once the consumer pulls again (we are here). */
+  let sentLeaf: Uint8Array | undefined;
   while (queue.length > 0) {
+    if (sentLeaf) pool?.giveBack(sentLeaf);
+    sentLeaf = undefined;
     for (let i = 0; i < Math.min(readAhead, queue.length); i++) queue[i]!.bytes ??= read(queue[i]!.cid);
     const next = queue.shift()!;
     const block = await next.bytes!;
     signal.throwIfAborted();
     let data: Uint8Array | undefined;
     if (next.cid.code === raw.code) {
-      data = block;
+      // Only a raw leaf's memory is reused: a dag-pb node's children CIDs are views into its block.
+      data = sentLeaf = block;
     } else if (next.cid.code === dagPb.code) {
       const { data: own, children } = fileNode(block);
       data = own;
@@ -73,6 +96,28 @@ export async function* readFile(root: CID, size: number, getBlock: BlockSource, 
     yield data;
   }
   if (sent !== size) throw new InvalidFileDagError('the file DAG holds fewer bytes than its size');
+}
+
+/**
+ * The memory of one download's raw leaves: a few buffers lent to the block source and taken back once their leaf
+ * was sent. Only memory it lent is ever taken back (a block fetched from the network arrives in helia's memory).
+ */
+class LeafMemory {
+  readonly #spare: Uint8Array[] = [];
+  readonly #lent = new WeakSet<ArrayBufferLike>();
+
+  readonly lend: BlockMemory = (size) => {
+    const index = this.#spare.findIndex((buffer) => buffer.byteLength >= size);
+    if (index !== -1) return this.#spare.splice(index, 1)[0]!.subarray(0, size);
+    // Its own ArrayBuffer, never a slice of Node's shared pool, so the whole of it is ours to reuse.
+    const fresh = Buffer.allocUnsafeSlow(size);
+    this.#lent.add(fresh.buffer);
+    return fresh;
+  };
+
+  giveBack(leaf: Uint8Array): void {
+    if (this.#lent.has(leaf.buffer)) this.#spare.push(new Uint8Array(leaf.buffer));
+  }
 }
 
 /** A dag-pb node of a file: the bytes it holds itself and its children, in order. */

@@ -27,6 +27,11 @@ interface ReadOptions {
   signal?: AbortSignal;
 }
 
+interface BlockReadOptions extends ReadOptions {
+  /** Memory of the block's size to read into (the caller reuses it); fresh memory when absent. */
+  memory?: (size: number) => Uint8Array;
+}
+
 /**
  * A block the store does not hold (or cannot read). Same `name` as interface-store's NotFoundError, which
  * FsBlockstore throws: helia (pins, unixfs stat, bitswap's ledger) and this project (actors/files/node.ts) match
@@ -74,12 +79,12 @@ export class WholeBlockFsBlockstore extends FsBlockstore {
    * fails with NotFoundError, as FsBlockstore's `get` does; an aborted signal fails with its reason (FsBlockstore
    * reported that as NotFoundError too, which made a cancelled read look like a missing block).
    */
-  async getBlock(cid: CID, options?: ReadOptions): Promise<Uint8Array> {
+  async getBlock(cid: CID, options?: BlockReadOptions): Promise<Uint8Array> {
     const signal = options?.signal;
     signal?.throwIfAborted();
     let bytes: Uint8Array;
     try {
-      bytes = await readWhole(this.pathOf(cid));
+      bytes = await readWhole(this.pathOf(cid), options?.memory);
     } catch (error) {
       signal?.throwIfAborted();
       throw new NotFoundError((error as NodeJS.ErrnoException).code);
@@ -94,13 +99,13 @@ export class WholeBlockFsBlockstore extends FsBlockstore {
  * in place (blockstore-fs writes a temporary file and renames it), so the size from fstat is the block's size; the
  * loop only covers a read() that returns fewer bytes than asked.
  */
-async function readWhole(path: string): Promise<Uint8Array> {
+async function readWhole(path: string, memory?: (size: number) => Uint8Array): Promise<Uint8Array> {
   const handle = await open(path, 'r');
   try {
     const { size } = await handle.stat();
     // Not from Buffer's shared pool: a consumer may keep a small block (a DAG root) for long, and a pooled
     // slice would pin the whole 8 KiB pool slab with it.
-    const buffer = Buffer.allocUnsafeSlow(size);
+    const buffer = memory ? memory(size) : Buffer.allocUnsafeSlow(size);
     let filled = 0;
     while (filled < size) {
       const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);

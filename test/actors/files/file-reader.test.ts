@@ -125,3 +125,39 @@ test('stops with the signal and tells a DAG that does not add up to the size', a
     await assert.rejects(gather(readFile(cid, size - 1, fromStore(store), { signal: signal(), readAhead: 2 })), InvalidFileDagError);
   });
 });
+
+test('with reuseChunks, raw leaves come in a few reused buffers and the bytes are still exact', async () => {
+  await withStore(async (store) => {
+    const size = 200_000;
+    const bytes = bytesOf(size, 11);
+    const { cid } = await importByteStream([bytes], store, { ...IMPORTER_SETTINGS, chunker: fixedSize({ chunkSize: 1000 }) });
+    const memories = new Set<ArrayBufferLike>();
+    const copies: Buffer[] = [];
+    // A consumer as the HTTP edge is: done with a chunk once it pulls the next one (it keeps a copy here).
+    for await (const chunk of readFile(cid, size, (block, blockSignal, memory) => store.getBlock(block, { signal: blockSignal, memory }), {
+      signal: signal(),
+      readAhead: 3,
+      reuseChunks: true,
+    })) {
+      memories.add(chunk.buffer);
+      copies.push(Buffer.from(chunk));
+    }
+    assert.deepEqual(Buffer.concat(copies), Buffer.from(bytes));
+    // 200 leaves: the ones being read ahead plus the one being sent, not one buffer per leaf.
+    assert.ok(memories.size <= 3 + 1, `${memories.size} distinct buffers for 200 leaves`);
+  });
+});
+
+test('memory a block source did not take from the reader is never reused', async () => {
+  await withStore(async (store) => {
+    const size = 20_000;
+    const bytes = bytesOf(size, 12);
+    const { cid } = await importByteStream([bytes], store, { ...IMPORTER_SETTINGS, chunker: fixedSize({ chunkSize: 1000 }) });
+    // A source that ignores the lent memory (as the network path does): every block in its own memory, kept by us.
+    const kept: Uint8Array[] = [];
+    for await (const chunk of readFile(cid, size, (block, blockSignal) => store.getBlock(block, { signal: blockSignal }), { signal: signal(), readAhead: 3, reuseChunks: true })) {
+      kept.push(chunk);
+    }
+    assert.deepEqual(Buffer.concat(kept), Buffer.from(bytes), 'chunks kept by the consumer were never overwritten');
+  });
+});
