@@ -15,9 +15,11 @@ import { freePort } from './cli.js';
 
 const run = promisify(execFile);
 
+/** Where Debian installs the server binaries, one folder per major version. */
+export const POSTGRES_ROOT = '/usr/lib/postgresql';
+
 /** Newest PostgreSQL ≥ 15 whose server binaries are installed (Debian layout). */
-export function postgresBinDirectory(): string | undefined {
-  const root = '/usr/lib/postgresql';
+export function postgresBinDirectory(root = POSTGRES_ROOT): string | undefined {
   if (!existsSync(root)) return undefined;
   const versions = readdirSync(root)
     .map(Number)
@@ -35,9 +37,11 @@ export interface PostgresCluster {
   stop(): Promise<void>;
 }
 
-export async function startPostgres(): Promise<PostgresCluster> {
-  const bin = postgresBinDirectory();
-  if (!bin) throw new Error('PostgreSQL ≥ 15 server binaries not found under /usr/lib/postgresql (apt-get install postgresql-15)');
+/** `root` only for the test of test/support/system-packages.ts, which points it at a folder that does not exist. */
+export async function startPostgres(options: { root?: string } = {}): Promise<PostgresCluster> {
+  const root = options.root ?? POSTGRES_ROOT;
+  const bin = postgresBinDirectory(root);
+  if (!bin) throw new Error(`PostgreSQL ≥ 15 server binaries not found under ${root} (apt-get install postgresql-15)`);
   const directory = await mkdtemp(join(tmpdir(), 'adm-pg-'));
   const asRoot = process.getuid?.() === 0;
   const command = async (program: string, args: string[]) => {

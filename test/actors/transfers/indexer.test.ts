@@ -11,6 +11,7 @@ import { toChecksumAddress } from '../../../src/transfers/rows.js';
 import { startAnvil, type Anvil } from '../../support/anvil.js';
 import { repositoryRoot } from '../../support/fixtures.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
+import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../../support/transfers-node.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -42,17 +43,26 @@ async function receipt(hash: string): Promise<{ blockNumber: string; gasUsed: st
   return anvil.rpc('eth_getTransactionReceipt', [hash]);
 }
 
-before(async () => {
-  [anvil, cluster] = await Promise.all([startAnvil(), startPostgres()]);
-  databaseUrl = cluster.url;
-});
-after(async () => {
-  await node?.stop();
-  await anvil?.stop();
-  await cluster?.stop();
-});
+// Without the PostgreSQL server the suite skips (loudly; fails with CI set). Its hooks sit inside it, so a skipped
+// suite starts neither anvil nor PostgreSQL.
+const skip = skipWithout(postgresServerPackage(), 'the indexer tests (test/actors/transfers/indexer.test.ts)');
 
-describe('transfers indexer against anvil and PostgreSQL', () => {
+describe('transfers indexer against anvil and PostgreSQL', { skip }, () => {
+  before(async () => {
+    // Both settle before `before` ends, so `after` stops anvil also when PostgreSQL fails to start (else anvil, still
+    // starting when the hook failed, would keep this file's process alive and the run would hang).
+    const [startedAnvil, startedCluster] = await Promise.allSettled([startAnvil(), startPostgres()]);
+    if (startedAnvil.status === 'fulfilled') anvil = startedAnvil.value;
+    if (startedCluster.status === 'fulfilled') cluster = startedCluster.value;
+    for (const started of [startedCluster, startedAnvil]) if (started.status === 'rejected') throw started.reason;
+    databaseUrl = cluster.url;
+  });
+  after(async () => {
+    await node?.stop();
+    await anvil?.stop();
+    await cluster?.stop();
+  });
+
   const [alice, bob, carol] = [0, 1, 2];
   let token: string;
   const sent: Record<string, string> = {};

@@ -12,6 +12,7 @@ import type { SqlClient } from '../../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../../storage/transfers/sql-client.pglite.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
+import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
 
 const ADDRESS_A = '0x6B9247b2bB9a3E2C6d1D6e0D9bB5b4E6aB3E4D8F';
 const ADDRESS_B = '0x00000000000000000000000000000000000000bB';
@@ -36,6 +37,8 @@ const block = (n: number, rows: TransferRow[], fork = 'a') => ({ number: n, hash
 
 interface Backend {
   readonly name: string;
+  /** node:test's `skip` for this backend's suites (PostgreSQL: test/support/system-packages.ts). */
+  readonly skip?: string | false;
   /** A fresh, empty database. */
   open(): Promise<{ db: SqlClient; anonymous(role: string): AnonymousRead; close(): Promise<void> }>;
 }
@@ -53,6 +56,7 @@ let cluster: PostgresCluster | undefined;
 let databases = 0;
 backends.push({
   name: 'PostgreSQL',
+  skip: skipWithout(postgresServerPackage(), 'the PostgreSQL half of the transfers database contract (test/storage/transfers/transfers-db.test.ts)'),
   async open() {
     cluster ??= await startPostgres();
     const url = await cluster.createDatabase(`contract_${++databases}`);
@@ -75,7 +79,7 @@ backends.push({
 after(async () => cluster?.stop());
 
 for (const backend of backends) {
-  describe(`transfers database contract: ${backend.name}`, () => {
+  describe(`transfers database contract: ${backend.name}`, { skip: backend.skip ?? false }, () => {
     let opened: Awaited<ReturnType<Backend['open']>>;
     before(async () => {
       opened = await backend.open();
@@ -154,7 +158,7 @@ for (const backend of backends) {
     });
   });
 
-  describe(`drop-in on a database the original indexer wrote: ${backend.name}`, () => {
+  describe(`drop-in on a database the original indexer wrote: ${backend.name}`, { skip: backend.skip ?? false }, () => {
     test("its rows and index stay; the possibly partial last block is deleted once and indexing resumes after it; aval becomes boolean", async () => {
       const opened = await backend.open();
       try {
