@@ -12,8 +12,9 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
+import { CHROMIUM_EXECUTABLE, chromiumPackage, skipWithout } from '../support/system-packages.js';
 
-const CHROMIUM = '/usr/bin/chromium';
+const CHROMIUM = CHROMIUM_EXECUTABLE;
 const KEY = 'browser-test-admin-key-0123456789abcdef0123';
 
 /** A page server: one empty HTML page, so scripts run with this server's origin. */
@@ -27,7 +28,9 @@ async function pageServer(): Promise<{ server: Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${port}` };
 }
 
-describe('files node from a browser page on another origin (headless Chromium)', { timeout: 120_000 }, () => {
+const skip = skipWithout(chromiumPackage(CHROMIUM), 'the files browser test (test/acceptance/files-browser.test.ts)');
+
+describe('files node from a browser page on another origin (headless Chromium)', { timeout: 120_000, skip }, () => {
   let home: string;
   let node: CliProcess | undefined;
   let browser: Browser | undefined;
