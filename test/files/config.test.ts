@@ -86,6 +86,11 @@ test('defaults are filled for a minimal file (notes C-table)', () => {
     downloadMinBytesPerSecond: 32_768,
     // max(4 h, ceil(256 MiB / 32 KiB) s + idle) = max(14 400 000, 8 212 000)
     downloadMaxDurationMs: 14_400_000,
+    // Upload body deadlines (additive keys): 30 s idle, 300 s whole request, at least 1 KiB per 20 s.
+    uploadIdleTimeout: 30_000,
+    uploadMaxDurationMs: 300_000,
+    uploadMinBytes: 1024,
+    uploadMinBytesWindowMs: 20_000,
     cors: { allowedOrigins: ['https://app.example.org'] },
     trustProxy: [],
     adminApiKey: '',
@@ -459,6 +464,18 @@ test('simple value rules', () => {
   assert.equal(config.logLevel, 'silent');
   assert.equal(config.diskUsageScanPeriod, '*/5 * * * *');
   assert.equal(config.storage.gc.schedule, '@hourly');
+});
+
+test('upload deadlines: additive keys, read when given, bounded', () => {
+  const { config } = ok({ ...MINIMAL, uploadIdleTimeout: 5_000, uploadMaxDurationMs: 3_600_000, uploadMinBytes: 0, uploadMinBytesWindowMs: 60_000 });
+  assert.equal(config.uploadIdleTimeout, 5_000);
+  assert.equal(config.uploadMaxDurationMs, 3_600_000);
+  assert.equal(config.uploadMinBytes, 0, '0 turns the floor off');
+  assert.equal(config.uploadMinBytesWindowMs, 60_000);
+  only({ ...MINIMAL, uploadIdleTimeout: 500 }, 'uploadIdleTimeout: must be >= 1000');
+  only({ ...MINIMAL, uploadMaxDurationMs: 999 }, 'uploadMaxDurationMs: must be >= 1000');
+  only({ ...MINIMAL, uploadMinBytes: -1 }, 'uploadMinBytes: must be >= 0');
+  only({ ...MINIMAL, uploadMinBytesWindowMs: 0 }, 'uploadMinBytesWindowMs: must be >= 1000');
 });
 
 test('warnings for settings that do nothing', () => {

@@ -8,13 +8,14 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, type Socket } from 'node:net';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
+import { openSocket, readResponse } from '../../support/raw-http.js';
 import { waitFor } from '../../support/wait.js';
 import { startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
@@ -48,47 +49,13 @@ function get(node: Node, path: string, client: string, headers: Record<string, s
   return fetch(url(node, path), { headers: { 'x-forwarded-for': client, ...headers } });
 }
 
-/** One HTTP/1.1 response read off a raw socket (status, head, body by Content-Length), bounded in time. */
-function rawResponse(socket: Socket, timeoutMs = 20_000): Promise<{ status: number; head: string; body: string }> {
-  const response = new Promise<{ status: number; head: string; body: string }>((resolve, reject) => {
-    let data = Buffer.alloc(0);
-    const timer = setTimeout(() => reject(new Error('no response on the raw socket in time')), timeoutMs);
-    const onData = (chunk: Buffer) => {
-      data = Buffer.concat([data, chunk]);
-      const end = data.indexOf('\r\n\r\n');
-      if (end === -1) return;
-      const head = data.subarray(0, end).toString();
-      const length = Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0);
-      if (data.length < end + 4 + length) return;
-      clearTimeout(timer);
-      socket.off('data', onData);
-      resolve({ status: Number(head.split(' ')[1]), head, body: data.subarray(end + 4, end + 4 + length).toString() });
-    };
-    socket.on('data', onData);
-    socket.once('close', () => {
-      clearTimeout(timer);
-      reject(new Error('socket closed before a response'));
-    });
-  });
-  // Tests that cut the socket never await it: no unhandled rejection.
-  response.catch(() => {});
-  return response;
-}
-
-async function openSocket(node: Node): Promise<Socket> {
-  const socket = connect(node.port, '127.0.0.1');
-  socket.on('error', () => {});
-  await new Promise((resolve) => socket.once('connect', resolve));
-  return socket;
-}
-
 /** An upload whose body is sent only in part: it holds its admission slot until `finish()` or `cut()`. */
 async function heldUpload(node: Node, client: string, bytes: Buffer, sentFirst: number) {
   const boundary = 'limitsTestBoundary';
   const head = Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="held.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`);
   const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
-  const socket = await openSocket(node);
-  const response = rawResponse(socket);
+  const socket = await openSocket(node.port);
+  const response = readResponse(socket);
   socket.write(
     `POST /api/file/upload HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${client}\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${head.length + bytes.length + tail.length}\r\n\r\n`,
   );
@@ -107,7 +74,7 @@ async function heldUpload(node: Node, client: string, bytes: Buffer, sentFirst: 
 
 /** A download whose reader stops reading at once: backpressure holds the body (and its slot) open. */
 async function stalledDownload(node: Node, client: string, cid: string): Promise<Socket> {
-  const socket = await openSocket(node);
+  const socket = await openSocket(node.port);
   socket.pause();
   socket.write(`GET /api/file/${cid} HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: ${client}\r\n\r\n`);
   return socket;
