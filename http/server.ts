@@ -1,13 +1,15 @@
-// The uWebSockets.js edge (DESIGN.md, "The HTTP edge"). Every route goes through `#wrap`, which keeps
-// uWS's rules in one place: request data is copied before the first await, `onAborted` is attached
+// The HTTP edge (DESIGN.md, "The HTTP edge") on one of two engines (http/engine.ts: uWebSockets.js by default,
+// node:http where uWS cannot load or a listener asks for it). Every route goes through `#wrap`, which keeps
+// uWS's rules in one place (the node engine honours the same surface): request data is copied before the first await, `onAborted` is attached
 // synchronously, writes after an await happen inside `res.cork()`, nothing touches `res` after an abort,
 // large bodies go out with tryEnd/onWritable backpressure, and request bodies are bounded before and while
 // they are read. Handlers are plain async functions from a copied request to a reply.
 
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
-import uWS from 'uWebSockets.js';
-import type { HttpRequest as UwsRequest, HttpResponse as UwsResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import { resolveEngine, type EdgeRequest, type EdgeResponse, type Engine, type EngineMethod, type EngineName } from './engine.js';
+import { NodeEngine } from './engine.node.js';
+import { UwsEngine } from './engine.uws.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
 import type { CorsPolicy, HeaderList } from './cors.js';
@@ -108,6 +110,8 @@ export interface HttpServerOptions {
    * into the process's 15 s deadline.
    */
   readonly inFlightOutlivesDrain?: boolean;
+  /** The engine this listener asks for (its config key); default $ADM_HTTP_ENGINE, else uws (http/engine.ts). */
+  readonly engine?: EngineName;
 }
 
 /** The request body was larger than the route allows (DESIGN.md: bounded before read). */
@@ -146,15 +150,14 @@ interface Route {
 
 const NO_HEADERS: HeaderList = [];
 
-type Method = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
+type Method = EngineMethod;
 
 export class HttpServer {
   readonly metrics: HttpMetrics;
   /** This listener's totals since start (requests, status families, aborted, in flight, response times). */
   readonly totals = new ListenerTotals();
   readonly #options: HttpServerOptions;
-  readonly #app: TemplatedApp;
-  #listenSocket: us_listen_socket | undefined;
+  readonly #engine: Engine;
   #port = 0;
   /** Asynchronous requests still being answered; `abort` cancels the handler's signal on close. */
   #inFlight = new Set<{ abort(reason: Error): void }>();
@@ -169,7 +172,12 @@ export class HttpServer {
     this.#options = options;
     this.metrics = options.metrics ?? new HttpMetrics();
     this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {});
-    this.#app = uWS.App();
+    this.#engine = resolveEngine(options.engine, options.logger) === 'uws' ? new UwsEngine() : new NodeEngine();
+  }
+
+  /** The engine this listener runs on (the requested one, or node:http where uWS cannot load). */
+  get engine(): EngineName {
+    return this.#engine.name;
   }
 
   get port(): number {
@@ -182,7 +190,7 @@ export class HttpServer {
 
   route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
     const route = this.#route(pattern, handler, options);
-    this.#app[method](pattern, (res, req) => this.#wrap(route, res, req));
+    this.#engine.route(method, pattern, (res, req) => this.#wrap(route, res, req));
     return this;
   }
 
@@ -192,23 +200,21 @@ export class HttpServer {
     if (cors) {
       // Every path answers a preflight (the original's express `cors` did), before the catch-all 404.
       const preflight = { ...this.#route('/*', () => ({ status: 204 }), {}), cors: 'preflight' as const };
-      this.#app.options('/*', (res, req) => this.#wrap(preflight, res, req));
+      this.#engine.route('options', '/*', (res, req) => this.#wrap(preflight, res, req));
     }
     const notFound = this.#route('*', (request) => this.#options.notFound(request), {});
-    this.#app.any('/*', (res, req) => this.#wrap(notFound, res, req));
-    return new Promise((resolve, reject) => {
-      this.#app.listen(this.#options.host, this.#options.port, (socket) => {
-        if (!socket) {
-          (this.#app as unknown as { close(): void }).close();
-          reject(new Error(`${this.#options.name}: cannot listen on ${this.#options.host}:${this.#options.port}`));
-          return;
-        }
-        this.#listenSocket = socket;
-        this.#port = uWS.us_socket_local_port(socket);
-        this.#options.logger.info({ listener: this.#options.name, host: this.#options.host, port: this.#port }, 'listening');
-        resolve(this.#port);
-      });
-    });
+    this.#engine.route('any', '/*', (res, req) => this.#wrap(notFound, res, req));
+    const { host, port, name, logger } = this.#options;
+    return this.#engine.listen(host, port).then(
+      (bound) => {
+        this.#port = bound;
+        logger.info({ listener: name, host, port: bound, engine: this.#engine.name }, 'listening');
+        return bound;
+      },
+      (error: Error) => {
+        throw new Error(`${name}: ${error.message}`);
+      },
+    );
   }
 
   /**
@@ -230,8 +236,7 @@ export class HttpServer {
   }
 
   async #close(drainMs: number): Promise<void> {
-    if (this.#listenSocket) uWS.us_listen_socket_close(this.#listenSocket);
-    this.#listenSocket = undefined;
+    this.#engine.stopAccepting();
     if (this.#inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, drainMs);
@@ -246,8 +251,7 @@ export class HttpServer {
       await new Promise<void>((resolve) => (this.#drained = resolve));
     }
     for (const controller of this.#inFlight) controller.abort(new AbortedError('server closing'));
-    // `close()` exists at runtime but is missing from the bundled typings (notes/dependencies.md §1).
-    (this.#app as unknown as { close(): void }).close();
+    this.#engine.closeAll();
     this.#options.logger.info({ listener: this.#options.name, abandoned: this.#inFlight.size }, 'closed');
   }
 
@@ -256,7 +260,7 @@ export class HttpServer {
     return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern), cors: 'answer' };
   }
 
-  #wrap(route: Route, res: UwsResponse, req: UwsRequest): void {
+  #wrap(route: Route, res: EdgeResponse, req: EdgeRequest): void {
     const { pattern, handler, options, metrics } = route;
     // `req` is stack-allocated and invalid once this callback returns. Path, query and params are copied
     // now; headers and the remote address are copied on first read (most handlers never read them) and at
@@ -401,7 +405,7 @@ export class HttpServer {
       });
   }
 
-  #writeHead(res: UwsResponse, reply: HttpReply, extraHeaders: HeaderList): void {
+  #writeHead(res: EdgeResponse, reply: HttpReply, extraHeaders: HeaderList): void {
     res.writeStatus(statusLine(reply.status));
     for (const [key, value] of this.#defaultHeaders) res.writeHeader(key, value);
     for (const [key, value] of extraHeaders) res.writeHeader(key, value);
@@ -410,7 +414,7 @@ export class HttpServer {
 
   /** Streams `stream.chunks` with tryEnd/onWritable; resolves when done, aborted or cut off. */
   async #stream(
-    res: UwsResponse,
+    res: EdgeResponse,
     reply: HttpReply,
     stream: NonNullable<HttpReply['stream']>,
     isAborted: () => boolean,
@@ -457,7 +461,7 @@ export class HttpServer {
     }
   }
 
-  #write(res: UwsResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding, extraHeaders: HeaderList): void {
+  #write(res: EdgeResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding, extraHeaders: HeaderList): void {
     this.#writeHead(res, reply, extraHeaders);
     // An answer given before the body was read whole (a refusal): the client is told the connection ends, and uWS
     // reads and drops the rest of the body meanwhile, so a client still sending gets to read the answer instead of
@@ -494,7 +498,7 @@ export class HttpServer {
  * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; a disconnect with the
  * signal's reason.
  */
-function collectBody(res: UwsResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal, watch: BodyWatch): Promise<Buffer> {
+function collectBody(res: EdgeResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal, watch: BodyWatch): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     let failed = false;
     const fail = (error: Error) => {
@@ -536,7 +540,7 @@ const EMPTY_REQUEST: HttpRequest = { method: '', path: '', query: '', headers: {
  * Sends one chunk of a body of `total` bytes. Resolves with true once the whole body has been sent,
  * false when this chunk is accepted and more may follow; waits on onWritable under backpressure.
  */
-function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted: () => boolean): Promise<boolean> {
+function sendChunk(res: EdgeResponse, chunk: Uint8Array, total: number, isAborted: () => boolean): Promise<boolean> {
   const lastOffset = res.getWriteOffset();
   let ok = false;
   let done = false;
@@ -563,7 +567,7 @@ function sendChunk(res: UwsResponse, chunk: Uint8Array, total: number, isAborted
 }
 
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
-function streamBody(res: UwsResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
+function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
   let paused = false;
   let received = 0;
   const stream = new Readable({
@@ -638,7 +642,7 @@ class BodyWatch {
   #rearmedAt = this.#startedAt;
 
   constructor(
-    private readonly res: UwsResponse,
+    private readonly res: EdgeResponse,
     private readonly deadlines: BodyDeadlines,
     /** True once `res` may no longer be touched (answered or aborted). */
     private readonly finished: () => boolean,

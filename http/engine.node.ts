@@ -1,0 +1,255 @@
+// The node:http engine (http/engine.ts): HTTP/1.0 and 1.1, keep-alive, pipelined requests answered in order, 400 for
+// a malformed request line or header and for HTTP/1.1 without Host, 431 for oversized headers; it runs on any Node
+// version. Routes match with uWS's rules (http/router.ts); each response offers the uWS surface the edge uses.
+
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { EdgeRequest, EdgeResponse, Engine, EngineMethod, RouteCallback } from './engine.js';
+import { Router } from './router.js';
+
+/**
+ * Headers must arrive within this (slowloris on headers); Node's own default. Bodies are bounded by the edge's body
+ * deadlines (http/server.ts BodyDeadlines), so Node's whole-request timeout is off and cannot cut a slow upload the
+ * edge still allows.
+ */
+const HEADERS_TIMEOUT_MS = 60_000;
+/** An idle keep-alive connection is closed after this (Node's default). */
+const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+
+export class NodeEngine implements Engine {
+  readonly name = 'node' as const;
+  readonly #router = new Router<RouteCallback>();
+  readonly #sockets = new Set<Socket>();
+  readonly #server: Server;
+
+  constructor() {
+    this.#server = createServer({ requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: true }, (req, res) =>
+      this.#dispatch(req, res),
+    );
+    this.#server.on('connection', (socket: Socket) => {
+      this.#sockets.add(socket);
+      socket.once('close', () => this.#sockets.delete(socket));
+    });
+  }
+
+  route(method: EngineMethod, pattern: string, callback: RouteCallback): void {
+    this.#router.add(method, pattern, callback);
+  }
+
+  listen(host: string, port: number): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const onError = (error: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${error.message}`));
+      this.#server.once('error', onError);
+      this.#server.listen(port, host, () => {
+        this.#server.off('error', onError);
+        const address = this.#server.address();
+        resolve(typeof address === 'object' && address ? address.port : port);
+      });
+    });
+  }
+
+  stopAccepting(): void {
+    this.#server.close();
+  }
+
+  closeAll(): void {
+    this.#server.close();
+    for (const socket of this.#sockets) socket.destroy();
+  }
+
+  #dispatch(req: IncomingMessage, res: ServerResponse): void {
+    const target = requestTarget(req.url ?? '/');
+    const match = this.#router.match((req.method ?? 'GET').toLowerCase(), target.path);
+    // The edge registers a catch-all, so this is only a request before it did.
+    if (!match) {
+      res.writeHead(404).end();
+      return;
+    }
+    match.value(new NodeResponse(req, res), new NodeRequest(req, target.path, target.query, match.params));
+  }
+}
+
+/** Path and raw query of a request target: origin form `/p?q`, absolute form `http://h/p?q` (RFC 9112 §3.2), or `*`. */
+function requestTarget(url: string): { path: string; query: string | undefined } {
+  let target = url;
+  if (!target.startsWith('/') && target !== '*') {
+    const scheme = target.indexOf('://');
+    const slash = scheme === -1 ? -1 : target.indexOf('/', scheme + 3);
+    target = slash === -1 ? '/' : target.slice(slash);
+  }
+  const mark = target.indexOf('?');
+  return mark === -1 ? { path: target, query: undefined } : { path: target.slice(0, mark), query: target.slice(mark + 1) };
+}
+
+class NodeRequest implements EdgeRequest {
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly path: string,
+    private readonly query: string | undefined,
+    private readonly params: readonly string[],
+  ) {}
+
+  getMethod(): string {
+    return (this.req.method ?? 'GET').toLowerCase();
+  }
+
+  getUrl(): string {
+    return this.path;
+  }
+
+  getQuery(): string | undefined {
+    return this.query;
+  }
+
+  getHeader(name: string): string {
+    const value = this.req.headers[name];
+    return value === undefined ? '' : Array.isArray(value) ? value.join(', ') : value;
+  }
+
+  forEach(visit: (name: string, value: string) => void): void {
+    for (const [name, value] of Object.entries(this.req.headers)) {
+      if (value !== undefined) visit(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+  }
+
+  getParameter(index: number): string | undefined {
+    return this.params[index];
+  }
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * uWS's response surface over a ServerResponse. A streamed chunk is handed to the socket and reported "not ok" until
+ * Node has written it out (its write callback): the edge offers the next chunk only then, so Node never holds a
+ * chunk whose memory the source reuses (HttpReply.stream), and at most one chunk is buffered per response.
+ */
+class NodeResponse implements EdgeResponse {
+  #status = 200;
+  #message: string | undefined;
+  readonly #headers: string[] = [];
+  #written = 0;
+  #writable: ((offset: number) => boolean) | undefined;
+  #writablePending = false;
+  #aborted: (() => void) | undefined;
+
+  constructor(
+    private readonly req: IncomingMessage,
+    private readonly res: ServerResponse,
+  ) {
+    // 'close' before the answer finished: the client went away (or the connection was cut).
+    res.once('close', () => {
+      if (!res.writableFinished) this.#aborted?.();
+      this.#aborted = undefined;
+    });
+  }
+
+  writeStatus(line: string): this {
+    const space = line.indexOf(' ');
+    this.#status = Number(space === -1 ? line : line.slice(0, space));
+    this.#message = space === -1 ? undefined : line.slice(space + 1);
+    return this;
+  }
+
+  writeHeader(name: string, value: string): this {
+    this.#headers.push(name, value);
+    return this;
+  }
+
+  end(body: string | Uint8Array = '', closeConnection = false): this {
+    if (closeConnection && !this.#hasHeader('connection')) this.#headers.push('connection', 'close');
+    this.#headers.push('content-length', String(typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength));
+    this.#head();
+    this.res.end(body);
+    return this;
+  }
+
+  endWithoutBody(): this {
+    this.#head();
+    this.res.end();
+    return this;
+  }
+
+  tryEnd(chunk: Uint8Array, totalSize: number): [boolean, boolean] {
+    if (!this.res.headersSent) {
+      this.#headers.push('content-length', String(totalSize));
+      this.#head();
+    }
+    if (chunk.byteLength === 0) return [true, this.#written >= totalSize];
+    this.#written += chunk.byteLength;
+    if (this.#written >= totalSize) {
+      this.res.end(chunk);
+      return [true, true];
+    }
+    this.res.write(chunk, () => this.#drained());
+    return [false, false];
+  }
+
+  getWriteOffset(): number {
+    return this.#written;
+  }
+
+  onWritable(handler: (offset: number) => boolean): this {
+    this.#writable = handler;
+    if (this.#writablePending) {
+      this.#writablePending = false;
+      queueMicrotask(() => this.#drained());
+    }
+    return this;
+  }
+
+  onAborted(handler: () => void): this {
+    this.#aborted = handler;
+    return this;
+  }
+
+  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): this {
+    this.req.on('data', (chunk: Buffer) => handler(chunk.buffer.slice(chunk.byteOffset, chunk.byteOffset + chunk.byteLength) as ArrayBuffer, false));
+    this.req.once('end', () => handler(new ArrayBuffer(0), true));
+    return this;
+  }
+
+  pause(): this {
+    this.req.pause();
+    return this;
+  }
+
+  resume(): this {
+    this.req.resume();
+    return this;
+  }
+
+  cork(work: () => void): this {
+    work();
+    return this;
+  }
+
+  close(): this {
+    this.res.destroy();
+    return this;
+  }
+
+  getRemoteAddressAsText(): ArrayBuffer {
+    return encoder.encode(this.req.socket.remoteAddress ?? '').buffer as ArrayBuffer;
+  }
+
+  #hasHeader(name: string): boolean {
+    for (let i = 0; i < this.#headers.length; i += 2) if (this.#headers[i]!.toLowerCase() === name) return true;
+    return false;
+  }
+
+  #head(): void {
+    if (this.res.headersSent) return;
+    this.res.writeHead(this.#status, this.#message, this.#headers);
+  }
+
+  #drained(): void {
+    if (this.res.destroyed) return;
+    const handler = this.#writable;
+    if (!handler) {
+      this.#writablePending = true;
+      return;
+    }
+    handler(this.#written);
+  }
+}

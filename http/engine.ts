@@ -1,0 +1,124 @@
+// The HTTP edge's engines (DESIGN.md "The HTTP edge"; issue 15). Routes, error tables, body limits and deadlines,
+// metrics, CORS and graceful close are written once in http/server.ts against the small request/response surface
+// below; an engine only parses HTTP, routes and moves bytes:
+//
+// - `uws`: uWebSockets.js (the default). Fast, but this build never answers HTTP/1.0, closes a connection that
+//   pipelines a request behind one whose answer is still pending, and drops malformed requests without an answer.
+//   It loads only on Node 20 with this glibc (notes/dependencies.md).
+// - `node`: node:http. HTTP/1.0, keep-alive, pipelining in order, 400/431 for malformed requests; any Node version.
+//
+// The response surface is the part of uWS's HttpResponse the edge uses, with uWS's meaning (tryEnd/onWritable
+// backpressure, cork, pause/resume); the node engine implements the same meaning over ServerResponse.
+
+import type { Logger } from '../src/logger.js';
+
+export type EngineName = 'uws' | 'node';
+export const ENGINE_NAMES: readonly EngineName[] = ['uws', 'node'];
+
+/** One request as the engine parsed it. Valid only during the route callback unless copied (uWS). */
+export interface EdgeRequest {
+  /** Lower-case method. */
+  getMethod(): string;
+  /** The raw path, without the query string (undecoded). */
+  getUrl(): string;
+  /** The raw query string without `?`, or undefined. */
+  getQuery(): string | undefined;
+  /** A header by lower-case name, '' when absent. */
+  getHeader(name: string): string;
+  forEach(visit: (name: string, value: string) => void): void;
+  /** The route pattern's `:name` segments, in order. */
+  getParameter(index: number): string | undefined;
+}
+
+/**
+ * The answer to one request: the part of uWS's HttpResponse the edge uses, with uWS's meaning and signatures (so a
+ * uWS response is one as it is, with no wrapper per request). Never touched after `onAborted` fired or it ended.
+ */
+export interface EdgeResponse {
+  writeStatus(line: string): unknown;
+  writeHeader(name: string, value: string): unknown;
+  /** Ends with `body`; `closeConnection` closes the connection once it is sent. */
+  end(body?: string | Uint8Array, closeConnection?: boolean): unknown;
+  /** Ends without a body and without Content-Length (HEAD, 204, 304). */
+  endWithoutBody(): unknown;
+  /**
+   * Sends `chunk` of a body of `totalSize` bytes: [ok, done]. Not ok: the rest must be offered again from the
+   * offset `onWritable` reports. Done: the whole body was sent and the response has ended.
+   */
+  tryEnd(chunk: Uint8Array, totalSize: number): [boolean, boolean];
+  getWriteOffset(): number;
+  /** Called when the connection can take more; return true when the retry was accepted. */
+  onWritable(handler: (offset: number) => boolean): unknown;
+  onAborted(handler: () => void): unknown;
+  /** Body chunks; `chunk` is valid only during the call (copy to keep). */
+  onData(handler: (chunk: ArrayBuffer, isLast: boolean) => void): unknown;
+  /** Stop and restart reading the body; together they also re-arm uWS's idle timer (10 s, re-armed per 160 KB). */
+  pause(): unknown;
+  resume(): unknown;
+  cork(work: () => void): unknown;
+  /** Cuts the connection at once (an answer that cannot be completed). */
+  close(): unknown;
+  getRemoteAddressAsText(): ArrayBuffer;
+}
+
+export type EngineMethod = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
+export type RouteCallback = (res: EdgeResponse, req: EdgeRequest) => void;
+
+export interface Engine {
+  readonly name: EngineName;
+  /** Routes match like uWS: static segments before `:params` before `/*`, a method before `any`. */
+  route(method: EngineMethod, pattern: string, callback: RouteCallback): void;
+  /** Binds; resolves with the bound port. */
+  listen(host: string, port: number): Promise<number>;
+  /** Stops accepting new connections; open ones stay. */
+  stopAccepting(): void;
+  /** Closes every connection. */
+  closeAll(): void;
+}
+
+/** Set to `missing` to make the uWS binary count as missing (tests the fallback on a machine that has it). */
+export const UWS_ENV = 'ADM_HTTP_UWS';
+/** The process-wide default engine (`uws` or `node`); a listener's own config key wins. */
+export const ENGINE_ENV = 'ADM_HTTP_ENGINE';
+
+type UwsModule = typeof import('uWebSockets.js');
+
+let uwsModule: UwsModule | undefined;
+let uwsLoadError: string | undefined;
+if (process.env[UWS_ENV] === 'missing') {
+  uwsLoadError = `${UWS_ENV}=missing`;
+} else {
+  try {
+    // Loaded dynamically: on another Node version or platform the package throws at import, and the edge must still
+    // come up on node:http.
+    const loaded = (await import('uWebSockets.js')) as UwsModule & { default?: UwsModule };
+    uwsModule = loaded.default ?? loaded;
+  } catch (error) {
+    uwsLoadError = (error as Error).message.split('\n')[0];
+  }
+}
+
+let warned = false;
+
+/**
+ * The engine a listener gets: the requested one (its config key, else $ADM_HTTP_ENGINE, else uws), except that a
+ * uWS binary that cannot load falls back to node:http with one warning line per process.
+ */
+export function resolveEngine(requested: EngineName | undefined, logger: Logger): EngineName {
+  const fromEnv = process.env[ENGINE_ENV];
+  const wanted: EngineName = requested ?? (fromEnv === 'node' || fromEnv === 'uws' ? fromEnv : 'uws');
+  if (wanted === 'uws' && !uwsModule) {
+    if (!warned) {
+      warned = true;
+      logger.warn({ reason: uwsLoadError }, 'uWebSockets.js cannot load here; the HTTP edge uses node:http');
+    }
+    return 'node';
+  }
+  return wanted;
+}
+
+/** The loaded uWS module (resolveEngine returns `uws` only when it is there). */
+export function uwsOrThrow(): UwsModule {
+  if (!uwsModule) throw new Error(`uWebSockets.js is not available: ${uwsLoadError}`);
+  return uwsModule;
+}
