@@ -7,14 +7,21 @@ import type { Socket } from 'node:net';
 import type { EdgeRequest, EdgeResponse, Engine, EngineMethod, RouteCallback } from './engine.js';
 import { Router } from './router.js';
 
-/**
- * Headers must arrive within this (slowloris on headers); Node's own default. Bodies are bounded by the edge's body
- * deadlines (http/server.ts BodyDeadlines), so Node's whole-request timeout is off and cannot cut a slow upload the
- * edge still allows.
- */
-const HEADERS_TIMEOUT_MS = 60_000;
-/** An idle keep-alive connection is closed after this (Node's default). */
-const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+export interface NodeEngineOptions {
+  /**
+   * A request's headers must arrive within this (slowloris on headers; Node's own default 60 s). Bodies are bounded
+   * by the edge's body deadlines (http/server.ts BodyDeadlines), so Node's whole-request timeout is off and cannot cut
+   * a slow upload the edge still allows.
+   */
+  readonly headersTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this (Node's default 5 s). */
+  readonly keepAliveTimeoutMs?: number;
+}
+
+const DEFAULT_HEADERS_TIMEOUT_MS = 60_000;
+const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How often Node checks the headers deadline (its default, 30 s, would let a 60 s deadline run to 90 s). */
+const DEADLINE_CHECK_MS = 1_000;
 
 export class NodeEngine implements Engine {
   readonly name = 'node' as const;
@@ -22,10 +29,15 @@ export class NodeEngine implements Engine {
   readonly #sockets = new Set<Socket>();
   readonly #server: Server;
 
-  constructor() {
-    this.#server = createServer({ requestTimeout: 0, headersTimeout: HEADERS_TIMEOUT_MS, keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS, requireHostHeader: true }, (req, res) =>
-      this.#dispatch(req, res),
-    );
+  constructor(options: NodeEngineOptions = {}) {
+    const serverOptions = {
+      requestTimeout: 0,
+      headersTimeout: options.headersTimeoutMs ?? DEFAULT_HEADERS_TIMEOUT_MS,
+      keepAliveTimeout: options.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_TIMEOUT_MS,
+      connectionsCheckingInterval: DEADLINE_CHECK_MS,
+      requireHostHeader: true,
+    };
+    this.#server = createServer(serverOptions, (req, res) => this.#dispatch(req, res));
     this.#server.on('connection', (socket: Socket) => {
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));

@@ -1,6 +1,7 @@
 // Route matching for engines without a router of their own (node:http), with uWS's rules so a route table means the
 // same on either engine: a path's segments are compared one by one, a static segment wins over a `:param`, which
-// wins over a trailing `/*` (any rest of the path, also none); a route for the method wins over an `any` route;
+// wins over a trailing `/*` (any rest of the path, also none), and a parameter never matches an empty segment; a
+// route for the method wins over an `any` route;
 // among equals the first registered wins. Paths are matched raw (undecoded), as uWS does.
 
 import type { EngineMethod } from './engine.js';
@@ -55,7 +56,11 @@ function rankOf<T>(entry: Entry<T>, parts: readonly string[]): number[] | undefi
   for (let i = 0; i < parts.length; i++) {
     const segment = segments[i];
     if (segment === undefined) rank.push(1);
-    else if (segment.startsWith(':')) rank.push(2);
+    // A parameter never matches an empty segment (uWS: `GET /api/file/` is not `/api/file/:cid`).
+    else if (segment.startsWith(':')) {
+      if (parts[i] === '') return undefined;
+      rank.push(2);
+    }
     else if (segment === parts[i]) rank.push(3);
     else return undefined;
   }

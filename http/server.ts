@@ -8,7 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
 import { resolveEngine, type EdgeRequest, type EdgeResponse, type Engine, type EngineMethod, type EngineName } from './engine.js';
-import { NodeEngine } from './engine.node.js';
+import { NodeEngine, type NodeEngineOptions } from './engine.node.js';
 import { UwsEngine } from './engine.uws.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
@@ -112,6 +112,8 @@ export interface HttpServerOptions {
   readonly inFlightOutlivesDrain?: boolean;
   /** The engine this listener asks for (its config key); default $ADM_HTTP_ENGINE, else uws (http/engine.ts). */
   readonly engine?: EngineName;
+  /** Timeouts of the node:http engine (headers, idle keep-alive); uWS has its own fixed ones. */
+  readonly nodeEngine?: NodeEngineOptions;
 }
 
 /** The request body was larger than the route allows (DESIGN.md: bounded before read). */
@@ -172,7 +174,7 @@ export class HttpServer {
     this.#options = options;
     this.metrics = options.metrics ?? new HttpMetrics();
     this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {});
-    this.#engine = resolveEngine(options.engine, options.logger) === 'uws' ? new UwsEngine() : new NodeEngine();
+    this.#engine = resolveEngine(options.engine, options.logger) === 'uws' ? new UwsEngine() : new NodeEngine(options.nodeEngine);
   }
 
   /** The engine this listener runs on (the requested one, or node:http where uWS cannot load). */
