@@ -10,10 +10,11 @@
 // The response surface is the part of uWS's HttpResponse the edge uses, with uWS's meaning (tryEnd/onWritable
 // backpressure, cork, pause/resume); the node engine implements the same meaning over ServerResponse.
 
+import { HTTP_ENGINES, type HttpEngineName } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 
-export type EngineName = 'uws' | 'node';
-export const ENGINE_NAMES: readonly EngineName[] = ['uws', 'node'];
+export type EngineName = HttpEngineName;
+export const ENGINE_NAMES: readonly EngineName[] = HTTP_ENGINES;
 
 /** One request as the engine parsed it. Valid only during the route callback unless copied (uWS). */
 export interface EdgeRequest {

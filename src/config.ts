@@ -86,3 +86,13 @@ export function deepFreeze<T>(value: T): T {
   }
   return value;
 }
+
+/** The HTTP engines a listener can ask for (http/engine.ts): uWebSockets.js or node:http. */
+export const HTTP_ENGINES = ['uws', 'node'] as const;
+export type HttpEngineName = (typeof HTTP_ENGINES)[number];
+
+/** The problem with an engine setting named `key`, or undefined when it is absent or valid. */
+export function httpEngineProblem(key: string, value: unknown): string | undefined {
+  if (value === undefined || (HTTP_ENGINES as readonly unknown[]).includes(value)) return undefined;
+  return `${key}: must be one of ${HTTP_ENGINES.join(', ')}`;
+}

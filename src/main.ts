@@ -12,7 +12,7 @@ import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { listenerChild } from '../http/listener.js';
 import { HttpMetrics } from '../http/metrics.js';
 import { ratesServer } from '../http/rates/rates.routes.js';
-import { readConfigFile } from './config.js';
+import { httpEngineProblem, readConfigFile, type HttpEngineName } from './config.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
 import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
@@ -151,6 +151,8 @@ export interface OperatorSettings {
   readonly port: number;
   readonly host: string;
   readonly apiKey: string | undefined;
+  /** ADMIN_ENGINE: the operator listener's HTTP engine (http/engine.ts). */
+  readonly engine?: HttpEngineName;
 }
 
 /**
@@ -166,7 +168,10 @@ export function operatorSettings(env: NodeJS.ProcessEnv, fromConfig: { port?: nu
   if (apiKey !== undefined && apiKey.length < MIN_ADMIN_KEY_LENGTH) {
     throw new ConfigError('Invalid operator settings', [`ADMIN_API_KEY: must be at least ${MIN_ADMIN_KEY_LENGTH} characters`]);
   }
-  return { port, host: env.ADMIN_HOST || fromConfig.host || '127.0.0.1', apiKey };
+  const engineProblem = httpEngineProblem('ADMIN_ENGINE', env.ADMIN_ENGINE || undefined);
+  if (engineProblem) throw new ConfigError('Invalid operator settings', [engineProblem]);
+  const engine = (env.ADMIN_ENGINE || undefined) as HttpEngineName | undefined;
+  return { port, host: env.ADMIN_HOST || fromConfig.host || '127.0.0.1', apiKey, ...(engine ? { engine } : {}) };
 }
 
 export interface ServiceOptions {
@@ -188,7 +193,7 @@ export function serviceChildren(
     children.push(
       ratesTree(rates, {
         ...options.rates,
-        edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port, metrics }))],
+        edge: [listenerChild('rates.http', (runtime) => ratesServer(runtime, { host: command.host, port: rates.server.port, metrics, engine: rates.server.engine }))],
       }),
     );
   }
@@ -208,6 +213,7 @@ export function serviceChildren(
           version: INDEXER_VERSION,
           view: gatewayView(runtime, holder, { maxRows: gateway.maxRows, maxOffset: gateway.maxOffset }),
           metrics,
+          engine: gateway.engine,
         }),
       ),
     ];
@@ -221,13 +227,14 @@ export function serviceChildren(
         port: config.rpc.port,
         methods: consoleMethods({ node: consoleNodeClient(runtime, config), config, clock: runtime.clock }),
         metrics,
+        engine: config.rpc.engine,
       }),
     );
     children.push(consoleTree(config, { edge: [edge] }));
   }
   if (operator) {
     children.push(
-      listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'], metrics })),
+      listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'], metrics, engine: operator.engine })),
     );
   }
   return children;

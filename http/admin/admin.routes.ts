@@ -10,6 +10,7 @@ import { adminRefusal } from '../auth.js';
 import { operatorPage } from './admin.page.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
+import type { EngineName } from '../engine.js';
 
 export interface AdminListenerOptions {
   readonly host: string;
@@ -19,6 +20,8 @@ export interface AdminListenerOptions {
   readonly roots: readonly string[];
   /** The request counters of every listener of the process (`GET /metrics`). */
   readonly metrics?: HttpMetrics;
+  /** `ADMIN_ENGINE` (http/engine.ts). */
+  readonly engine?: EngineName;
 }
 
 const json = (status: number, body: unknown): HttpReply => ({
@@ -40,6 +43,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
   const { inspector } = runtime;
   const server = new HttpServer({
     name: 'admin',
+    engine: options.engine,
     host: options.host,
     port: options.port,
     logger: runtime.logger.child({ actor: 'admin.http' }),

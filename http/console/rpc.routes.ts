@@ -15,6 +15,7 @@ import type { Runtime } from '../../actors/runtime.js';
 import { answerBody, type MethodTable } from '../../src/console/jsonrpc.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply } from '../server.js';
+import type { EngineName } from '../engine.js';
 
 /** notes F.13: the body limit of the console server. */
 export const RPC_MAX_BODY_BYTES = 1024 * 1024;
@@ -26,6 +27,8 @@ export interface RpcListenerOptions {
   readonly port: number;
   readonly methods: MethodTable;
   readonly metrics?: HttpMetrics;
+  /** `rpc.engine` (http/engine.ts). */
+  readonly engine?: EngineName;
 }
 
 /** The message of a thrown method error, with every passphrase-like value of the request masked. */
@@ -50,6 +53,7 @@ export function rpcServer(runtime: Runtime, options: RpcListenerOptions): HttpSe
   const text = (status: number, body: string, headers: Record<string, string> = {}): HttpReply => ({ status, headers: { 'content-type': 'text/plain; charset=utf-8', ...headers }, body });
   const server = new HttpServer({
     name: 'console',
+    engine: options.engine,
     host: options.host,
     port: options.port,
     logger,

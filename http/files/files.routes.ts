@@ -59,6 +59,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   const logger = runtime.logger.child({ actor: 'files.http' });
   const server = new HttpServer({
     name: 'files',
+    engine: config.httpEngine,
     host: options.host,
     port: config.serverPort,
     logger,

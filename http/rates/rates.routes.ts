@@ -10,11 +10,14 @@ import { filterByCoins, parseGetQuery, parseHistoryQuery, parseStatusQuery } fro
 import type { RateTable } from '../../src/rates/types.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply } from '../server.js';
+import type { EngineName } from '../engine.js';
 
 export interface RatesListenerOptions {
   readonly host: string;
   readonly port: number;
   readonly metrics?: HttpMetrics;
+  /** `server.engine` (http/engine.ts). */
+  readonly engine?: EngineName;
 }
 
 const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
@@ -70,6 +73,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
 
   const server = new HttpServer({
     name: 'rates',
+    engine: options.engine,
     host: options.host,
     port: options.port,
     logger,

@@ -16,6 +16,7 @@ import { gatewayErrorReply, methodNotAllowed, relationNotFound, GatewayError } f
 import type { GatewayReply } from '../../src/transfers/read.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
+import type { EngineName } from '../engine.js';
 
 export interface GatewayListenerOptions {
   readonly host: string;
@@ -24,6 +25,8 @@ export interface GatewayListenerOptions {
   readonly version: string;
   readonly view: GatewayView;
   readonly metrics?: HttpMetrics;
+  /** `HTTP_ENGINE` (http/engine.ts). */
+  readonly engine?: EngineName;
 }
 
 const READ_VERBS = 'OPTIONS,GET,HEAD';
@@ -46,6 +49,7 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
   });
   const server = new HttpServer({
     name: 'transfers',
+    engine: options.engine,
     host: options.host,
     port: options.port,
     logger,

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, normalize, resolve } from 'node:path';
 import Type from 'typebox';
-import { deepFreeze, readConfigFile, schemaProblems } from '../config.js';
+import { deepFreeze, HTTP_ENGINES, readConfigFile, schemaProblems, type HttpEngineName } from '../config.js';
 import { ConfigError } from '../errors.js';
 
 /** The packaged config.default.jsonc of the original (its public node lists), minus its placeholder passphrase. */
@@ -44,7 +44,8 @@ export interface ConsoleConfig {
   /** The configured account's passphrase; undefined when empty (send methods then need one per call or `-p`). */
   readonly passphrase: string | undefined;
   readonly network: string;
-  readonly rpc: { readonly port: number; readonly host: string | undefined };
+  /** `engine`: the HTTP engine of the JSON-RPC listener (additive key; http/engine.ts). */
+  readonly rpc: { readonly port: number; readonly host: string | undefined; readonly engine?: HttpEngineName };
   /** Node base URLs of the selected network, `protocol://ip[:port]`. */
   readonly nodes: readonly string[];
   /** The file the settings came from, for clientVersion (`(defaults)` without one). */
@@ -59,7 +60,13 @@ const NodeSchema = Type.Object({
 const FileSchema = Type.Object({
   passphrase: Type.Optional(Type.String()),
   network: Type.Optional(Type.String({ minLength: 1 })),
-  rpc: Type.Optional(Type.Object({ port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535 })), host: Type.Optional(Type.String({ minLength: 1 })) })),
+  rpc: Type.Optional(
+    Type.Object({
+      port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65_535 })),
+      host: Type.Optional(Type.String({ minLength: 1 })),
+      engine: Type.Optional(Type.Enum([...HTTP_ENGINES])),
+    }),
+  ),
   networks: Type.Optional(Type.Record(Type.String(), Type.Object({ nodes: Type.Array(NodeSchema) }))),
 });
 
@@ -93,7 +100,7 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
     config: deepFreeze({
       passphrase: shaped.passphrase ? shaped.passphrase : undefined,
       network,
-      rpc: { port: shaped.rpc?.port ?? DEFAULT_RPC_PORT, host: shaped.rpc?.host },
+      rpc: { port: shaped.rpc?.port ?? DEFAULT_RPC_PORT, host: shaped.rpc?.host, ...(shaped.rpc?.engine ? { engine: shaped.rpc.engine } : {}) },
       nodes: nodes.map((node) => `${node.protocol}://${node.ip}${node.port === '' ? '' : `:${node.port}`}`),
       source,
     }),

@@ -29,7 +29,7 @@ import { multiaddr } from '@multiformats/multiaddr';
 import { base32 } from 'multiformats/bases/base32';
 import { base36 } from 'multiformats/bases/base36';
 import Type, { type Static } from 'typebox';
-import { deepFreeze, schemaProblems } from '../config.js';
+import { deepFreeze, httpEngineProblem, schemaProblems, type HttpEngineName } from '../config.js';
 import { isCronError, parseCron } from '../cron.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -192,6 +192,7 @@ export const FilesConfigSchema = Type.Object({
   uploadMaxDurationMs: Int(1000),
   uploadMinBytes: Int(0),
   uploadMinBytesWindowMs: Int(1000),
+  httpEngine: Type.Optional(Type.Unknown()),
   cors: Type.Optional(Type.Object({ allowedOrigins: Type.Optional(Type.Unknown()) })),
   trustProxy: Type.Optional(Type.Unknown()),
   adminApiKey: Type.Optional(Type.String()),
@@ -285,6 +286,8 @@ export interface FilesConfig {
   /** A body delivering fewer than `uploadMinBytes` in any `uploadMinBytesWindowMs` is cut with 408 (0 = no floor). */
   readonly uploadMinBytes: number;
   readonly uploadMinBytesWindowMs: number;
+  /** The HTTP engine of this listener (additive key; default $ADM_HTTP_ENGINE, else uws; http/engine.ts). */
+  readonly httpEngine?: HttpEngineName;
   /** `['*']` = every origin; otherwise exact origins and `scheme://*.suffix` wildcards. */
   readonly cors: { readonly allowedOrigins: readonly string[] };
   /** Trusted proxy addresses and CIDR ranges; empty = trust no proxy (the file said `false` or nothing). */
@@ -679,6 +682,8 @@ function resolveDraft(raw: Loose, problems: string[], warnings: string[]): Draft
   }
 
   // --- access
+  const engineProblem = httpEngineProblem('httpEngine', raw.httpEngine);
+  if (engineProblem) problems.push(engineProblem);
   const cors = checkAllowedOrigins(raw.cors, problems, warnings);
   const trustProxy = checkTrustProxy(raw.trustProxy, problems);
   checkAdminApiKey(raw.adminApiKey, problems);
@@ -796,6 +801,7 @@ function resolveDraft(raw: Loose, problems: string[], warnings: string[]): Draft
     uploadMaxDurationMs: intAt(raw.uploadMaxDurationMs) ?? D.uploadMaxDurationMs,
     uploadMinBytes: intAt(raw.uploadMinBytes) ?? D.uploadMinBytes,
     uploadMinBytesWindowMs: intAt(raw.uploadMinBytesWindowMs) ?? D.uploadMinBytesWindowMs,
+    ...(raw.httpEngine === undefined || httpEngineProblem('httpEngine', raw.httpEngine) ? {} : { httpEngine: raw.httpEngine as HttpEngineName }),
     cors: cors === undefined ? undefined : { allowedOrigins: cors },
     trustProxy,
     adminApiKey,

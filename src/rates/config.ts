@@ -16,7 +16,7 @@
 import Type, { type Static } from 'typebox';
 import { isPassphrase } from '../console/amount.js';
 import { ADDRESS as ADAMANT_ADDRESS } from '../console/params.js';
-import { deepFreeze, schemaProblems } from '../config.js';
+import { deepFreeze, HTTP_ENGINES, schemaProblems, type HttpEngineName } from '../config.js';
 import type { SourceName, Strategy } from './types.js';
 
 /** Spec §0: "the listening port is a configuration value (default 36661)". */
@@ -175,6 +175,8 @@ export const RatesConfigSchema = Type.Object(
       Type.Object(
         {
           port: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+          // Additive key: the HTTP engine of the listener (http/engine.ts).
+          engine: Type.Optional(Type.Enum([...HTTP_ENGINES])),
           mongodb: Type.Optional(
             Type.Object(
               {
@@ -339,6 +341,8 @@ export interface RatesConfig {
   readonly rateLifetime: number;
   readonly server: {
     readonly port: number;
+    /** The HTTP engine of the listener (additive key; default $ADM_HTTP_ENGINE, else uws). */
+    readonly engine?: HttpEngineName;
     /** Present only when the file has `server.mongodb`: MongoDB is then the history backend (notes F.3). */
     readonly mongodb?: { readonly host: string; readonly port: number; readonly db: string };
     readonly sqlite: { readonly path: string };
@@ -647,6 +651,7 @@ function normalize(raw: RawRatesConfig): RatesConfig {
     rateLifetime: raw.rateLifetime,
     server: {
       port: raw.server?.port ?? RATES_DEFAULT_PORT,
+      ...(raw.server?.engine ? { engine: raw.server.engine } : {}),
       ...(mongodb
         ? {
             mongodb: {

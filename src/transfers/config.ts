@@ -10,7 +10,7 @@
 // Unknown keys in the file are refused (a misspelt PERIOD must not silently become 20 s).
 
 import Type from 'typebox';
-import { deepFreeze, schemaProblems } from '../config.js';
+import { deepFreeze, httpEngineProblem, schemaProblems, type HttpEngineName } from '../config.js';
 
 /** `max_block.version` (spec A §9): the indexer's semver; 3.x is this rewrite of the original 2.4.1. */
 export const INDEXER_VERSION = '3.0.0';
@@ -56,6 +56,8 @@ export interface GatewaySettings {
   readonly maxRows: number | undefined;
   readonly maxOffset: number | undefined;
   readonly poolSize: number;
+  /** `HTTP_ENGINE` (additive): the listener's HTTP engine (http/engine.ts); default $ADM_HTTP_ENGINE, else uws. */
+  readonly engine?: HttpEngineName;
 }
 
 export interface TransfersConfig {
@@ -83,6 +85,7 @@ const KEYS = [
   'DATA_DIR',
   'INDEXER',
   'GATEWAY',
+  'HTTP_ENGINE',
 ] as const;
 type Key = (typeof KEYS)[number];
 
@@ -191,6 +194,10 @@ export function parseTransfersConfig(file: unknown, env: Readonly<Record<string,
     database = { kind: 'postgres', indexer, gateway };
   }
 
+  const rawEngine = raw.get('HTTP_ENGINE');
+  const engineProblem = httpEngineProblem('HTTP_ENGINE', rawEngine);
+  if (engineProblem) problems.push(engineProblem);
+  const engine = rawEngine === undefined || engineProblem ? undefined : (rawEngine as HttpEngineName);
   const config: TransfersConfig = {
     database,
     indexer: {
@@ -209,6 +216,7 @@ export function parseTransfersConfig(file: unknown, env: Readonly<Record<string,
       maxRows: raw.has('PGRST_DB_MAX_ROWS') ? optionalInteger('PGRST_DB_MAX_ROWS', 1) : DEFAULT_MAX_ROWS,
       maxOffset: optionalInteger('MAX_OFFSET', 0),
       poolSize: integer('PGRST_DB_POOL', 10, 1),
+      ...(engine ? { engine } : {}),
     },
   };
   if (config.gateway.port > 65_535) problems.push(`PGRST_SERVER_PORT: must be a port number, got ${config.gateway.port}`);
