@@ -13,6 +13,7 @@ import type { GatewayView } from '../../actors/transfers/gateway.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { scrubSecrets } from '../../src/logger.js';
 import { gatewayErrorReply, methodNotAllowed, relationNotFound, GatewayError } from '../../src/transfers/gateway-errors.js';
+import { decodePathSegment } from '../../src/transfers/query-string.js';
 import type { GatewayReply } from '../../src/transfers/read.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
@@ -64,7 +65,9 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
 
   /** The relation a path names, after the schema cache said it exists. */
   const relationOf = (request: HttpRequest): string => {
-    const name = decodeURIComponent(request.params[0] ?? '');
+    // Decoded as PostgREST's pathInfo is (decodePathSegment): bad percent-encoding is never a 500 here, `/%zz` is the
+    // unknown relation `%zz` (404 PGRST205), as from PostgREST itself (issue 15).
+    const name = decodePathSegment(request.params[0] ?? '');
     const relations = view.relations();
     if (relations === null) throw new SchemaCacheNotReady();
     if (!relations.includes(name)) {

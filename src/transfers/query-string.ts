@@ -18,14 +18,17 @@ function hexValue(code: number): number {
   return -1;
 }
 
-/** Percent-decoding on bytes, `+` → space; invalid UTF-8 becomes U+FFFD rather than failing the request. */
-export function urlDecode(text: string): string {
+/**
+ * Percent-decoding on bytes (http-types' urlDecode), `+` → space unless `replacePlus` is false; invalid UTF-8 becomes
+ * U+FFFD rather than failing the request.
+ */
+export function urlDecode(text: string, replacePlus = true): string {
   const source = Buffer.from(text, 'utf8');
   const out = Buffer.alloc(source.length);
   let length = 0;
   for (let i = 0; i < source.length; i++) {
     const byte = source[i]!;
-    if (byte === 0x2b) {
+    if (byte === 0x2b && replacePlus) {
       out[length++] = 0x20;
     } else if (byte === 0x25 && i + 2 < source.length && hexValue(source[i + 1]!) >= 0 && hexValue(source[i + 2]!) >= 0) {
       out[length++] = hexValue(source[i + 1]!) * 16 + hexValue(source[i + 2]!);
@@ -35,6 +38,16 @@ export function urlDecode(text: string): string {
     }
   }
   return new TextDecoder('utf-8').decode(out.subarray(0, length));
+}
+
+/**
+ * One path segment as PostgREST sees it (WAI's pathInfo, http-types' decodePathSegment): percent-decoded without
+ * `+` → space, a malformed escape (`%zz`, a cut `%A`) kept literally, invalid UTF-8 (`%FF%FE`) as U+FFFD. It never
+ * fails, so an undecodable path is not a client error of its own: `/%zz` is the relation `%zz`, and (being unknown)
+ * a 404 PGRST205 naming it, exactly PostgREST's answer. JavaScript's decodeURIComponent throws on the same input.
+ */
+export function decodePathSegment(segment: string): string {
+  return urlDecode(segment, false);
 }
 
 export function parseQueryString(raw: string): QueryPair[] {

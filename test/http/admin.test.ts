@@ -10,6 +10,7 @@ import { supervisorSpec, Supervisor } from '../../actors/supervisor.js';
 import { adminServer } from '../../http/admin/admin.routes.js';
 import { refreshCycleMachine } from '../../machines/rates/refresh-cycle.machine.js';
 import { captureLogger } from '../support/logger.js';
+import { rawRequest } from '../support/raw-http.js';
 
 const KEY = 'k'.repeat(40);
 const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } } }).createMachine({
@@ -128,5 +129,35 @@ test('GET /metrics reports the request counters per listener and route', async (
     assert.equal(actors.requests, 3);
     assert.deepEqual(actors.byStatus, { '2xx': 2, '4xx': 1 });
     assert.ok(actors.totalMs >= 0);
+  });
+});
+
+test('bad percent-encoding in the path or the query is a 4xx {error}, never a 500, and stays behind the key (issue 15)', async () => {
+  await withAdmin(KEY, async (port) => {
+    const key = { 'x-api-key': KEY };
+    // Sent on a raw socket: fetch would re-encode some targets.
+    const cases: ReadonlyArray<{ target: string; headers?: Record<string, string>; status: number; error?: string }> = [
+      { target: '/actors/%zz', headers: key, status: 404, error: 'Unknown actor' },
+      { target: '/actors/%FF%FE', headers: key, status: 404, error: 'Unknown actor' },
+      { target: '/actors/svc.%E0%A4%A', headers: key, status: 404, error: 'Unknown actor' },
+      { target: '/actors/%zz', status: 401 },
+      { target: '/machines/%zz.json', headers: key, status: 404, error: 'Unknown machine' },
+      { target: '/machines/%FF%FE.mmd', headers: key, status: 404, error: 'Unknown machine' },
+      { target: '/%zz', headers: key, status: 404, error: 'Not found' },
+      { target: '/%FF%FE?%zz', status: 401 },
+      // A valid escape still names the actor; junk in a query no route reads changes nothing.
+      { target: '/actors/svc%2Eworker', headers: key, status: 200 },
+      { target: '/actors?%zz=%FF', headers: key, status: 200 },
+      { target: '/metrics?%E0%A4%A', headers: key, status: 200 },
+    ];
+    for (const { target, headers, status, error } of cases) {
+      const answer = await rawRequest(port, 'GET', target, headers);
+      const label = `GET ${target}: ${answer.status} ${answer.body}`;
+      assert.equal(answer.status, status, label);
+      if (status === 200) continue;
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body), ['error'], label);
+      if (error !== undefined) assert.equal(body.error, error, label);
+    }
   });
 });

@@ -82,3 +82,21 @@ export const filePart = (name: string, field = 'files') =>
   `Content-Disposition: form-data; name="${field}"; filename="${name}"\r\nContent-Type: application/octet-stream`;
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One request with its request target sent byte for byte (fetch and http.request normalise or refuse some targets,
+ * e.g. bad percent-encoding or raw non-ASCII bytes), answered on a fresh connection that is then closed.
+ */
+export async function rawRequest(port: number, method: string, target: string, headers: Readonly<Record<string, string>> = {}, body = ''): Promise<RawResponse> {
+  const socket = await openSocket(port);
+  try {
+    const lines = [`${method} ${target} HTTP/1.1`, 'Host: 127.0.0.1', ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)];
+    if (body !== '' || method === 'POST') lines.push(`Content-Length: ${Buffer.byteLength(body)}`);
+    const answer = readResponse(socket);
+    // latin1: a target given with \xNN characters goes out as those raw bytes.
+    socket.write(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), Buffer.from(body)]));
+    return await answer;
+  } finally {
+    socket.destroy();
+  }
+}

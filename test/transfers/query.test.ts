@@ -15,7 +15,7 @@ import {
 } from '../../src/transfers/gateway-errors.js';
 import { parseQueryParams, planRead, readInteger } from '../../src/transfers/query-params.js';
 import { showChar, showString } from '../../src/transfers/query-parsec.js';
-import { canonicalQuery, parseQueryString, urlDecode } from '../../src/transfers/query-string.js';
+import { canonicalQuery, decodePathSegment, parseQueryString, urlDecode } from '../../src/transfers/query-string.js';
 import { parsePrefer } from '../../src/transfers/read-prefer.js';
 import { planWindow, rangeOutcome } from '../../src/transfers/read-range.js';
 import { plannedRows, runRead, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
@@ -68,6 +68,20 @@ describe('query string decoding (http-types semantics)', () => {
     assert.equal(urlDecode('%C3%A9t%C3%A9'), 'été');
     assert.equal(urlDecode('100%'), '100%');
     assert.equal(urlDecode('%zz%4'), '%zz%4');
+  });
+
+  test('undecodable input never throws: invalid UTF-8 is U+FFFD (issue 15)', () => {
+    assert.equal(urlDecode('%FF%FE'), '\uFFFD\uFFFD');
+    assert.equal(urlDecode('eq.%E0%A4%A'), 'eq.\uFFFD%A');
+  });
+
+  test('a path segment decodes like WAI pathInfo: `+` stays, malformed escapes stay, invalid UTF-8 is U+FFFD', () => {
+    assert.equal(decodePathSegment('eth%74xs'), 'ethtxs');
+    assert.equal(decodePathSegment('a+b%20c'), 'a+b c');
+    assert.equal(decodePathSegment('%zz'), '%zz');
+    assert.equal(decodePathSegment('%'), '%');
+    assert.equal(decodePathSegment('%FF%FE'), '\uFFFD\uFFFD');
+    assert.equal(decodePathSegment('%E0%A4%A'), '\uFFFD%A');
   });
 
   test('pairs split on & and ;, keys without = have no value, `key=` has the empty value', () => {

@@ -15,6 +15,7 @@ import { parseConsoleConfig, type ConsoleConfig } from '../../../src/console/con
 import { startFakeAdamantNode, type FakeAdamantNode } from '../../support/adamant-node.js';
 import { freePort } from '../../support/cli.js';
 import { captureLogger } from '../../support/logger.js';
+import { rawRequest } from '../../support/raw-http.js';
 import { addressFromPublicKey, keyPairFromPassphrase } from '../../../src/console/crypto.js';
 
 /** The public BIP-39 test mnemonic (notes D): a passphrase that is no secret. */
@@ -69,6 +70,24 @@ describe('console JSON-RPC server', () => {
     const broken = await post('{"jsonrpc":');
     assert.equal(broken.status, 400);
     assert.deepEqual(broken.json, { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+  });
+
+  test('bad percent-encoding in the path or the query is never a 500: the server reads neither (issue 15)', async () => {
+    // Like the original (jayson on any path), the path and query are ignored: a POST is a call, anything else 405.
+    const port = Number(new URL(url).port);
+    const json = { 'Content-Type': 'application/json' };
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'nodeHeight', params: [], id: 7 });
+    for (const target of ['/%zz', '/%FF%FE', '/%E0%A4%A?x=%zz', '/?%FF=%E0%A4%A', '/a/%/b?%']) {
+      const called = await rawRequest(port, 'POST', target, json, body);
+      assert.equal(called.status, 200, `POST ${target}: ${called.body}`);
+      assert.deepEqual(JSON.parse(called.body), { jsonrpc: '2.0', id: 7, result: 777 }, target);
+      const broken = await rawRequest(port, 'POST', target, json, '{"jsonrpc":');
+      assert.equal(broken.status, 400, `POST ${target} (unparsable): ${broken.body}`);
+      assert.deepEqual(JSON.parse(broken.body), { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+      const read = await rawRequest(port, 'GET', target);
+      assert.equal(read.status, 405, `GET ${target}: ${read.body}`);
+      assert.equal(read.header('allow'), 'POST');
+    }
   });
 
   test('clientVersion: success, a semver, the network and no passphrase (H45)', async () => {

@@ -12,6 +12,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
+import { rawRequest } from '../../support/raw-http.js';
 import { waitFor } from '../../support/wait.js';
 import { blockCount, startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
 
@@ -170,6 +171,43 @@ describe('files node over HTTP', () => {
       assert.deepEqual(result.body, { error }, name);
     }
     assert.equal(blockCount(node.storeDirectory), before, 'refused uploads removed every block they wrote');
+  });
+
+  it('bad percent-encoding in a path or query is a 4xx {error}, never a 500 (issue 15)', async () => {
+    // A CID path parameter is parsed as sent (never percent-decoded), so an escape of any kind is an invalid CID;
+    // query strings decode like the original's (URLSearchParams: a malformed escape stays literal, bad UTF-8 is
+    // U+FFFD). Sent on a raw socket: fetch would re-encode some targets.
+    const admin = { 'x-api-key': KEY };
+    const cases: Array<{ method: string; target: string; headers?: Record<string, string>; status: number; error?: string }> = [
+      { method: 'GET', target: '/api/file/%zz', status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/file/%FF%FE', status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/file/%E0%A4%A', status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: `/api/file/${README_CID}%zz`, status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/file/%zz/status', status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/file/%FF%FE/status?x=%zz', status: 400, error: 'Invalid CID' },
+      { method: 'POST', target: '/api/file/%zz/confirm', headers: admin, status: 400, error: 'Invalid CID' },
+      { method: 'POST', target: '/api/file/%FF/unpin', headers: admin, status: 400, error: 'Invalid CID' },
+      { method: 'POST', target: '/api/runtime/pin/%E0%A4%A', headers: admin, status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/runtime/pins/isPinned/%zz', headers: admin, status: 400, error: 'Invalid CID' },
+      { method: 'GET', target: '/api/p2p/connections?peerId=%zz', headers: admin, status: 400, error: 'Invalid peerId' },
+      { method: 'GET', target: '/api/p2p/connections?peerId=%FF%FE', headers: admin, status: 400, error: 'Invalid peerId' },
+      { method: 'GET', target: '/%zz', status: 404, error: 'Not found' },
+      { method: 'GET', target: '/api/%FF%FE/file', status: 404, error: 'Not found' },
+      // Query junk beside a valid flag: the run stays a dry run (the flag is the literal `true`, decoded or not).
+      { method: 'POST', target: '/api/storage/gc?dryRun=true&force=%zz&%FF=%E0%A4%A', headers: admin, status: 200 },
+      { method: 'POST', target: '/api/storage/gc?dryRun=tru%65', headers: admin, status: 200 },
+      { method: 'GET', target: '/api/node/info?%zz=%FF', status: 200 },
+      { method: 'GET', target: '/api/storage/policy?%E0%A4%A', status: 200 },
+    ];
+    for (const { method, target, headers, status, error } of cases) {
+      const answer = await rawRequest(node.port, method, target, headers);
+      const label = `${method} ${target}: ${answer.status} ${answer.body}`;
+      assert.equal(answer.status, status, label);
+      if (error !== undefined) assert.deepEqual(JSON.parse(answer.body), { error }, label);
+      else if (status >= 400) assert.deepEqual(Object.keys(JSON.parse(answer.body) as object), ['error'], label);
+      if (target.startsWith('/api/storage/gc')) assert.equal((JSON.parse(answer.body) as { dryRun?: unknown }).dryRun, true, label);
+    }
+    assert.equal((await fetch(url(node, `/api/file/${README_CID}/status`))).status, 200, 'still serving');
   });
 
   it('an upload aborted by the client leaves no blocks', async () => {

@@ -10,6 +10,7 @@ import { writeBlocks } from '../../../storage/transfers/indexer-store.js';
 import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
 import { openPgClient } from '../../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
+import { rawRequest } from '../../support/raw-http.js';
 import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../../support/transfers-node.js';
 
@@ -260,6 +261,49 @@ describe('transfers gateway (black box, PostgreSQL)', { skip }, () => {
     const typed = await get('/ethtxs?block=eq.abc');
     assert.equal(typed.status, 400);
     assert.equal((typed.json as { code: string }).code, '22P02');
+  });
+
+  test('bad percent-encoding in the path or the query is never a 500: decoded leniently, as PostgREST does (issue 15)', async () => {
+    // PostgREST (WAI pathInfo, http-types parseQuery) keeps a malformed escape literally and reads invalid UTF-8 as
+    // U+FFFD, so these are ordinary requests: an unknown relation, a value matching nothing, a grammar error. Sent on a
+    // raw socket: fetch would re-encode some targets.
+    const cases: ReadonlyArray<{ target: string; method?: string; status: number; code?: string; message?: string }> = [
+      { target: '/%zz', status: 404, code: 'PGRST205', message: "Could not find the table 'public.%zz' in the schema cache" },
+      { target: '/%FF%FE', status: 404, code: 'PGRST205', message: "Could not find the table 'public.\uFFFD\uFFFD' in the schema cache" },
+      { target: '/%E0%A4%A', status: 404, code: 'PGRST205' },
+      { target: '/eth%zztxs', status: 404, code: 'PGRST205', message: "Could not find the table 'public.eth%zztxs' in the schema cache" },
+      { target: '/%', status: 404, code: 'PGRST205' },
+      { target: '/%zz?select=%zz', status: 404, code: 'PGRST205' },
+      { target: '/%zz', method: 'HEAD', status: 404 },
+      { target: '/%FF%FE', method: 'OPTIONS', status: 404, code: 'PGRST205' },
+      { target: '/%zz', method: 'DELETE', status: 405, code: 'PGRST117' },
+      { target: '/eth%74xs?select=txhash&limit=1', status: 200 },
+      { target: '/ethtxs?txfrom=eq.%E0%A4%A', status: 200 },
+      { target: '/ethtxs?txfrom=eq.%zz', status: 200 },
+      { target: '/ethtxs?txfrom=eq.%FF%FE', status: 200 },
+      { target: '/ethtxs?txfrom=in.(%zz,%FF)', status: 200 },
+      { target: '/ethtxs?or=(txfrom.eq.%E0%A4%A,txto.eq.%)', status: 200 },
+      { target: '/ethtxs?%zz=eq.1', status: 400, code: 'PGRST100' },
+      { target: '/ethtxs?%FF=eq.1', status: 400, code: 'PGRST100' },
+      { target: '/ethtxs?order=%zz', status: 400, code: 'PGRST100' },
+      { target: '/ethtxs?select=txhash,%zz', status: 400, code: 'PGRST100' },
+      { target: '/ethtxs?txfrom=%E0%A4%A', status: 400, code: 'PGRST100' },
+      // A NUL byte decodes but PostgreSQL refuses it in text: its own 400 (22021), as behind PostgREST.
+      { target: '/ethtxs?txfrom=eq.%00', status: 400, code: '22021' },
+    ];
+    for (const { target, method = 'GET', status, code, message } of cases) {
+      const answer = await rawRequest(node.port, method, target);
+      const label = `${method} ${target}: ${answer.status} ${answer.body}`;
+      assert.equal(answer.status, status, label);
+      if (status === 200 || method === 'HEAD') continue;
+      assert.equal(answer.header('content-type'), 'application/json; charset=utf-8', label);
+      const body = JSON.parse(answer.body) as Record<string, unknown>;
+      assert.deepEqual(Object.keys(body), ['code', 'details', 'hint', 'message'], label);
+      if (code) assert.equal(body.code, code, label);
+      if (message) assert.equal(body.message, message, label);
+    }
+    // Still serving.
+    assert.equal((await get('/aval')).status, 200);
   });
 
   test('the anonymous role is read-only even for the indexer schema', async () => {
