@@ -29,7 +29,8 @@ export function startCli(args: readonly string[], env: Record<string, string | u
   if (!existsSync(CLI)) throw new Error(`built CLI not found at ${CLI}`);
   const child = spawn(process.execPath, ['--import', POLYFILL, CLI, ...args], {
     cwd,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    // The HTTP engine switches (http/engine.ts) pass through, so a whole run can be repeated on node:http.
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ADM_HTTP_UWS: process.env.ADM_HTTP_UWS, ADM_HTTP_ENGINE: process.env.ADM_HTTP_ENGINE, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
