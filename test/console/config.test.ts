@@ -56,3 +56,10 @@ test('lookup order: --config, then $ADM_CONFIG_PATH/$ADM_CONFIG_FILENAME, then .
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('rpc.engine picks the HTTP engine of the JSON-RPC listener (additive key)', () => {
+  const result = parseConsoleConfig({ rpc: { port: 6000, engine: 'node' } }, 'x.jsonc');
+  assert.ok(result.ok);
+  assert.equal(result.config.rpc.engine, 'node');
+  assert.equal(parseConsoleConfig({ rpc: { engine: 'apache' } }, 'x').ok, false);
+});

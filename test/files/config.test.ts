@@ -509,3 +509,9 @@ test('store directory is <home>/<storeFolder>', () => {
   assert.equal(storeDirectory({ storeFolder: '.adm-ipfs' }, '/home/node'), '/home/node/.adm-ipfs');
   assert.equal(storeDirectory(ok({ ...MINIMAL, storeFolder: 'data/ipfs' }).config, '/home/node'), '/home/node/data/ipfs');
 });
+
+test('httpEngine picks the listener HTTP engine (additive key); another name is refused', () => {
+  assert.equal(ok({ ...MINIMAL, httpEngine: 'node' }).config.httpEngine, 'node');
+  assert.equal(ok(MINIMAL).config.httpEngine, undefined);
+  only({ ...MINIMAL, httpEngine: 'apache' }, 'httpEngine: must be one of uws, node');
+});

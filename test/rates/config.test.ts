@@ -375,3 +375,9 @@ test('unknown priority names are a warning (names are case-sensitive)', () => {
   assert.equal(warnings.length, 1);
   assert.match(warnings[0]!, /^priorities: 'coinpaprika' is not a source name/);
 });
+
+test('server.engine picks the HTTP engine of the listener (additive key, validated like the rest)', () => {
+  assert.equal(ok({ ...MINIMAL, server: { engine: 'node' } }).config.server.engine, 'node');
+  assert.equal(ok(MINIMAL).config.server.engine, undefined);
+  assert.ok(problems({ ...MINIMAL, server: { engine: 'apache' } }).some((problem) => problem.startsWith('server.engine')));
+});

@@ -17,6 +17,12 @@ const problems = (file: unknown, env: Record<string, string> = {}) => {
 };
 
 describe('transfers config', () => {
+  test('HTTP_ENGINE picks the gateway listener\'s HTTP engine (additive); another name is refused', () => {
+    assert.equal(ok({}, { HTTP_ENGINE: 'node' }).config.gateway.engine, 'node');
+    assert.equal(ok({}).config.gateway.engine, undefined);
+    assert.ok(problems({}, { HTTP_ENGINE: 'apache' }).includes('HTTP_ENGINE: must be one of uws, node'));
+  });
+
   test('embedded defaults: PGlite, gateway on 3000 with the 10,000 row cap, indexer off without ETH_URL', () => {
     const { config } = ok(undefined);
     assert.deepEqual(config.database, { kind: 'pglite', dataDir: 'data/transfers' });
