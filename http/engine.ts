@@ -118,6 +118,11 @@ export function resolveEngine(requested: EngineName | undefined, logger: Logger)
   return wanted;
 }
 
+/** Whether the uWS binary loaded in this process. */
+export function uwsAvailable(): boolean {
+  return uwsModule !== undefined;
+}
+
 /** The loaded uWS module (resolveEngine returns `uws` only when it is there). */
 export function uwsOrThrow(): UwsModule {
   if (!uwsModule) throw new Error(`uWebSockets.js is not available: ${uwsLoadError}`);
