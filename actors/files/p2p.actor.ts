@@ -44,6 +44,10 @@ import type { NodeHolder } from './node.js';
 // ---------------------------------------------------------------------------------------------
 // Answers (the original's payloads, notes B.8; JSON-safe: ids and addresses as strings)
 
+
+/** Tries of one operator ping when libp2p closes its stream under it (StreamStateError), and the step between them. */
+const PING_ATTEMPTS = 4;
+const PING_RETRY_STEP_MS = 25;
 export interface P2pStatus {
   readonly status: string;
   /** Extra to the original's `{status}`: what an operator needs to add this node to another node's `nodes`. */
@@ -281,17 +285,20 @@ export function p2pLogic(options: P2pOptions) {
     const service = (node.libp2p.services as { ping?: Ping }).ping;
     if (!service) throw new Error('the libp2p ping service is not registered');
     // With pings in flight together on one connection, libp2p may fail one with StreamStateError: that stream was
-    // closed under it (a race in the stream's close, not a sign of the peer). One retry on a new stream answers
-    // what the operator asked; any other failure is reported as it is.
-    const pingOnce = (signal: AbortSignal) => service.ping(peerId, { signal });
-    return {
-      pong: await bounded('ping', event.reply.signal, (signal) =>
-        pingOnce(signal).catch((error: unknown) => {
-          if ((error as Error | undefined)?.name !== 'StreamStateError' || signal.aborted) throw error;
-          return pingOnce(signal);
-        }),
-      ),
+    // closed under it (a race in the stream's close, not a sign of the peer). A few retries on new streams, each a
+    // little later so the racing closes settle, answer what the operator asked (one retry still failed 1 run in
+    // ~40 with three pings at once); any other failure is reported as it is.
+    const pingWithRetries = async (signal: AbortSignal): Promise<number> => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await service.ping(peerId, { signal });
+        } catch (error) {
+          if ((error as Error | undefined)?.name !== 'StreamStateError' || signal.aborted || attempt >= PING_ATTEMPTS) throw error;
+          await new Promise((resolve) => setTimeout(resolve, PING_RETRY_STEP_MS * attempt));
+        }
+      }
     };
+    return { pong: await bounded('ping', event.reply.signal, pingWithRetries) };
   };
 
   const peerStore = async (event: Extract<P2pEvent, { type: 'p2p.peerStore' }>) => {

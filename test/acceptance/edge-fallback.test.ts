@@ -8,21 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { freePort, startCli } from '../support/cli.js';
+import { filesCliConfig } from '../support/files-config.js';
 import { closedWithin, openSocket } from '../support/raw-http.js';
-
-function filesConfig(port: number, extra: Record<string, unknown> = {}) {
-  return {
-    serverPort: port,
-    peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
-    nodes: [],
-    maxFileCount: 5,
-    uploadLimitSizeBytes: 1024 * 1024,
-    findFileTimeout: 1000,
-    cors: { allowedOrigins: ['*'] },
-    storage: { diskReserveBytes: 0 },
-    ...extra,
-  };
-}
 
 async function http10(port: number): Promise<string> {
   const socket = await openSocket(port);
@@ -42,7 +29,7 @@ for (const [name, env, extra] of [
     const home = mkdtempSync(join(tmpdir(), 'edge-fallback-'));
     try {
       const port = await freePort();
-      writeFileSync(join(home, 'config.json5'), JSON.stringify(filesConfig(port, extra)));
+      writeFileSync(join(home, 'config.json5'), JSON.stringify(filesCliConfig(port, extra)));
       const node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home, ...env });
       const listening = await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
       assert.equal(listening.engine, 'node');
@@ -62,7 +49,7 @@ test('an engine name that does not exist is a configuration error', async () => 
   const home = mkdtempSync(join(tmpdir(), 'edge-badengine-'));
   try {
     const port = await freePort();
-    writeFileSync(join(home, 'config.json5'), JSON.stringify(filesConfig(port, { httpEngine: 'apache' })));
+    writeFileSync(join(home, 'config.json5'), JSON.stringify(filesCliConfig(port, { httpEngine: 'apache' })));
     const node = startCli(['files', '--check-config', '--config', join(home, 'config.json5')], { HOME: home });
     assert.equal(await node.exited(), 1);
     assert.match(node.stderr() + node.stdout(), /httpEngine: must be one of uws, node/);

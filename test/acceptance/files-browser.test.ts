@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
+import { filesCliConfig } from '../support/files-config.js';
 import { CHROMIUM_EXECUTABLE, chromiumPackage, skipWithout } from '../support/system-packages.js';
 
 const CHROMIUM = CHROMIUM_EXECUTABLE;
@@ -47,18 +48,7 @@ describe('files node from a browser page on another origin (headless Chromium)',
     pages.push(appPages.server, strangerPages.server);
     const port = await freePort();
     nodeBase = `http://127.0.0.1:${port}`;
-    const config = {
-      storeFolder: '.adm-ipfs',
-      serverPort: port,
-      peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
-      nodes: [],
-      maxFileCount: 5,
-      uploadLimitSizeBytes: 1024 * 1024,
-      findFileTimeout: 1000,
-      adminApiKey: KEY,
-      storage: { diskReserveBytes: 0 },
-      cors: { allowedOrigins: [appPages.origin, 'https://*.adamant.test'] },
-    };
+    const config = filesCliConfig(port, { adminApiKey: KEY, cors: { allowedOrigins: [appPages.origin, 'https://*.adamant.test'] } });
     writeFileSync(join(home, 'config.json5'), JSON.stringify(config));
     node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
     await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');

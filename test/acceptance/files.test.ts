@@ -8,26 +8,15 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { Socket } from 'node:net';
 import { freePort, startCli } from '../support/cli.js';
+import { filesCliConfig } from '../support/files-config.js';
 import { filePart, openSocket, sleep } from '../support/raw-http.js';
 
 const KEY = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4';
 const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
 
 function config(port: number, extra: Record<string, unknown> = {}) {
-  return {
-    storeFolder: '.adm-ipfs',
-    serverPort: port,
-    peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
-    nodes: [],
-    maxFileCount: 5,
-    uploadLimitSizeBytes: 1024 * 1024,
-    findFileTimeout: 1000,
-    cors: { allowedOrigins: ['*'] },
-    adminApiKey: KEY,
-    storage: { diskReserveBytes: 0 },
-    someKeyFromTheFuture: true, // unknown keys are ignored (spec §8)
-    ...extra,
-  };
+  // someKeyFromTheFuture: unknown keys are ignored (spec §8).
+  return filesCliConfig(port, { adminApiKey: KEY, someKeyFromTheFuture: true, ...extra });
 }
 
 test('files: upload, download, restart persistence, no CID in the logs, SIGTERM exits 0', async () => {

@@ -29,3 +29,22 @@ export function filesTestConfig(...layers: Raw[]): FilesConfig {
   if (!parsed.ok) throw new Error(`invalid test config:\n${parsed.problems.join('\n')}`);
   return parsed.config;
 }
+
+/**
+ * The config file of a files node started as the built CLI by a test: its required keys, libp2p on a free loopback
+ * port, no peers, no disk reserve, every origin allowed; `extra` keys replace these (shallowly).
+ */
+export function filesCliConfig(port: number, extra: Raw = {}): Raw {
+  return {
+    storeFolder: '.adm-ipfs',
+    serverPort: port,
+    peerDiscovery: { listen: ['/ip4/127.0.0.1/tcp/0'], bootstrap: [] },
+    nodes: [],
+    maxFileCount: 5,
+    uploadLimitSizeBytes: 1024 * 1024,
+    findFileTimeout: 1000,
+    cors: { allowedOrigins: ['*'] },
+    storage: { diskReserveBytes: 0 },
+    ...extra,
+  };
+}
