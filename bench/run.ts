@@ -20,6 +20,8 @@ export interface BenchOptions {
 interface Bench {
   readonly description: string;
   readonly sections: readonly string[];
+  /** --duration when none is given (default 10). */
+  readonly defaultDurationSeconds?: number;
   run(options: BenchOptions): Promise<void>;
 }
 
@@ -44,6 +46,15 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { CONSOLE_SECTIONS, runConsoleBench } = await import('./console.bench.js');
     return { description: 'console: JSON-RPC nodeHeight/getAddress through the server vs direct to the node at 32 connections, sendTokens signing tx/s', sections: CONSOLE_SECTIONS, run: runConsoleBench };
   },
+  edge: async () => {
+    const { EDGE_DEFAULT_DURATION_SECONDS, EDGE_SECTIONS, runEdgeBench } = await import('./edge.bench.js');
+    return {
+      description: 'HTTP edge: small JSON and a 1 MiB stream through HttpServer on uWS and on node:http vs bare node:http, 1 and 50 connections',
+      sections: EDGE_SECTIONS,
+      defaultDurationSeconds: EDGE_DEFAULT_DURATION_SECONDS,
+      run: runEdgeBench,
+    };
+  },
 };
 
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
@@ -67,9 +78,14 @@ benchmarks:
           calls sent directly to the fake ADAMANT node, 32 connections, interleaved rounds of a fixed number of
           requests; goal: added p50 < 1 ms per method (rpc); sendTokens transactions signed per second against
           raw Ed25519 signatures of the same digests (signing). --duration and --connections do not apply
+  edge    the same small JSON answer (small) and a 1 MiB answer streamed in 64 KiB chunks (stream) through the HTTP
+          edge on uWS and on node:http and through a bare node:http server (the baseline), each its own process,
+          at 1 and --connections keep-alive connections: req/s, p50/p99, server CPU per request, uWS/node ratios;
+          goal: uWS CPU per request <= 0.7x node's (small, at --connections). --duration: measured seconds per
+          server and connection count, in 3 rotating rounds (default 3)
 
 options:
-  --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10)
+  --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10; edge: 3)
   --connections N      concurrent keep-alive connections of the throughput runs (default 50)
   --only LIST          run only these sections of the benchmark
   -h, --help           this text
@@ -79,9 +95,17 @@ class UsageError extends Error {
   override readonly name = 'UsageError';
 }
 
-function parseArgs(argv: readonly string[]): { name: string; options: BenchOptions } | 'help' {
+/** The command line; a duration not given is the bench's default (known once the bench is loaded). */
+interface ParsedArgs {
+  readonly name: string;
+  readonly durationSeconds: number | undefined;
+  readonly connections: number;
+  readonly only: readonly string[];
+}
+
+function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
   let name: string | undefined;
-  let durationSeconds = 10;
+  let durationSeconds: number | undefined;
   let connections = 50;
   let only: string[] = [];
   for (let i = 0; i < argv.length; i++) {
@@ -117,7 +141,7 @@ function parseArgs(argv: readonly string[]): { name: string; options: BenchOptio
     }
   }
   if (name === undefined) throw new UsageError('which benchmark?');
-  return { name, options: { durationSeconds, connections, only } };
+  return { name, durationSeconds, connections, only };
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -139,7 +163,12 @@ async function main(argv: readonly string[]): Promise<number> {
     return 2;
   }
   const bench = await load();
-  const unknown = parsed.options.only.filter((s) => !bench.sections.includes(s));
+  const options: BenchOptions = {
+    durationSeconds: parsed.durationSeconds ?? bench.defaultDurationSeconds ?? 10,
+    connections: parsed.connections,
+    only: parsed.only,
+  };
+  const unknown = options.only.filter((s) => !bench.sections.includes(s));
   if (unknown.length > 0) {
     process.stderr.write(`unknown section(s) of ${parsed.name}: ${unknown.join(', ')} (known: ${bench.sections.join(', ')})\n\n${USAGE}`);
     return 2;
@@ -154,7 +183,7 @@ async function main(argv: readonly string[]): Promise<number> {
   process.once('SIGINT', interrupted);
   process.once('SIGTERM', interrupted);
   try {
-    await bench.run(parsed.options);
+    await bench.run(options);
     return 0;
   } catch (error) {
     process.stderr.write(`bench ${parsed.name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
