@@ -278,16 +278,20 @@ export function p2pLogic(options: P2pOptions) {
     return { success: true as const, connection: { peerId: connection.remotePeer.toString(), remoteAddr: connection.remoteAddr.toString() } };
   };
 
+  /** The last operator ping to each peer, so the next one waits its turn. */
+  const pingTurns = new Map<string, Promise<void>>();
+
   const ping = async (event: Extract<P2pEvent, { type: 'p2p.ping' }>) => {
     const node = holder.get();
     const peerId = parsePeerId(event.peerId);
     // runtime.actor.ts registers `ping` (the original had none, notes B.3); the node type leaves services open.
     const service = (node.libp2p.services as { ping?: Ping }).ping;
     if (!service) throw new Error('the libp2p ping service is not registered');
-    // With pings in flight together on one connection, libp2p may fail one with StreamStateError: that stream was
-    // closed under it (a race in the stream's close, not a sign of the peer). A few retries on new streams, each a
-    // little later so the racing closes settle, answer what the operator asked (one retry still failed 1 run in
-    // ~40 with three pings at once); any other failure is reported as it is.
+    // Pings in flight together on one connection make libp2p fail some with StreamStateError (a stream closed
+    // under it while another's close settles, not a sign of the peer): one retry, then a few more, still failed
+    // now and then with three pings at once on a loaded machine. So an operator's pings to one peer take turns
+    // (each is a millisecond or two), and a StreamStateError is still retried a little later on a new stream;
+    // any other failure is reported as it is.
     const pingWithRetries = async (signal: AbortSignal): Promise<number> => {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -298,7 +302,18 @@ export function p2pLogic(options: P2pOptions) {
         }
       }
     };
-    return { pong: await bounded('ping', event.reply.signal, pingWithRetries) };
+    const key = peerId.toString();
+    const before = pingTurns.get(key) ?? Promise.resolve();
+    const mine = before.then(() => bounded('ping', event.reply.signal, pingWithRetries));
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    pingTurns.set(key, settled);
+    void settled.then(() => {
+      if (pingTurns.get(key) === settled) pingTurns.delete(key);
+    });
+    return { pong: await mine };
   };
 
   const peerStore = async (event: Extract<P2pEvent, { type: 'p2p.peerStore' }>) => {
