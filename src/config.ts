@@ -96,3 +96,15 @@ export function httpEngineProblem(key: string, value: unknown): string | undefin
   if (value === undefined || (HTTP_ENGINES as readonly unknown[]).includes(value)) return undefined;
   return `${key}: must be one of ${HTTP_ENGINES.join(', ')}`;
 }
+
+/**
+ * Where a service's settings came from, for its one startup line and the `--check-config` report: the file
+ * read, or the places looked at (in order) and what stands in when none held a file.
+ */
+export interface ConfigOrigin {
+  readonly file: string | undefined;
+  /** The lookup that found nothing; undefined under `adm-infra all`, which reads no file. */
+  readonly lookup: string | undefined;
+  /** What is used without a file ("the embedded defaults"). */
+  readonly defaults: string;
+}

@@ -6,6 +6,8 @@ export class ConfigError extends Error {
     message: string,
     /** Every problem found, one line each, reported at once. */
     readonly problems: readonly string[] = [],
+    /** The configuration file the problems are in, when one was read (the lookup may have picked it implicitly). */
+    readonly file?: string,
   ) {
     super(message);
   }

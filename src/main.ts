@@ -12,10 +12,10 @@ import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { listenerChild } from '../http/listener.js';
 import { HttpMetrics } from '../http/metrics.js';
 import { ratesServer } from '../http/rates/rates.routes.js';
-import { httpEngineProblem, readConfigFile, type HttpEngineName } from './config.js';
+import { httpEngineProblem, readConfigFile, type ConfigOrigin, type HttpEngineName } from './config.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
-import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from './rates/config.js';
+import { parseRatesConfig, RATES_CONFIG_LOOKUP, RATES_DEFAULT_CONFIG, resolveRatesConfigPath, type RatesConfig } from './rates/config.js';
 import { FILES_DEFAULT_CONFIG, parseFilesConfig, resolveFilesConfigPath, storeDirectory, type FilesConfig } from './files/config.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
 import { filesTree } from '../actors/files/tree.js';
@@ -55,7 +55,7 @@ Services:
 Options:
   --config FILE     the service's configuration file
                     rates: JSONC/JSON5 in the currencyinfo 4.2 format; default $CURRENCYINFO_CONFIG, else
-                    the embedded defaults
+                    ./config.jsonc, else the embedded defaults
                     files: the ipfs-node config.json5 format; default $IPFS_NODE_CONFIG (a name selects
                     config.<name>.json5), else ./config.json5
                     transfers: JSON/JSON5 keyed by the original's variable names (DB_NAME, ETH_URL,
@@ -118,30 +118,69 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
   };
 }
 
-/** Loads the rates configuration: the given file, else $CURRENCYINFO_CONFIG, else the embedded defaults. */
-export function loadRatesConfig(path: string | undefined, env: NodeJS.ProcessEnv): { config: RatesConfig; source: string; warnings: string[] } {
-  const file = path ?? env.CURRENCYINFO_CONFIG;
+export interface LoadedConfig<C> {
+  readonly config: C;
+  /** The file, else a parenthesised name of the defaults. */
+  readonly source: string;
+  readonly origin: ConfigOrigin;
+  readonly warnings: string[];
+}
+
+/**
+ * Loads the rates configuration: --config, else $CURRENCYINFO_CONFIG, else ./config.jsonc in `cwd` (the original's
+ * file), else the embedded defaults; `useDefaults` (`adm-infra all`) reads no file.
+ */
+export function loadRatesConfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv,
+  { cwd = process.cwd(), useDefaults = false }: { cwd?: string; useDefaults?: boolean } = {},
+): LoadedConfig<RatesConfig> {
+  const file = useDefaults ? undefined : resolveRatesConfigPath(path, env, cwd);
   const raw = file ? readConfigFile(file) : structuredClone(RATES_DEFAULT_CONFIG);
   const result = parseRatesConfig(raw);
-  if (!result.ok) throw new ConfigError('App configuration is invalid', result.problems);
-  return { config: result.config, source: file ?? '(embedded defaults)', warnings: result.warnings };
+  if (!result.ok) throw new ConfigError('App configuration is invalid', result.problems, file);
+  const origin = { file, lookup: useDefaults ? undefined : RATES_CONFIG_LOOKUP, defaults: 'the embedded defaults' };
+  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: result.warnings };
 }
 
 /** Loads the files configuration (notes B.6): --config, else $IPFS_NODE_CONFIG, else ./config.json5; `all` uses the embedded default. */
-export function loadFilesConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: FilesConfig; source: string; warnings: string[] } {
+export function loadFilesConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): LoadedConfig<FilesConfig> {
   const file = useDefaults ? undefined : resolveFilesConfigPath(path, env, process.cwd());
   const raw = file ? readConfigFile(file) : structuredClone(FILES_DEFAULT_CONFIG);
   const result = parseFilesConfig(raw);
-  if (!result.ok) throw new ConfigError('Invalid config', [...result.problems]);
-  return { config: result.config, source: file ?? '(embedded defaults)', warnings: [...result.warnings] };
+  if (!result.ok) throw new ConfigError('Invalid config', [...result.problems], file);
+  // Outside `all` a file is always named (./config.json5 at the end of the lookup) and must exist, as in the original.
+  const origin = { file, lookup: undefined, defaults: 'the embedded defaults' };
+  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: [...result.warnings] };
 }
 
 /** Loads the transfers settings: the file (--config, else $TRANSFERS_CONFIG, else none) under the environment's variables. */
-export function loadTransfersConfig(path: string | undefined, env: NodeJS.ProcessEnv): { config: TransfersConfig; source: string; warnings: string[] } {
-  const file = path ?? env.TRANSFERS_CONFIG;
-  const result = parseTransfersConfig(file ? readConfigFile(file) : undefined, env);
-  if (!result.ok) throw new ConfigError('Invalid transfers configuration', result.problems);
-  return { config: result.config, source: file ?? '(environment and embedded defaults)', warnings: result.warnings };
+export function loadTransfersConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults = false): LoadedConfig<TransfersConfig> {
+  const file = useDefaults ? undefined : path || env.TRANSFERS_CONFIG || undefined;
+  const result = parseTransfersConfig(file ? readConfigFile(file) : undefined, useDefaults ? {} : env);
+  if (!result.ok) throw new ConfigError('Invalid transfers configuration', result.problems, file);
+  const origin = useDefaults
+    ? { file, lookup: undefined, defaults: 'the embedded defaults' }
+    : { file, lookup: '--config, $TRANSFERS_CONFIG', defaults: 'the environment and the embedded defaults' };
+  return { config: result.config, source: file ?? '(environment and embedded defaults)', origin, warnings: result.warnings };
+}
+
+/** The one startup line naming what each service read; rates keeps the original currencyinfo line (notes/rates.md E), files the later upstream's (notes B.6). */
+export function configOriginLine(service: ServiceName, origin: ConfigOrigin): string {
+  const { file, lookup, defaults } = origin;
+  if (file !== undefined) {
+    if (service === 'rates') return `InfoService successfully read the config-file '${file}'.`;
+    if (service === 'files') return `Using config file: ${file}`;
+    return `configuration read from '${file}'`;
+  }
+  return lookup ? `no configuration file found (${lookup}): ${defaults} are used` : `${defaults} are used (adm-infra all reads no configuration file)`;
+}
+
+/** The `--check-config` report line of one service's valid configuration. */
+export function configCheckLine(origin: ConfigOrigin): string {
+  const { file, lookup, defaults } = origin;
+  if (file !== undefined) return `Configuration is valid (${file})`;
+  return lookup ? `no configuration file found (${lookup}): ${defaults} are valid` : `Configuration is valid (${defaults}; adm-infra all reads no configuration file)`;
 }
 
 /** Loads the console configuration (notes C.3): --config, else the original's lookup order, else the packaged defaults. */
@@ -259,7 +298,8 @@ export async function startRoot(children: ChildSpec[], logger: Logger, clock: Cl
 }
 
 function printConfigReport(error: ConfigError): void {
-  const lines = [`${error.message}:`, ...error.problems.map((p) => `  ${p}`), 'Cannot start the app.'];
+  const file = error.file === undefined ? [] : [`Configuration file: ${error.file}`];
+  const lines = [`${error.message}:`, ...error.problems.map((p) => `  ${p}`), ...file, 'Cannot start the app.'];
   process.stderr.write(`${lines.join('\n')}\n`);
 }
 
@@ -282,31 +322,32 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig; console?: ConsoleConfig } = {};
   let operator: OperatorSettings | undefined;
   const warnings: string[] = [];
-  /** Where each service's configuration came from (a file, or the embedded defaults). */
-  const sources: Array<{ service: ServiceName; source: string }> = [];
+  /** Where each service's configuration came from (a file, or the defaults after the lookup). */
+  const origins: Array<{ service: ServiceName; origin: ConfigOrigin }> = [];
+  const useDefaults = command.service === 'all';
   try {
     if (wanted.includes('rates')) {
-      const loaded = loadRatesConfig(command.configPath, command.service === 'all' ? {} : env);
+      const loaded = loadRatesConfig(command.configPath, env, { useDefaults });
       configs.rates = loaded.config;
       warnings.push(...loaded.warnings);
-      sources.push({ service: 'rates', source: loaded.source });
+      origins.push({ service: 'rates', origin: loaded.origin });
     }
     if (wanted.includes('files')) {
-      const loaded = loadFilesConfig(command.configPath, env, command.service === 'all');
+      const loaded = loadFilesConfig(command.configPath, env, useDefaults);
       configs.files = loaded.config;
       warnings.push(...loaded.warnings);
-      sources.push({ service: 'files', source: loaded.source });
+      origins.push({ service: 'files', origin: loaded.origin });
     }
     if (wanted.includes('transfers')) {
-      const loaded = loadTransfersConfig(command.configPath, command.service === 'all' ? {} : env);
+      const loaded = loadTransfersConfig(command.configPath, env, useDefaults);
       configs.transfers = loaded.config;
       warnings.push(...loaded.warnings);
-      sources.push({ service: 'transfers', source: loaded.source });
+      origins.push({ service: 'transfers', origin: loaded.origin });
     }
     if (wanted.includes('console')) {
-      const loaded = loadConsoleConfig(command.configPath, env, command.service === 'all');
+      const loaded = loadConsoleConfig(command.configPath, env, useDefaults);
       configs.console = loaded.config;
-      sources.push({ service: 'console', source: loaded.source });
+      origins.push({ service: 'console', origin: loaded.origin });
     }
     operator = operatorSettings(env, configs.rates?.server.admin);
   } catch (error) {
@@ -317,7 +358,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     throw error;
   }
   if (command.checkConfig) {
-    process.stdout.write(`Configuration is valid (${sources.map((s) => s.source).join(', ')})\n${warnings.map((w) => `warning: ${w}\n`).join('')}`);
+    const report = useDefaults ? ['Configuration is valid (every service on its embedded defaults; adm-infra all reads no configuration file)'] : origins.map(({ origin }) => configCheckLine(origin));
+    process.stdout.write(`${report.join('\n')}\n${warnings.map((w) => `warning: ${w}\n`).join('')}`);
     return EXIT.ok;
   }
 
@@ -325,9 +367,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     command.service === 'rates' && configs.rates ? PINO_LEVELS[configs.rates.log_level] : command.service === 'files' && configs.files ? configs.files.logLevel : undefined;
   // spec files §6: no CID, peer id, multiaddr or stack in any line once the files service runs here.
   const logger = createLogger({ level, scrub: configs.files ? { log: scrubLogObject, value: scrubValue } : undefined });
-  // The rates service keeps the original currencyinfo line (notes/rates.md); the others say it plainly.
-  for (const { service, source } of sources) {
-    logger.info({ service, config: source }, service === 'rates' ? `InfoService successfully read the config-file '${source}'.` : 'configuration read');
+  // One line per service naming the file it read, or the lookup that found none and the defaults used.
+  for (const { service, origin } of origins) {
+    logger.info({ service, config: origin.file }, configOriginLine(service, origin));
   }
   for (const warning of warnings) logger.warn(warning);
 

@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '../src/errors.js';
-import { loadRatesConfig, operatorSettings, parseCommandLine } from '../src/main.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configCheckLine, configOriginLine, loadRatesConfig, operatorSettings, parseCommandLine } from '../src/main.js';
+import { RATES_DEFAULT_CONFIG } from '../src/rates/config.js';
 
 test('parseCommandLine: services, options, and the usage errors', () => {
   assert.deepEqual(parseCommandLine(['rates', '--config', 'c.jsonc']), {
@@ -31,10 +35,39 @@ test('operatorSettings: off without a port; the environment overrides the config
   assert.throws(() => operatorSettings({ ADMIN_PORT: 'x' }), ConfigError);
 });
 
-test('loadRatesConfig: embedded defaults when no file is named, else the file from $CURRENCYINFO_CONFIG', () => {
-  const loaded = loadRatesConfig(undefined, {});
-  assert.equal(loaded.source, '(embedded defaults)');
-  assert.equal(loaded.config.server.port, 36661);
-  assert.ok(Object.isFrozen(loaded.config));
-  assert.throws(() => loadRatesConfig(undefined, { CURRENCYINFO_CONFIG: '/nonexistent/config.jsonc' }), (error: unknown) => error instanceof ConfigError && /No config found/.test(error.message));
+test('loadRatesConfig: embedded defaults when no file is found, else ./config.jsonc, else the file from $CURRENCYINFO_CONFIG or --config', () => {
+  const cwd = mkdtempSync(join(tmpdir(), 'rates-load-'));
+  try {
+    const loaded = loadRatesConfig(undefined, {}, { cwd });
+    assert.equal(loaded.source, '(embedded defaults)');
+    assert.deepEqual(loaded.origin, { file: undefined, lookup: '--config, $CURRENCYINFO_CONFIG, ./config.jsonc', defaults: 'the embedded defaults' });
+    assert.equal(loaded.config.server.port, 36661);
+    assert.ok(Object.isFrozen(loaded.config));
+    assert.throws(() => loadRatesConfig(undefined, { CURRENCYINFO_CONFIG: '/nonexistent/config.jsonc' }, { cwd }), (error: unknown) => error instanceof ConfigError && /No config found/.test(error.message));
+
+    const file = (name: string, port: number) => writeFileSync(join(cwd, name), `// JSONC\n${JSON.stringify({ ...structuredClone(RATES_DEFAULT_CONFIG), server: { port } })}`);
+    file('config.jsonc', 40001);
+    file('env.jsonc', 40002);
+    file('flag.jsonc', 40003);
+    assert.equal(loadRatesConfig(undefined, {}, { cwd }).config.server.port, 40001);
+    assert.equal(loadRatesConfig(undefined, {}, { cwd }).origin.file, join(cwd, 'config.jsonc'));
+    assert.equal(loadRatesConfig(undefined, { CURRENCYINFO_CONFIG: 'env.jsonc' }, { cwd }).config.server.port, 40002);
+    assert.equal(loadRatesConfig('flag.jsonc', { CURRENCYINFO_CONFIG: 'env.jsonc' }, { cwd }).config.server.port, 40003);
+    const all = loadRatesConfig(undefined, { CURRENCYINFO_CONFIG: 'env.jsonc' }, { cwd, useDefaults: true });
+    assert.equal(all.config.server.port, 36661, 'adm-infra all reads no file');
+    assert.equal(all.origin.lookup, undefined);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('configOriginLine and configCheckLine: the file read, or the lookup that found none and the defaults used', () => {
+  const none = { file: undefined, lookup: '--config, $CURRENCYINFO_CONFIG, ./config.jsonc', defaults: 'the embedded defaults' };
+  assert.equal(configOriginLine('rates', { ...none, file: '/srv/config.jsonc' }), "InfoService successfully read the config-file '/srv/config.jsonc'.");
+  assert.equal(configOriginLine('rates', none), 'no configuration file found (--config, $CURRENCYINFO_CONFIG, ./config.jsonc): the embedded defaults are used');
+  assert.equal(configCheckLine(none), 'no configuration file found (--config, $CURRENCYINFO_CONFIG, ./config.jsonc): the embedded defaults are valid');
+  assert.equal(configCheckLine({ ...none, file: '/srv/config.jsonc' }), 'Configuration is valid (/srv/config.jsonc)');
+  assert.equal(configOriginLine('files', { ...none, file: '/srv/config.json5' }), 'Using config file: /srv/config.json5');
+  assert.equal(configOriginLine('console', { ...none, file: '/srv/c.jsonc' }), "configuration read from '/srv/c.jsonc'");
+  assert.equal(configOriginLine('console', { file: undefined, lookup: undefined, defaults: 'the packaged defaults' }), 'the packaged defaults are used (adm-infra all reads no configuration file)');
 });

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, normalize, resolve } from 'node:path';
 import Type from 'typebox';
-import { deepFreeze, HTTP_ENGINES, readConfigFile, schemaProblems, type HttpEngineName } from '../config.js';
+import { deepFreeze, HTTP_ENGINES, readConfigFile, schemaProblems, type ConfigOrigin, type HttpEngineName } from '../config.js';
 import { ConfigError } from '../errors.js';
 
 /** The packaged config.default.jsonc of the original (its public node lists), minus its placeholder passphrase. */
@@ -108,9 +108,15 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
 }
 
 /** Resolves, reads and validates the console config (notes C.3); `useDefaults` skips every file (`adm-infra all`). */
-export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string } {
+export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string; origin: ConfigOrigin } {
   const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
   const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? '(packaged defaults)');
-  if (!result.ok) throw new ConfigError('Config validation error', result.problems);
-  return { config: result.config, source: result.config.source };
+  if (!result.ok) throw new ConfigError('Config validation error', result.problems, file);
+  return { config: result.config, source: result.config.source, origin: { file, lookup: useDefaults ? undefined : consoleConfigLookup(env, homedir()), defaults: 'the packaged defaults' } };
+}
+
+/** The places the lookup tried, for the line that says none held a file. */
+export function consoleConfigLookup(env: Readonly<Record<string, string | undefined>>, home: string): string {
+  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
+  return `--config, ${normalize(join(env.ADM_CONFIG_PATH || join(home, '.adm'), fileName))} ($ADM_CONFIG_PATH/$ADM_CONFIG_FILENAME), ./${fileName}`;
 }

@@ -13,6 +13,8 @@
 //   through, tried in order with failover. The original hard-codes its node list in adamant-api (notes E.3);
 //   the default is its three public nodes, and tests point it at a loopback fake node.
 
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import Type, { type Static } from 'typebox';
 import { isPassphrase } from '../console/amount.js';
 import { ADDRESS as ADAMANT_ADDRESS } from '../console/params.js';
@@ -761,3 +763,33 @@ export const RATES_DEFAULT_CONFIG: RawRatesConfig = deepFreeze({
     coins: ['BTC', 'ETH', 'BNB', 'XRP', 'SOL', 'DOGE', 'ADA', 'TRX', 'LTC', 'DASH'],
   },
 });
+
+// ---------------------------------------------------------------------------------------------
+// File location
+
+/** Names the file to read (notes F.25: "also honour an env var … so tests can run several instances"). */
+export const RATES_CONFIG_ENV = 'CURRENCYINFO_CONFIG';
+/** The original reads `./config.jsonc` in the working directory (notes E). */
+export const RATES_CONFIG_FILE = 'config.jsonc';
+/** The lookup, as the startup line and `--check-config` name it when no file was found. */
+export const RATES_CONFIG_LOOKUP = `--config, $${RATES_CONFIG_ENV}, ./${RATES_CONFIG_FILE}`;
+
+/**
+ * Which file the rates service reads: the `--config` path; else `$CURRENCYINFO_CONFIG`; else `./config.jsonc`
+ * in `cwd` when it exists; else undefined (the embedded defaults). A file named by the flag or the variable
+ * must exist (reading it reports "No config found"), so a typo never falls through to the defaults. Empty
+ * values count as unset; relative paths resolve against `cwd`, so the startup line names an absolute path.
+ * `exists` is injectable so the order can be tested without a file system.
+ */
+export function resolveRatesConfigPath(
+  explicit: string | undefined,
+  env: Readonly<Record<string, string | undefined>>,
+  cwd: string,
+  exists: (path: string) => boolean = existsSync,
+): string | undefined {
+  if (explicit) return resolve(cwd, explicit);
+  const fromEnv = env[RATES_CONFIG_ENV];
+  if (fromEnv) return resolve(cwd, fromEnv);
+  const local = resolve(cwd, RATES_CONFIG_FILE);
+  return exists(local) ? local : undefined;
+}

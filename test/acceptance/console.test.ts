@@ -35,7 +35,7 @@ test('adm-infra console: the JSONC config, nodeHeight through the fake node, 405
   try {
     await service.waitForLine((line) => line.msg === 'listening' && line.listener === 'console', 30_000);
     // The currencyinfo line belongs to the rates service; the console names its file plainly.
-    assert.ok(service.lines.some((line) => line.msg === 'configuration read' && line.service === 'console' && line.config === file));
+    assert.ok(service.lines.some((line) => line.msg === `configuration read from '${file}'` && line.service === 'console' && line.config === file));
     assert.ok(!service.lines.some((line) => typeof line.msg === 'string' && line.msg.startsWith('InfoService')));
     const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'nodeHeight', params: [], id: 1 }) });
     assert.deepEqual(await response.json(), { jsonrpc: '2.0', id: 1, result: 4242 });

@@ -11,6 +11,7 @@ import {
   RATES_DEFAULT_CONFIG,
   RATES_DEFAULT_PORT,
   RATES_VERSION,
+  resolveRatesConfigPath,
   type RatesConfig,
 } from '../../src/rates/config.js';
 
@@ -380,4 +381,22 @@ test('server.engine picks the HTTP engine of the listener (additive key, validat
   assert.equal(ok({ ...MINIMAL, server: { engine: 'node' } }).config.server.engine, 'node');
   assert.equal(ok(MINIMAL).config.server.engine, undefined);
   assert.ok(problems({ ...MINIMAL, server: { engine: 'apache' } }).some((problem) => problem.startsWith('server.engine')));
+});
+
+test('resolveRatesConfigPath: --config, then $CURRENCYINFO_CONFIG, then ./config.jsonc in the working directory, then none (embedded defaults)', () => {
+  const cwd = '/srv/rates';
+  const present = new Set<string>();
+  const exists = (path: string) => present.has(path);
+  assert.equal(resolveRatesConfigPath(undefined, {}, cwd, exists), undefined, 'nothing anywhere: the embedded defaults');
+  present.add('/srv/rates/config.jsonc');
+  assert.equal(resolveRatesConfigPath(undefined, {}, cwd, exists), '/srv/rates/config.jsonc', 'the original reads ./config.jsonc');
+  assert.equal(resolveRatesConfigPath(undefined, { CURRENCYINFO_CONFIG: '/etc/rates.jsonc' }, cwd, exists), '/etc/rates.jsonc', 'the variable wins over ./config.jsonc');
+  assert.equal(resolveRatesConfigPath(undefined, { CURRENCYINFO_CONFIG: 'conf/a.jsonc' }, cwd, exists), '/srv/rates/conf/a.jsonc', 'relative to the working directory');
+  assert.equal(resolveRatesConfigPath('b.jsonc', { CURRENCYINFO_CONFIG: '/etc/rates.jsonc' }, cwd, exists), '/srv/rates/b.jsonc', 'the flag wins over both');
+  assert.equal(resolveRatesConfigPath('/abs/c.jsonc', {}, cwd, exists), '/abs/c.jsonc');
+  assert.equal(resolveRatesConfigPath('', { CURRENCYINFO_CONFIG: '' }, cwd, exists), '/srv/rates/config.jsonc', 'empty values count as unset');
+  present.clear();
+  assert.equal(resolveRatesConfigPath(undefined, { CURRENCYINFO_CONFIG: '/missing.jsonc' }, cwd, exists), '/missing.jsonc', 'a named file is returned even when missing: reading it fails loudly');
+  assert.equal(resolveRatesConfigPath('/missing.jsonc', {}, cwd, exists), '/missing.jsonc');
+  assert.equal(resolveRatesConfigPath(undefined, { OTHER: 'x' }, 'relative', () => false), undefined);
 });
