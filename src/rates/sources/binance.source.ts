@@ -9,7 +9,7 @@
 import type { BinanceBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type HttpJsonResponse, type SourceConnector, type SourceContext } from './source.js';
-import { missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'Binance';
 export const BINANCE_DEFAULT_URL = 'https://api.binance.com';
@@ -33,7 +33,7 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
   /** Tradable markets, filled by discovery. */
   let markets: Map<string, string> | undefined;
   let geoBlocked = false;
-  const reportMissing = missingRatesReporter(NAME);
+  const report = coinWarnings();
 
   const geoBlock = (): SourceFetchError => {
     geoBlocked = true;
@@ -89,17 +89,20 @@ export function createBinanceConnector(block: BinanceBlock, options: ConnectorOp
       if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the price answer is not an array', response.status);
       const prices = new Map<string, unknown>();
       for (const row of response.body as { symbol?: unknown; price?: unknown }[]) {
-        if (row && typeof row.symbol === 'string') prices.set(row.symbol, row.price);
+        // A malformed row (null, no symbol) names no market: it can only leave its own coin missing.
+        if (row && typeof row === 'object' && typeof row.symbol === 'string') prices.set(row.symbol, row.price);
       }
       const quotes: Quote[] = [];
       const missing: string[] = [];
       for (const [market, coin] of tradable) {
-        // Prices are strings, e.g. "81867.52000000".
-        const value = roundPrice(Number(prices.get(market)), options.decimals);
+        // Prices are strings, e.g. "81867.52000000"; anything that is not one positive finite number drops the coin.
+        const price = prices.get(market);
+        const value = typeof price === 'string' || typeof price === 'number' ? roundPrice(Number(price), options.decimals) : undefined;
         if (value !== undefined) quotes.push({ pair: `${coin}/USD`, price: value });
         else missing.push(coin);
       }
-      reportMissing(ctx, missing);
+      // The original's text (4.2 binance.ts).
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

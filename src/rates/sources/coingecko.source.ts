@@ -6,18 +6,21 @@
 import type { CoingeckoBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector, type SourceContext } from './source.js';
-import { isOk, requireJson, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, isOk, requireJson, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'Coingecko';
 export const COINGECKO_DEFAULT_URL = 'https://api.coingecko.com';
 /** The coin directory is a multi-megabyte download made once per start, so it gets longer. */
 const DIRECTORY_TIMEOUT_MS = 20_000;
+/** Candidates named in an ambiguous-symbol warning: `btc` alone matches dozens of bridged tokens. */
+const MAX_LISTED_CANDIDATES = 10;
 
 export function createCoingeckoConnector(block: CoingeckoBlock, options: ConnectorOptions): SourceConnector {
   const base = (block.url ?? COINGECKO_DEFAULT_URL).replace(/\/+$/, '');
   const apiKey = block.api_key;
   /** Symbol → CoinGecko id, filled by discovery. */
   let resolved: Map<string, string> | undefined;
+  const report = coinWarnings();
 
   const get = async (ctx: SourceContext, path: string, timeoutMs?: number): Promise<unknown> => {
     if (!apiKey) throw new SourceFetchError(NAME, 'no API key is configured', undefined, true);
@@ -58,11 +61,19 @@ export function createCoingeckoConnector(block: CoingeckoBlock, options: Connect
       }
       for (const symbol of block.coins) {
         if (coins.has(symbol)) continue;
-        // The first id carrying the symbol, as the original resolves it (notes D.7).
-        const entry = entries.find((item) => item.symbol.toUpperCase() === symbol);
+        // The first id carrying the symbol, in coin-list order, as the original resolves it (notes D.7).
+        const candidates = entries.filter((item) => item.symbol.toUpperCase() === symbol);
+        const entry = candidates[0];
         if (!entry) {
           ctx.warn(`Unable to get ticker for ${NAME} symbol '${symbol}'. Check if the coin exists, or list its id in 'coingecko.ids'.`);
           continue;
+        }
+        if (candidates.length > 1) {
+          const shown = candidates.slice(0, MAX_LISTED_CANDIDATES).map((item) => item.id);
+          const more = candidates.length > shown.length ? ` and ${candidates.length - shown.length} more` : '';
+          ctx.warn(
+            `Ambiguous ${NAME} symbol '${symbol}' matches ${candidates.length} coins: ${shown.join(', ')}${more}. Picking the first one listed, '${entry.id}'; use 'coingecko.ids' to choose explicitly.`,
+          );
         }
         coins.set(symbol, entry.id);
       }
@@ -76,13 +87,15 @@ export function createCoingeckoConnector(block: CoingeckoBlock, options: Connect
       const body = await get(ctx, `/api/v3/simple/price?ids=${ids.map(encodeURIComponent).join(',')}&vs_currencies=USD`);
       if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new SourceFetchError(NAME, 'the price response is not an object');
       const quotes: Quote[] = [];
+      const problems: string[] = [];
       for (const [symbol, id] of coins) {
-        const price = ((body as Record<string, unknown>)[id] as { usd?: unknown } | undefined)?.usd;
-        // As in 4.1: an id missing from the answer fails the source (notes D.7).
-        if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0) throw new SourceFetchError(NAME, `the response has no USD price for id '${id}'`);
-        const quote = roundedQuote(`${symbol}/USD`, price, options.decimals);
+        const price = ((body as Record<string, unknown>)[id] as { usd?: unknown } | null | undefined)?.usd;
+        // One id missing or unpriced drops that coin only, with the original's warning (4.1 failed the whole source).
+        const quote = typeof price === 'number' ? roundedQuote(`${symbol}/USD`, price, options.decimals) : undefined;
         if (quote) quotes.push(quote);
+        else problems.push(`Unable to get rates for ${NAME} ID '${id}'`);
       }
+      report(ctx, problems);
       return quotes;
     },
   };

@@ -6,7 +6,7 @@
 import type { CoinLoreBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, requireOk, roundPrice, upstreamRequest, upstreamValue } from './upstream-request.js';
 
 const NAME = 'CoinLore';
 export const COINLORE_DEFAULT_URL = 'https://api.coinlore.net';
@@ -38,7 +38,7 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
   const pending = block.coins.filter((symbol) => !explicit.has(symbol));
   /** Symbol → CoinLore id. */
   let coins: Map<string, string> | undefined = pending.length === 0 ? explicit : undefined;
-  const reportMissing = missingRatesReporter(NAME);
+  const report = coinWarnings();
 
   const connector: SourceConnector = {
     name: NAME,
@@ -86,25 +86,33 @@ export function createCoinLoreConnector(block: CoinLoreBlock, options: Connector
         requireOk(NAME, response);
         if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the ticker answer is not an array', response.status);
         for (const row of response.body as TickerRow[]) {
+          // A malformed row (null, no id) names no coin: it can only leave its own coin missing.
           if (row && typeof row === 'object' && row.id !== undefined) rows.set(String(row.id), row);
         }
       }
 
       const quotes: Quote[] = [];
       const missing: string[] = [];
+      const problems: string[] = [];
       for (const [symbol, id] of entries) {
         const row = rows.get(id);
         // CoinLore reassigns ids between listings: a row is trusted only while it still carries the symbol.
         if (row && (typeof row.symbol !== 'string' || row.symbol.toUpperCase() !== symbol)) {
-          missing.push(`${symbol} (id ${id} answered another symbol; check 'coinlore.ids')`);
+          problems.push(
+            `${NAME} id ${id} returned symbol '${upstreamValue(row.symbol)}' instead of the configured '${symbol}'. Skipping the rate, check 'coinlore.ids'.`,
+          );
+          missing.push(symbol);
           continue;
         }
-        // Prices arrive as strings ("81520.59"); an absent or empty one becomes NaN or 0 and is dropped.
-        const value = roundPrice(Number(row?.price_usd), options.decimals);
+        // Prices arrive as strings ("81520.59"); an absent, empty or non-numeric one becomes NaN or 0 and is dropped.
+        const price = row?.price_usd;
+        const value = typeof price === 'string' || typeof price === 'number' ? roundPrice(Number(price), options.decimals) : undefined;
         if (value !== undefined) quotes.push({ pair: `${symbol}/USD`, price: value });
         else missing.push(symbol);
       }
-      reportMissing(ctx, missing);
+      // The original's texts (4.2 coinlore.ts): one per stale id, then one naming every coin left out.
+      if (missing.length > 0) problems.push(`Unable to get rates from ${NAME} for ${missing.join(', ')}.`);
+      report(ctx, problems);
       return quotes;
     },
   };

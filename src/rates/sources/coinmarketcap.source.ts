@@ -6,7 +6,7 @@
 import type { CoinmarketcapBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector, type SourceContext } from './source.js';
-import { isOk, missingRatesReporter, requireJson, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, isOk, requireJson, roundedQuote, upstreamDetail, upstreamRequest, upstreamValue } from './upstream-request.js';
 
 const NAME = 'Coinmarketcap';
 export const COINMARKETCAP_DEFAULT_URL = 'https://pro-api.coinmarketcap.com';
@@ -26,7 +26,7 @@ export function createCoinmarketcapConnector(block: CoinmarketcapBlock, options:
   const symbolsToResolve = block.coins.filter((coin) => !(coin in configuredIds));
   /** Symbol → UCID, filled by discovery. */
   let resolved: Map<string, number> | undefined;
-  const reportMissing = missingRatesReporter(NAME);
+  const report = coinWarnings();
 
   const get = async (ctx: SourceContext, query: string): Promise<unknown> => {
     if (!apiKey) throw new SourceFetchError(NAME, 'no API key is configured', undefined, true);
@@ -72,16 +72,30 @@ export function createCoinmarketcapConnector(block: CoinmarketcapBlock, options:
       const rows = rowsOf(data);
       const quotes: Quote[] = [];
       const missing: string[] = [];
-      for (const symbol of coins.keys()) {
-        const price = rows.find((row) => row.symbol === symbol)?.quote?.USD?.price;
-        const quote = typeof price === 'number' && price > 0 ? roundedQuote(`${symbol}/USD`, price, options.decimals) : undefined;
+      const problems: string[] = [];
+      for (const [symbol, id] of coins) {
+        // Rows are matched by symbol, as the original does (notes D.5); the row under the requested id tells a stale id.
+        const row = rows.find((candidate) => candidate.symbol === symbol);
+        if (!row) {
+          const other = rows.find((candidate) => candidate.id === id);
+          if (other) {
+            problems.push(
+              `${NAME} id ${id} returned symbol '${upstreamValue(other.symbol)}' instead of the configured '${symbol}'. Skipping the rate, check 'coinmarketcap.ids'.`,
+            );
+          }
+        }
+        const price = row?.quote?.USD?.price;
+        const quote = typeof price === 'number' ? roundedQuote(`${symbol}/USD`, price, options.decimals) : undefined;
         if (quote) quotes.push(quote);
         else missing.push(symbol);
       }
       if (quotes.length === 0) {
+        report(ctx, problems);
         throw new SourceFetchError(NAME, `Unable to get all of ${coins.size} coin rates. Check ${NAME} service and configuration file.`, 200);
       }
-      reportMissing(ctx, missing);
+      // The original's partial-miss text (4.2 coinmarketcap.ts).
+      if (missing.length > 0) problems.push(`${NAME} rates updated against USD successfully, except ${missing.join(', ')}`);
+      report(ctx, problems);
       return quotes;
     },
   };

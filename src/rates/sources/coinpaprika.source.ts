@@ -6,7 +6,7 @@
 import type { CoinPaprikaBlock, ConnectorOptions } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { httpStatusError, isOk, missingRatesReporter, requireOk, roundPrice, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, httpStatusError, isOk, requireOk, roundPrice, upstreamRequest, upstreamValue } from './upstream-request.js';
 
 const NAME = 'CoinPaprika';
 export const COINPAPRIKA_DEFAULT_URL = 'https://api.coinpaprika.com';
@@ -41,7 +41,7 @@ const rankOrder = (rank: number): number => (Number.isFinite(rank) && rank > 0 ?
 export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: ConnectorOptions): SourceConnector {
   const base = (block.url ?? COINPAPRIKA_DEFAULT_URL).replace(/\/+$/, '');
   let coins: PaprikaCoin[] | undefined;
-  const reportMissing = missingRatesReporter(NAME);
+  const report = coinWarnings();
 
   const connector: SourceConnector = {
     name: NAME,
@@ -119,13 +119,16 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
       if (!coins) await connector.discover!(ctx);
       const admitted = coins!;
       const prices = new Map<string, number>(); // id → price
-      const rejected: string[] = [];
+      const rejected = new Set<string>(); // ids whose row carried another symbol
+      /** This cycle's per-coin warnings, in the original's texts (4.2 coinpaprika.ts). */
+      const problems: string[] = [];
 
       const take = (row: TickerRow | undefined, coin: PaprikaCoin): void => {
         if (!row) return;
         // A row for another coin (a renamed or recycled id) must never be emitted under this symbol.
         if (typeof row.symbol !== 'string' || row.symbol.toUpperCase() !== coin.symbol) {
-          rejected.push(coin.symbol);
+          rejected.add(coin.id);
+          problems.push(`Skipping ${NAME} ticker '${upstreamValue(row.id)}': expected symbol ${coin.symbol}, got '${upstreamValue(row.symbol)}'.`);
           return;
         }
         const price = row.quotes?.USD?.price;
@@ -138,31 +141,41 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
         requireOk(NAME, response);
         if (!Array.isArray(response.body)) throw new SourceFetchError(NAME, 'the ticker list is not an array', response.status);
         const rows = new Map<unknown, TickerRow>();
-        for (const row of response.body as TickerRow[]) if (row && typeof row === 'object') rows.set(row.id, row);
+        // A malformed row (null, a bare value) names no coin: it can only leave its own coin missing.
+        for (const row of response.body as TickerRow[]) if (isRow(row)) rows.set(row.id, row);
         // Every admitted coin is looked up: a rank can drift into the window since startup.
         for (const coin of admitted) take(rows.get(coin.id), coin);
       }
 
       // Coins outside the window first, then bulk coins the bulk answer lacked; never more calls than allowed.
-      const pending = [...admitted.filter((coin) => !coin.bulk), ...bulkCoins].filter(
-        (coin) => !prices.has(coin.id) && !rejected.includes(coin.symbol),
-      );
+      const pending = [...admitted.filter((coin) => !coin.bulk), ...bulkCoins].filter((coin) => !prices.has(coin.id) && !rejected.has(coin.id));
+      if (pending.length > block.max_individual_requests) {
+        const skipped = pending.slice(block.max_individual_requests).map((coin) => coin.symbol);
+        problems.push(
+          `${NAME} needs ${pending.length} individual ticker requests, which exceeds the 'coinpaprika.max_individual_requests' limit of ${block.max_individual_requests}. Skipping: ${skipped.join(', ')}.`,
+        );
+      }
       let answered = 0;
       let lastFailure: SourceFetchError | undefined;
       for (const coin of pending.slice(0, block.max_individual_requests)) {
         // Each call stands alone: one dead id must not take the whole source down (notes D.8).
+        let failure: SourceFetchError;
         try {
           const response = await upstreamRequest(NAME, ctx, `${base}/v1/tickers/${encodeURIComponent(coin.id)}?quotes=USD`);
-          if (!isOk(response)) {
-            lastFailure = httpStatusError(NAME, response, `for id '${coin.id}'`);
+          if (isOk(response)) {
+            answered += 1;
+            take(isRow(response.body) ? response.body : undefined, coin);
             continue;
           }
-          answered += 1;
-          take(response.body as TickerRow | undefined, coin);
+          failure = httpStatusError(NAME, response, `for id '${coin.id}'`);
+          problems.push(`Unable to get ${NAME} ticker for id '${coin.id}'. Error: HTTP ${response.status}.`);
         } catch (error) {
           if (ctx.signal.aborted) throw error;
-          lastFailure = error as SourceFetchError;
+          // upstreamRequest rejects only with a SourceFetchError, whose message names the failure's kind, never the URL.
+          failure = error as SourceFetchError;
+          problems.push(`Unable to get ${NAME} ticker for id '${coin.id}'. Error: ${failure.message}.`);
         }
+        lastFailure = failure;
       }
       // Nothing answered at all: that is a source failure, not a partial one.
       if (bulkCoins.length === 0 && answered === 0 && lastFailure) throw lastFailure;
@@ -173,11 +186,14 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
         const price = prices.get(coin.id);
         const value = price === undefined ? undefined : roundPrice(price, options.decimals);
         if (value !== undefined) quotes.push({ pair: `${coin.symbol}/USD`, price: value });
-        else missing.push(rejected.includes(coin.symbol) ? `${coin.symbol} (id '${coin.id}' answered another symbol)` : coin.symbol);
+        else missing.push(coin.symbol);
       }
-      reportMissing(ctx, missing);
+      if (missing.length > 0) problems.push(`Unable to get ${NAME} rates against USD for: ${missing.join(', ')}.`);
+      report(ctx, problems);
       return quotes;
     },
   };
   return connector;
 }
+
+const isRow = (value: unknown): value is TickerRow => typeof value === 'object' && value !== null && !Array.isArray(value);

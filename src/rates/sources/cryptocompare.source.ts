@@ -6,7 +6,7 @@
 import type { ConnectorOptions, CryptoCompareBlock } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { isOk, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, isOk, roundedQuote, upstreamDetail, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'CryptoCompare';
 export const CRYPTOCOMPARE_DEFAULT_URL = 'https://min-api.cryptocompare.com';
@@ -15,6 +15,7 @@ export function createCryptoCompareConnector(block: CryptoCompareBlock, options:
   const base = (block.url ?? CRYPTOCOMPARE_DEFAULT_URL).replace(/\/+$/, '');
   const coins = [...block.coins];
   const apiKey = block.api_key;
+  const report = coinWarnings();
 
   return {
     name: NAME,
@@ -35,17 +36,18 @@ export function createCryptoCompareConnector(block: CryptoCompareBlock, options:
         const status = isOk(response) ? 'the API answered an error' : `HTTP ${response.status}`;
         throw new SourceFetchError(NAME, `${status}${upstreamDetail(upstreamError, 160, apiKey)}`, response.status);
       }
-      if (body === undefined || typeof body !== 'object' || body === null) throw new SourceFetchError(NAME, 'the response is not a JSON object', response.status);
+      if (body === undefined || typeof body !== 'object' || body === null || Array.isArray(body)) throw new SourceFetchError(NAME, 'the response is not a JSON object', response.status);
       const quotes: Quote[] = [];
+      const missing: string[] = [];
       for (const coin of coins) {
-        const price = (body[coin] as { USD?: unknown } | undefined)?.USD;
-        // As in 4.1: a configured coin without a price fails the whole source (notes D.6).
-        if (typeof price !== 'number' || !Number.isFinite(price) || price <= 0) {
-          throw new SourceFetchError(NAME, `the response has no USD price for ${coin}`, response.status);
-        }
-        const quote = roundedQuote(`${coin}/USD`, price, options.decimals);
+        const price = (body[coin] as { USD?: unknown } | null | undefined)?.USD;
+        // A coin without a usable price is dropped, the others served: 4.1 failed the whole source (notes D.6),
+        // 4.2 skips the coin silently; we skip it and say so.
+        const quote = typeof price === 'number' ? roundedQuote(`${coin}/USD`, price, options.decimals) : undefined;
         if (quote) quotes.push(quote);
+        else missing.push(coin);
       }
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

@@ -4,7 +4,7 @@
 import type { ConnectorOptions, CurrencyApiBlock } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'CurrencyApi';
 /** The jsDelivr copy; `https://latest.currency-api.pages.dev/v1/currencies/usd.json` is the upstream fallback (exchange-api#90). */
@@ -13,6 +13,7 @@ export const CURRENCY_API_DEFAULT_URL = 'https://cdn.jsdelivr.net/npm/@fawazahme
 export function createCurrencyApiConnector(block: CurrencyApiBlock, options: ConnectorOptions): SourceConnector {
   const url = block.url ?? CURRENCY_API_DEFAULT_URL;
   const codes = [...block.codes];
+  const report = coinWarnings();
 
   return {
     name: NAME,
@@ -26,17 +27,19 @@ export function createCurrencyApiConnector(block: CurrencyApiBlock, options: Con
         throw new SourceFetchError(NAME, "the response has no 'usd' rates object", response.status);
       }
       const quotes: Quote[] = [];
+      const missing: string[] = [];
       for (const code of codes) {
         if (code === 'USD') {
           quotes.push({ pair: 'USD/USD', price: 1 });
           continue;
         }
         const perUsd = (rates as Record<string, unknown>)[code.toLowerCase()];
-        // Missing or zero rates are skipped, not fatal: the file covers hundreds of codes (notes D.1).
-        if (typeof perUsd !== 'number' || !Number.isFinite(perUsd) || perUsd <= 0) continue;
-        const quote = roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals);
+        // A missing, zero or non-numeric rate drops that code only, with a warning; the rest is served (notes D.1).
+        const quote = typeof perUsd === 'number' && perUsd > 0 ? roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals) : undefined;
         if (quote) quotes.push(quote);
+        else missing.push(code);
       }
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

@@ -5,7 +5,7 @@
 import type { ConnectorOptions, ExchangeRateApiBlock } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { printableUpstreamText, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, printableUpstreamText, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'ExchangeRateApi';
 /** The base currency is part of the path and must stay USD (notes D.2). */
@@ -14,6 +14,7 @@ export const EXCHANGE_RATE_API_DEFAULT_URL = 'https://open.er-api.com/v6/latest/
 export function createExchangeRateApiConnector(block: ExchangeRateApiBlock, options: ConnectorOptions): SourceConnector {
   const url = block.url ?? EXCHANGE_RATE_API_DEFAULT_URL;
   const codes = [...block.codes];
+  const report = coinWarnings();
 
   return {
     name: NAME,
@@ -41,12 +42,15 @@ export function createExchangeRateApiConnector(block: ExchangeRateApiBlock, opti
       }
       const rates = body.rates as Record<string, unknown>;
       const quotes: Quote[] = [];
+      const missing: string[] = [];
+      // A missing, non-number or non-positive rate drops that code only, with a warning; the rest is served.
       for (const code of codes) {
         const perUsd = rates[code];
-        if (typeof perUsd !== 'number' || !Number.isFinite(perUsd) || perUsd <= 0) continue;
-        const quote = roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals);
+        const quote = typeof perUsd === 'number' && perUsd > 0 ? roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals) : undefined;
         if (quote) quotes.push(quote);
+        else missing.push(code);
       }
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

@@ -6,7 +6,7 @@
 import type { ConnectorOptions, ExchangeRateHostBlock } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { printableUpstreamText, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, printableUpstreamText, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'ExchangeRateHost';
 /** Hard-coded in the original; `url` overrides the origin (notes F.2). */
@@ -15,6 +15,7 @@ export const EXCHANGE_RATE_HOST_DEFAULT_URL = 'https://api.exchangerate.host';
 export function createExchangeRateHostConnector(block: ExchangeRateHostBlock, options: ConnectorOptions): SourceConnector {
   const base = (block.url ?? EXCHANGE_RATE_HOST_DEFAULT_URL).replace(/\/+$/, '');
   const codes = [...block.codes];
+  const report = coinWarnings();
   const apiKey = block.api_key;
 
   return {
@@ -39,12 +40,15 @@ export function createExchangeRateHostConnector(block: ExchangeRateHostBlock, op
         throw new SourceFetchError(NAME, "the response has no 'quotes' object", response.status);
       }
       const quotes: Quote[] = [];
+      const missing: string[] = [];
+      // A missing, non-number or non-positive rate drops that code only, with a warning; the rest is served.
       for (const code of codes) {
         const perUsd = (rates as Record<string, unknown>)[`USD${code}`];
-        if (typeof perUsd !== 'number' || !Number.isFinite(perUsd) || perUsd <= 0) continue;
-        const quote = roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals);
+        const quote = typeof perUsd === 'number' && perUsd > 0 ? roundedQuote(`${code}/USD`, 1 / perUsd, options.decimals) : undefined;
         if (quote) quotes.push(quote);
+        else missing.push(code);
       }
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

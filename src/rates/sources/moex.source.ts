@@ -5,7 +5,7 @@
 import type { ConnectorOptions, MoexBlock } from '../config.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
-import { requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
+import { coinWarnings, requireJson, requireOk, roundedQuote, upstreamRequest } from './upstream-request.js';
 
 const NAME = 'MOEX';
 /** ADAMANT's proxy: MOEX may refuse requests from some countries. Direct: https://iss.moex.com/iss/engines/currency/markets/selt/securities.jsonp */
@@ -27,6 +27,7 @@ export function createMoexConnector(block: MoexBlock, options: ConnectorOptions)
   const url = block.url ?? MOEX_DEFAULT_URL;
   const codes = { ...block.codes };
   const pairs = Object.keys(codes);
+  const report = coinWarnings();
 
   return {
     name: NAME,
@@ -45,8 +46,8 @@ export function createMoexConnector(block: MoexBlock, options: ConnectorOptions)
         if (!row) return undefined;
         const previous = row[PREVPRICE];
         const weighted = row[PREVWAPRICE];
-        // A falsy price (null before the first trade, or 0) makes the row unusable (notes D.4).
-        if (typeof previous !== 'number' || typeof weighted !== 'number' || !previous || !weighted) return undefined;
+        // A falsy price (null before the first trade, or 0) makes the row unusable (notes D.4), and so does a negative one.
+        if (typeof previous !== 'number' || typeof weighted !== 'number' || !(previous > 0) || !(weighted > 0)) return undefined;
         const price = (previous + weighted) / 2;
         return PER_HUNDRED.has(pair) ? price / 100 : price;
       };
@@ -59,17 +60,24 @@ export function createMoexConnector(block: MoexBlock, options: ConnectorOptions)
         if (quote) quotes.push(quote);
         return quote?.price;
       };
+      const missing: string[] = [];
       for (const pair of pairs) {
         const price = priceOf(pair);
-        if (price === undefined) continue;
+        // A pair without a usable CETS row drops only itself (and, for USD/RUB, the derived X/USD pairs).
+        if (price === undefined) {
+          missing.push(pair);
+          continue;
+        }
         if (pair === USD_RUB) {
-          push('RUB/USD', 1 / price);
+          if (push('RUB/USD', 1 / price) === undefined) missing.push(pair);
           continue;
         }
         const direct = push(pair, price);
+        if (direct === undefined) missing.push(pair);
         // The original divides the rounded direct rate, keeping both pairs consistent with what is served.
-        if (direct !== undefined && usdRub) push(`${pair.replace(/\/RUB$/, '')}/USD`, direct / usdRub);
+        else if (usdRub) push(`${pair.replace(/\/RUB$/, '')}/USD`, direct / usdRub);
       }
+      report(ctx, missing.length > 0 ? [`Unable to get ${NAME} rates for: ${missing.join(', ')}.`] : []);
       return quotes;
     },
   };

@@ -40,7 +40,12 @@ export interface SourceConnector {
   advertisedCoins(): string[];
   /** One-time setup before the first cycle (coin-id discovery). Throws SourceFetchError on failure. */
   discover?(ctx: SourceContext): Promise<void>;
-  /** One cycle's quotes, `COIN/USD` (MOEX also `X/RUB`). Throws SourceFetchError when the source failed. */
+  /**
+   * One cycle's quotes, `COIN/USD` (MOEX also `X/RUB`). Throws SourceFetchError when the source failed: a transport
+   * failure, an HTTP error, or an answer that is not the expected shape as a whole. A single coin the answer lacks,
+   * prices badly (not a positive finite number) or labels with another symbol is dropped with a `ctx.warn` naming
+   * the source and the coin, and the rest is returned (issue 17; `coinWarnings` in upstream-request.ts).
+   */
   fetch(ctx: SourceContext): Promise<Quote[]>;
 }
 

@@ -1,6 +1,6 @@
 // What every connector does the same way: one GET through the injected HttpJsonClient with its failures turned
 // into a SourceFetchError, the usual status and JSON checks, upstream text made fit for a notification, the
-// rounding of a price to `decimals`, and the warning about coins an answer left out.
+// rounding of a price to `decimals`, and the per-coin warnings of an answer served in part.
 // Messages built here are notified to operators, so none of them ever quotes a URL, a header or a key
 // (notes/rates.md E.3, F.1).
 
@@ -98,14 +98,23 @@ export function upstreamDetail(message: unknown, maxLength: number, secret?: str
 }
 
 /**
- * One connector's `<source> has no rate for: …` warning, raised when the set of missing coins changes rather than
- * every cycle: notifications are not throttled elsewhere. Keeps the last set, so make one per connector instance.
+ * One connector's per-coin warnings: a configured coin missing from an answer, a price that is not a positive finite
+ * number, a row carrying another symbol. Such a coin is dropped and the rest of the answer is served (issue 17); only
+ * a whole answer of the wrong shape fails the source. A text is raised when it first appears, not again while it
+ * repeats cycle after cycle: notifications are not throttled elsewhere (notes E.3), and a delisted coin would
+ * otherwise page the operator every refresh interval. It is raised again once it went away and came back.
+ * Keeps the previous cycle's texts, so make one per connector instance.
  */
-export function missingRatesReporter(source: SourceName): (ctx: SourceContext, missing: readonly string[]) => void {
-  let last = '';
-  return (ctx, missing) => {
-    const key = missing.join(',');
-    if (key !== '' && key !== last) ctx.warn(`${source} has no rate for: ${missing.join(', ')}.`);
-    last = key;
+export function coinWarnings(): (ctx: SourceContext, messages: readonly string[]) => void {
+  let previous = new Set<string>();
+  return (ctx, messages) => {
+    const current = new Set(messages);
+    for (const message of current) if (!previous.has(message)) ctx.warn(message);
+    previous = current;
   };
+}
+
+/** A symbol (or other short value) an upstream returned, fit to quote in a warning: `undefined` stays `undefined`. */
+export function upstreamValue(value: unknown): string {
+  return printableUpstreamText(typeof value === 'string' ? value : String(value), 40);
 }

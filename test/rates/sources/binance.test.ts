@@ -43,6 +43,29 @@ test('Binance retries exchangeInfo per symbol after HTTP 400 and skips unlisted 
   assert.equal((await connector.fetch(ctx)).length, 2);
 });
 
+test('Binance serves the other coins when the price answer lacks one market, naming the coin', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, { coins: ['BTC', 'ETH'] });
+  await connector.discover!(ctx);
+  fake.setPrice('Binance', 'ETH', null);
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 81867.52 }]);
+  assert.deepEqual(warnings, ['Unable to get Binance rates for: ETH.']);
+});
+
+test('Binance drops only the markets whose price is not a positive finite number or whose row is malformed', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, { coins: ['BTC', 'ETH', 'SOL', 'XRP'] });
+  fake.setPrice('Binance', 'SOL', 150);
+  fake.setPrice('Binance', 'XRP', 0.5);
+  await connector.discover!(ctx);
+  fake.setResponse('Binance', '/api/v3/ticker/price', {
+    status: 200,
+    body: [{ symbol: 'BTCUSDT', price: 'abc' }, null, { symbol: 'ETHUSDT', price: '2600.10000000' }, { symbol: 'SOLUSDT', price: '-1' }, { symbol: 'XRPUSDT', price: '1e999' }],
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ETH/USD', price: 2600.1 }]);
+  assert.deepEqual(warnings, ['Unable to get Binance rates for: BTC, SOL, XRP.']);
+  fake.setResponse('Binance', '/api/v3/ticker/price', { status: 200, body: { symbol: 'BTCUSDT', price: '1' } });
+  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /not an array/.test(error.message));
+});
+
 test('Binance HTTP 451 at startup is permanent, and later calls send nothing', async (t) => {
   const { fake, connector, ctx } = await setup(t, { coins: ['BTC'] });
   fake.failSource('Binance', 451);

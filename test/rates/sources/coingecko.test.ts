@@ -46,9 +46,76 @@ test('Coingecko warns about unknown ids and symbols', async (t) => {
   assert.match(warnings[1]!, /Unable to get ticker for Coingecko symbol 'NOPE'/);
 });
 
-test('Coingecko fails the source when an id is missing from the price answer (as 4.1)', async (t) => {
-  const { connector, ctx } = await setup(t, [], ['bitcoin', 'unpriced']);
-  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /'unpriced'/.test(error.message));
+test('Coingecko serves the other coins when the answer lacks one configured id, warning once with the id', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, [], ['bitcoin', 'ethereum', 'adamant-messenger']);
+  await connector.discover!(ctx);
+  fake.setPrice('Coingecko', 'ETH', null);
+  const expected = [
+    { pair: 'BTC/USD', price: 63000 },
+    { pair: 'ADM/USD', price: 0.0301 },
+  ];
+  assert.deepEqual(await connector.fetch(ctx), expected);
+  assert.deepEqual(warnings, ["Unable to get rates for Coingecko ID 'ethereum'"]);
+  // The same miss next cycle is not notified again (notifications are not throttled elsewhere) ...
+  assert.deepEqual(await connector.fetch(ctx), expected);
+  assert.equal(warnings.length, 1);
+  // ... but once it healed, a new miss is.
+  fake.setPrice('Coingecko', 'ETH', 2600);
+  assert.equal((await connector.fetch(ctx)).length, 3);
+  fake.setPrice('Coingecko', 'ETH', null);
+  await connector.fetch(ctx);
+  assert.deepEqual(warnings, ["Unable to get rates for Coingecko ID 'ethereum'", "Unable to get rates for Coingecko ID 'ethereum'"]);
+});
+
+test('Coingecko drops only the coins whose price is not a positive finite number, or whose entry is malformed', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, [], ['bitcoin', 'ethereum', 'adamant-messenger', 'unpriced']);
+  await connector.discover!(ctx);
+  // Verbatim text: 1e999 parses to Infinity.
+  fake.setResponse('Coingecko', '/api/v3/simple/price', {
+    status: 200,
+    body: '{"bitcoin":{"usd":1e999},"ethereum":{"usd":"2600"},"adamant-messenger":{"usd":0.0301},"unpriced":null}',
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ADM/USD', price: 0.0301 }]);
+  assert.deepEqual(warnings, [
+    "Unable to get rates for Coingecko ID 'bitcoin'",
+    "Unable to get rates for Coingecko ID 'ethereum'",
+    "Unable to get rates for Coingecko ID 'unpriced'",
+  ]);
+  fake.setResponse('Coingecko', '/api/v3/simple/price', { status: 200, body: { bitcoin: { usd: -1 }, ethereum: { usd: 0 }, 'adamant-messenger': [0.03], unpriced: { usd: 5 } } });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'UNP/USD', price: 5 }]);
+});
+
+test('Coingecko still fails the source when the whole price answer is not an object', async (t) => {
+  const { fake, connector, ctx } = await setup(t, [], ['bitcoin']);
+  await connector.discover!(ctx);
+  fake.setResponse('Coingecko', '/api/v3/simple/price', { status: 200, body: [{ bitcoin: { usd: 1 } }] });
+  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /not an object/.test(error.message));
+  fake.setResponse('Coingecko', '/api/v3/simple/price', { status: 200, body: 'not json' });
+  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /not JSON/.test(error.message));
+});
+
+test('Coingecko warns about an ambiguous symbol, listing the candidates, and keeps the first id listed (notes D.7)', async (t) => {
+  const { connector, ctx, warnings } = await setup(t, ['BTC', 'ETH'], []);
+  await connector.discover!(ctx);
+  assert.deepEqual(warnings, [
+    "Ambiguous Coingecko symbol 'BTC' matches 2 coins: bitcoin, bitcoin-wrapped-fake. Picking the first one listed, 'bitcoin'; use 'coingecko.ids' to choose explicitly.",
+  ]);
+  assert.deepEqual(await connector.fetch(ctx), [
+    { pair: 'BTC/USD', price: 63000 },
+    { pair: 'ETH/USD', price: 2600 },
+  ]);
+});
+
+test('Coingecko names at most ten candidates of an ambiguous symbol; an explicit id for the symbol silences it', async (t) => {
+  const { fake, ctx, warnings } = await setup(t, [], []);
+  for (let n = 1; n <= 12; n += 1) fake.addCoin('Coingecko', { id: `usdt-bridged-${n}`, symbol: 'USDT', price: 1 });
+  const make = (coins: string[], ids: string[]) =>
+    createCoingeckoConnector({ enabled: true, weight: 10, url: fake.baseUrlFor('Coingecko'), api_key: KEY, coins, ids }, { decimals: 12 });
+  await make(['USDT'], []).discover!(ctx);
+  assert.equal(warnings.length, 1);
+  assert.match(warnings[0]!, /^Ambiguous Coingecko symbol 'USDT' matches 12 coins: usdt-bridged-1, .*, usdt-bridged-10 and 2 more\. Picking the first one listed, 'usdt-bridged-1';/);
+  await make(['USDT'], ['usdt-bridged-7']).discover!(ctx);
+  assert.equal(warnings.length, 1);
 });
 
 test('Coingecko reports the 429 rate limit and a rejected key', async (t) => {

@@ -56,7 +56,26 @@ test('CoinLore rejects a row whose symbol differs from the configured one, and d
   const { fake, connector, ctx, warnings } = await setup(t, { ids: { ADM: 90, ETH: 80 } });
   fake.setPrice('CoinLore', 'ETH', 0);
   assert.deepEqual(await connector.fetch(ctx), []);
-  assert.match(warnings[0]!, /ADM \(id 90 answered another symbol; check 'coinlore.ids'\), ETH/);
+  assert.deepEqual(warnings, [
+    "CoinLore id 90 returned symbol 'BTC' instead of the configured 'ADM'. Skipping the rate, check 'coinlore.ids'.",
+    'Unable to get rates from CoinLore for ADM, ETH.',
+  ]);
+});
+
+test('CoinLore serves the other coins when the answer lacks one id or has a bad price or a malformed row', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, { ids: { BTC: 90, ETH: 80, ADM: 33250 } });
+  fake.setResponse('CoinLore', '/api/ticker/', {
+    status: 200,
+    body: [null, { id: '90', symbol: 'BTC', price_usd: '81520.59' }, { id: '33250', symbol: 'ADM', price_usd: 'n/a' }],
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 81520.59 }]);
+  assert.deepEqual(warnings, ['Unable to get rates from CoinLore for ETH, ADM.']);
+  fake.setResponse('CoinLore', '/api/ticker/', {
+    status: 200,
+    body: [{ id: '90', symbol: 'BTC', price_usd: '-3' }, { id: '80', symbol: 'ETH', price_usd: '1e999' }, { id: '33250', symbol: 'ADM', price_usd: '0.0301' }],
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ADM/USD', price: 0.0301 }]);
+  assert.equal(warnings.at(-1), 'Unable to get rates from CoinLore for BTC, ETH.');
 });
 
 test('CoinLore fails on an HTTP error or a non-array answer', async (t) => {

@@ -56,9 +56,45 @@ test('Coinmarketcap fails when every coin rate is missing, warns once for a part
   fake.setPrice('Coinmarketcap', 'ETH', null);
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
   await connector.fetch(ctx);
-  assert.deepEqual(warnings, ['Coinmarketcap has no rate for: ETH.']);
+  assert.deepEqual(warnings, ['Coinmarketcap rates updated against USD successfully, except ETH']);
   fake.setPrice('Coinmarketcap', 'BTC', null);
   await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /Unable to get all of 2 coin rates/.test(error.message));
+});
+
+test('Coinmarketcap drops only a coin with a bad price or a malformed row', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, [], { BTC: 1, ETH: 1027, ADM: 3703 });
+  const row = (id: number, symbol: string, price: unknown) => ({ id, symbol, quote: { USD: { price } } });
+  fake.setResponse('Coinmarketcap', '/v1/cryptocurrency/quotes/latest', {
+    status: 200,
+    body: { status: { error_code: 0, error_message: null }, data: { '1': row(1, 'BTC', '60000'), '1027': null, '3703': row(3703, 'ADM', 0.0301) } },
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ADM/USD', price: 0.0301 }]);
+  assert.deepEqual(warnings, ['Coinmarketcap rates updated against USD successfully, except BTC, ETH']);
+  fake.setResponse('Coinmarketcap', '/v1/cryptocurrency/quotes/latest', {
+    status: 200,
+    body: { status: { error_code: 0, error_message: null }, data: { '1': row(1, 'BTC', -5), '1027': row(1027, 'ETH', 2600.5), '3703': row(3703, 'ADM', 0) } },
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ETH/USD', price: 2600.5 }]);
+  assert.equal(warnings.at(-1), 'Coinmarketcap rates updated against USD successfully, except BTC, ADM');
+});
+
+test('Coinmarketcap names the returned and the configured symbol when an id answers another coin', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, [], { BTC: 1, ADM: 3703 });
+  fake.setResponse('Coinmarketcap', '/v1/cryptocurrency/quotes/latest', {
+    status: 200,
+    body: {
+      status: { error_code: 0, error_message: null },
+      data: {
+        '1': { id: 1, symbol: 'BTC', quote: { USD: { price: 60000 } } },
+        '3703': { id: 3703, symbol: 'OTHER', quote: { USD: { price: 5 } } },
+      },
+    },
+  });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000 }]);
+  assert.deepEqual(warnings, [
+    "Coinmarketcap id 3703 returned symbol 'OTHER' instead of the configured 'ADM'. Skipping the rate, check 'coinmarketcap.ids'.",
+    'Coinmarketcap rates updated against USD successfully, except ADM',
+  ]);
 });
 
 test('Coinmarketcap reports a rejected key (401, error_code 1001) without echoing it', async (t) => {

@@ -63,10 +63,43 @@ test('CoinPaprika rejects a row whose symbol differs (stale id) and drops only a
     status: 200,
     body: { id: 'adm-adamant-messenger', symbol: 'XYZ', quotes: { USD: { price: 5 } } },
   });
+  warnings.length = 0;
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
-  assert.match(warnings.at(-1)!, /ADM \(id 'adm-adamant-messenger' answered another symbol\)/);
+  assert.deepEqual(warnings, [
+    "Skipping CoinPaprika ticker 'adm-adamant-messenger': expected symbol ADM, got 'XYZ'.",
+    'Unable to get CoinPaprika rates against USD for: ADM.',
+  ]);
   fake.setResponse('CoinPaprika', '/v1/tickers/adm-adamant-messenger', { status: 500, body: { error: 'boom' } });
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
+  // The summary did not change, so only the new text is raised.
+  assert.deepEqual(warnings.slice(2), ["Unable to get CoinPaprika ticker for id 'adm-adamant-messenger'. Error: HTTP 500."]);
+});
+
+test('CoinPaprika serves the other coins when the bulk answer lacks one, or prices it badly', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, { ids: ['btc-bitcoin', 'eth-ethereum'] });
+  await connector.discover!(ctx);
+  // ETH drops out of the bulk list; its own ticker call (the fallback) answers without a price.
+  fake.setPrice('CoinPaprika', 'ETH', null);
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
+  assert.deepEqual(warnings, ['Unable to get CoinPaprika rates against USD for: ETH.']);
+  fake.setResponse('CoinPaprika', '/v1/tickers', {
+    status: 200,
+    body: [null, { id: 'btc-bitcoin', symbol: 'BTC', quotes: { USD: { price: '60000' } } }, { id: 'eth-ethereum', symbol: 'ETH', quotes: { USD: { price: 2600 } } }],
+  });
+  fake.setResponse('CoinPaprika', '/v1/tickers/btc-bitcoin', { status: 200, body: [] });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ETH/USD', price: 2600 }]);
+  assert.equal(warnings.at(-1), 'Unable to get CoinPaprika rates against USD for: BTC.');
+});
+
+test('CoinPaprika names the coins beyond max_individual_requests that the bulk answer lacked', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, { ids: ['btc-bitcoin', 'eth-ethereum'], max_individual_requests: 1 });
+  await connector.discover!(ctx);
+  fake.setResponse('CoinPaprika', '/v1/tickers', { status: 200, body: [] });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
+  assert.deepEqual(warnings, [
+    "CoinPaprika needs 2 individual ticker requests, which exceeds the 'coinpaprika.max_individual_requests' limit of 1. Skipping: ETH.",
+    'Unable to get CoinPaprika rates against USD for: ETH.',
+  ]);
 });
 
 test('CoinPaprika fails when the bulk call fails, or when every individual call fails without a bulk call', async (t) => {

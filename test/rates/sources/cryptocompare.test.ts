@@ -35,9 +35,22 @@ test('CryptoCompare asks pricemulti with fsyms, tsyms=USD and api_key, yielding 
   assert.deepEqual(request?.query, { fsyms: 'USD,EUR,BTC,ADM', tsyms: 'USD', api_key: KEY });
 });
 
-test('CryptoCompare fails the whole source when a configured coin is missing (as 4.1)', async (t) => {
-  const { connector, ctx } = await setup(t, ['BTC', 'NOPE']);
-  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /NOPE/.test(error.message));
+test('CryptoCompare serves the other coins when one configured coin is missing, naming it', async (t) => {
+  const { connector, ctx, warnings } = await setup(t, ['BTC', 'NOPE', 'ADM']);
+  assert.deepEqual(await connector.fetch(ctx), [
+    { pair: 'BTC/USD', price: 63000.5 },
+    { pair: 'ADM/USD', price: 0.03 },
+  ]);
+  assert.deepEqual(warnings, ['Unable to get CryptoCompare rates for: NOPE.']);
+});
+
+test('CryptoCompare drops only the coins whose price is not a positive finite number or whose entry is malformed', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, ['EUR', 'BTC', 'ADM', 'ETH']);
+  fake.setResponse('CryptoCompare', '/data/pricemulti', { status: 200, body: '{"EUR":{"USD":"1.11"},"BTC":{"USD":1e999},"ADM":{"USD":0.03},"ETH":null}' });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ADM/USD', price: 0.03 }]);
+  assert.deepEqual(warnings, ['Unable to get CryptoCompare rates for: EUR, BTC, ETH.']);
+  fake.setResponse('CryptoCompare', '/data/pricemulti', { status: 200, body: [{ BTC: { USD: 1 } }] });
+  await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /not a JSON object/.test(error.message));
 });
 
 test('CryptoCompare turns the legacy HTTP-200 error body into a failure', async (t) => {

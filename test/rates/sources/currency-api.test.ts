@@ -31,9 +31,24 @@ test('CurrencyApi inverts units-per-USD into CODE/USD, emits USD/USD = 1 and ski
 });
 
 test('CurrencyApi rounds to decimals and skips zero rates', async (t) => {
-  const { fake, connector, ctx } = await setup(t, ['EUR', 'JPY'], 4);
+  const { fake, connector, ctx, warnings } = await setup(t, ['EUR', 'JPY'], 4);
   fake.setResponse('CurrencyApi', '/v1/currencies/usd.json', { status: 200, body: { date: '2024-09-20', usd: { usd: 1, eur: 0.8951, jpy: 0 } } });
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'EUR/USD', price: 1.1172 }]);
+  assert.deepEqual(warnings, ['Unable to get CurrencyApi rates for: JPY.']);
+});
+
+test('CurrencyApi serves the other codes when one is missing, non-numeric, negative or non-finite, naming them', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, ['USD', 'EUR', 'XXX', 'JPY', 'GBP', 'CNY', 'RUB']);
+  fake.setResponse('CurrencyApi', '/v1/currencies/usd.json', {
+    status: 200,
+    // Verbatim text: 1e999 parses to Infinity, whose inverse 0 is no rate.
+    body: '{"date":"2024-09-20","usd":{"usd":1,"eur":0.8,"jpy":"150","gbp":-0.75,"cny":1e999,"rub":null}}',
+  });
+  assert.deepEqual(await connector.fetch(ctx), [
+    { pair: 'USD/USD', price: 1 },
+    { pair: 'EUR/USD', price: 1.25 },
+  ]);
+  assert.deepEqual(warnings, ['Unable to get CurrencyApi rates for: XXX, JPY, GBP, CNY, RUB.']);
 });
 
 test('CurrencyApi fails when the usd object is missing', async (t) => {

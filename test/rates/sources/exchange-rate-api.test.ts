@@ -44,12 +44,25 @@ test('ExchangeRateApi fails without rates, or with a base other than USD', async
 });
 
 test('ExchangeRateApi skips non-number, zero and negative rates', async (t) => {
-  const { fake, connector, ctx } = await setup(t);
+  const { fake, connector, ctx, warnings } = await setup(t);
   fake.setResponse('ExchangeRateApi', '/v6/latest/USD', {
     status: 200,
     body: { result: 'success', base_code: 'USD', rates: { USD: 1, EUR: '0.8', RUB: 0, CNY: -7 } },
   });
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'USD/USD', price: 1 }]);
+  assert.deepEqual(warnings, ['Unable to get ExchangeRateApi rates for: EUR, RUB, CNY.']);
+});
+
+test('ExchangeRateApi serves the other codes when one is missing, naming it', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t);
+  fake.setPrice('ExchangeRateApi', 'EUR', 1.25);
+  fake.setPrice('ExchangeRateApi', 'CNY', 0.14);
+  assert.deepEqual(await connector.fetch(ctx), [
+    { pair: 'USD/USD', price: 1 },
+    { pair: 'EUR/USD', price: 1.25 },
+    { pair: 'CNY/USD', price: 0.14 },
+  ]);
+  assert.deepEqual(warnings, ['Unable to get ExchangeRateApi rates for: RUB.']);
 });
 
 test('ExchangeRateApi reports 429 with its status', async (t) => {

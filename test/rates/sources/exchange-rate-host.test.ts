@@ -16,8 +16,8 @@ async function setup(t: { after: (fn: () => Promise<void>) => void }, apiKey: st
   return { fake, connector, ...createTestContext() };
 }
 
-test('ExchangeRateHost sends access_key and yields CODE/USD = 1/quotes[USDCODE]', async (t) => {
-  const { fake, connector, ctx } = await setup(t);
+test('ExchangeRateHost sends access_key and yields CODE/USD = 1/quotes[USDCODE], naming a code the answer lacks', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t);
   fake.setApiKey('ExchangeRateHost', KEY);
   fake.setPrice('ExchangeRateHost', 'EUR', 1.25);
   fake.setPrice('ExchangeRateHost', 'BTC', 62500);
@@ -25,6 +25,7 @@ test('ExchangeRateHost sends access_key and yields CODE/USD = 1/quotes[USDCODE]'
     { pair: 'EUR/USD', price: 1.25 },
     { pair: 'BTC/USD', price: 62500 },
   ]);
+  assert.deepEqual(warnings, ['Unable to get ExchangeRateHost rates for: GBP.']);
   const [request] = fake.requests('ExchangeRateHost');
   assert.equal(request?.path, '/live');
   assert.equal(request?.query.access_key, KEY);
@@ -46,6 +47,13 @@ test('ExchangeRateHost fails when quotes are missing', async (t) => {
   const { fake, connector, ctx } = await setup(t);
   fake.setResponse('ExchangeRateHost', '/live', { status: 200, body: { success: true, source: 'USD' } });
   await assert.rejects(connector.fetch(ctx), (error: unknown) => error instanceof SourceFetchError && /'quotes'/.test(error.message));
+});
+
+test('ExchangeRateHost drops only the codes whose quote is not a positive number', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t);
+  fake.setResponse('ExchangeRateHost', '/live', { status: 200, body: { success: true, source: 'USD', quotes: { USDEUR: 0.8, USDBTC: '0.000016', USDGBP: 0 } } });
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'EUR/USD', price: 1.25 }]);
+  assert.deepEqual(warnings, ['Unable to get ExchangeRateHost rates for: BTC, GBP.']);
 });
 
 test('ExchangeRateHost without a key fails permanently and sends no request', async (t) => {
