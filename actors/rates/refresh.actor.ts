@@ -47,6 +47,7 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
         // Startup notices (the started message, configuration warnings) go out at once, not after discovery.
         publish(deps.startupNotices);
         const disabled: string[] = [];
+        const unavailable: Record<string, string> = {};
         const notices: Notice[] = [];
         await Promise.all(
           deps.connectors.map(async (connector) => {
@@ -64,17 +65,21 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
                 if (permanent || attempt === deps.discoveryAttempts - 1) {
                   // F.22: disable the source for this run instead of exiting the process as the original did.
                   disabled.push(connector.name);
+                  const reason = (error as Error).message;
                   notices.push({
                     level: 'error',
-                    message: `Unable to set up ${connector.name}${permanent ? '' : ` after ${deps.discoveryAttempts} attempts`}: ${(error as Error).message}. The source is disabled until restart.`,
+                    message: `Unable to set up ${connector.name}${permanent ? '' : ` after ${deps.discoveryAttempts} attempts`}: ${reason}. The source is disabled until restart.`,
                   });
+                  // Spec §6: still configured, it fails every cycle and is reported every cycle. A permanent
+                  // refusal is reported once (notes D.10: Binance 451, "one error notification").
+                  if (!permanent) unavailable[connector.name] = `It could not be set up (${reason}) and is disabled until restart.`;
                   return;
                 }
               }
             }
           }),
         );
-        return { disabled, notices, finishedAt: runtime.clock.now() };
+        return { disabled, unavailable, notices, finishedAt: runtime.clock.now() };
       }),
 
       fetchSources: fromPromise<FetchOutput, { disabled: readonly string[] }>(async ({ input, signal }) => {
