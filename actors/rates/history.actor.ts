@@ -1,7 +1,7 @@
 // `rates.history`: the history-store machine with its I/O supplied (storage/rates, DESIGN.md rule 1).
 // The backend is chosen once from the configuration: MongoDB when `server.mongodb` is set, else SQLite.
 
-import type { Logger } from '../../src/logger.js';
+import type { LineLogger } from '../../src/rates/log-level.js';
 import { historyStoreMachine, type HistoryEvent } from '../../machines/rates/history-store.machine.js';
 import type { HistoryStore } from '../../storage/rates/history.js';
 import { fromPromise } from 'xstate';
@@ -13,7 +13,7 @@ export class HistoryUnavailableError extends Error {
   }
 }
 
-export function historyLogic(open: () => Promise<HistoryStore>, logger: Logger) {
+export function historyLogic(open: () => Promise<HistoryStore>, logger: LineLogger) {
   let store: HistoryStore | undefined;
   return historyStoreMachine.provide({
     actors: {

@@ -8,10 +8,10 @@
 // dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared this way.
 
 import { fromCallback } from 'xstate';
-import type { Logger } from '../../src/logger.js';
 import { scrubSecrets } from '../../src/logger.js';
 import { keyPairFromPassphrase } from '../../src/console/crypto.js';
 import type { NoticeLevel } from '../../src/rates/cycle.js';
+import type { LineLogger } from '../../src/rates/log-level.js';
 import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
 import { sendChatMessage } from '../console/chat-send.js';
 import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
@@ -38,7 +38,8 @@ export interface NotifierOptions {
   readonly discord: readonly string[];
   /** Absent, or without addresses: the ADAMANT channel is off. */
   readonly adamant?: AdamantChannelOptions;
-  readonly logger: Logger;
+  /** Notices are logged at their own level (error, warn, info); the tree passes a logger ranked by `log_level`. */
+  readonly logger: LineLogger;
   /** POSTs a JSON payload; injectable so tests can point it at a loopback server. */
   readonly post?: (url: string, payload: unknown, signal: AbortSignal) => Promise<void>;
 }

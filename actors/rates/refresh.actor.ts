@@ -4,7 +4,9 @@
 
 import { fromPromise } from 'xstate';
 import { refreshCycleMachine, type DiscoveryOutput, type FetchOutput, type StoreOutput } from '../../machines/rates/refresh-cycle.machine.js';
+import type { LogLevel } from '../../src/rates/config.js';
 import type { Notice, SourceOutcome } from '../../src/rates/cycle.js';
+import { ratesLogger } from '../../src/rates/log-level.js';
 import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
 import { scrubSecrets } from '../../src/logger.js';
 import { sleep } from '../clock.js';
@@ -21,6 +23,8 @@ export interface RefreshDeps {
   readonly startupNotices: readonly Notice[];
   /** Longest a single source may take in one cycle, all its requests included. */
   readonly sourceBudgetMs: number;
+  /** The configured `log_level` (src/rates/log-level.ts ranks it); absent, every line is printed (`info`). */
+  readonly logLevel?: LogLevel;
 }
 
 export const DEFAULT_DISCOVERY = { discoveryRetryDelayMs: 10_000, discoveryAttempts: 4 } as const;
@@ -28,7 +32,7 @@ export const DEFAULT_DISCOVERY = { discoveryRetryDelayMs: 10_000, discoveryAttem
 export const DEFAULT_SOURCE_BUDGET_MS = 120_000;
 
 export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
-  const logger = runtime.logger.child({ actor: RATES_REFRESH_ID });
+  const logger = ratesLogger(runtime.logger, deps.logLevel ?? 'info', { actor: RATES_REFRESH_ID });
   const publish = (notices: readonly Notice[]) => {
     for (const notice of notices) {
       const sent = runtime.registry.send(RATES_NOTIFIER_ID, { type: 'notify.send', level: notice.level, message: notice.message });
@@ -47,6 +51,7 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
         // Startup notices (the started message, configuration warnings) go out at once, not after discovery.
         publish(deps.startupNotices);
         const disabled: string[] = [];
+        const unavailable: Record<string, string> = {};
         const notices: Notice[] = [];
         await Promise.all(
           deps.connectors.map(async (connector) => {
@@ -64,17 +69,21 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
                 if (permanent || attempt === deps.discoveryAttempts - 1) {
                   // F.22: disable the source for this run instead of exiting the process as the original did.
                   disabled.push(connector.name);
+                  const reason = (error as Error).message;
                   notices.push({
                     level: 'error',
-                    message: `Unable to set up ${connector.name}${permanent ? '' : ` after ${deps.discoveryAttempts} attempts`}: ${(error as Error).message}. The source is disabled until restart.`,
+                    message: `Unable to set up ${connector.name}${permanent ? '' : ` after ${deps.discoveryAttempts} attempts`}: ${reason}. The source is disabled until restart.`,
                   });
+                  // Spec §6: still configured, it fails every cycle and is reported every cycle. A permanent
+                  // refusal is reported once (notes D.10: Binance 451, "one error notification").
+                  if (!permanent) unavailable[connector.name] = `It could not be set up (${reason}) and is disabled until restart.`;
                   return;
                 }
               }
             }
           }),
         );
-        return { disabled, notices, finishedAt: runtime.clock.now() };
+        return { disabled, unavailable, notices, finishedAt: runtime.clock.now() };
       }),
 
       fetchSources: fromPromise<FetchOutput, { disabled: readonly string[] }>(async ({ input, signal }) => {
@@ -86,6 +95,8 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
               // Each request is bounded by the connector; the whole source (CoinPaprika may make 100+ calls)
               // is bounded here, so one source cannot hold a cycle for long.
               const quotes = await connector.fetch(contextFor(AbortSignal.any([signal, AbortSignal.timeout(deps.sourceBudgetMs)])));
+              // The original's `info` rank: a line per source per cycle, hidden under the default `log`.
+              logger.info({ source: connector.name, quotes: quotes.length }, 'source fetched');
               return { source: connector.name, ok: true, quotes, receivedAt: runtime.clock.now() };
             } catch (error) {
               if (signal.aborted) throw error;
@@ -98,14 +109,14 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
           }),
         );
         const available = outcomes.filter((o) => o.ok && o.quotes.length > 0).length;
-        logger.info({ available, attempted: outcomes.length }, 'sources fetched');
+        logger.log({ available, attempted: outcomes.length }, 'sources fetched');
         return { startedAt, finishedAt: runtime.clock.now(), outcomes };
       }),
 
       storeSnapshot: fromPromise<StoreOutput, { table: Record<string, number> }>(async ({ input, signal }) => {
         const date = runtime.clock.now();
         const stored = await runtime.ask<StoreOutput>(RATES_HISTORY_ID, { type: 'history.append', date, tickers: input.table }, { signal });
-        logger.info({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
+        logger.log({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
         return stored;
       }),
     },

@@ -12,6 +12,7 @@
 import { computeCoverage } from '../../src/rates/merge.js';
 import { RATES_VERSION, type RatesConfig } from '../../src/rates/config.js';
 import type { Notice } from '../../src/rates/cycle.js';
+import { ratesLogger } from '../../src/rates/log-level.js';
 import { createConnectors } from '../../src/rates/sources/index.js';
 import type { HttpJsonClient, SourceConnector } from '../../src/rates/sources/source.js';
 import type { MergeSettings } from '../../src/rates/types.js';
@@ -106,7 +107,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
     children: [
       actorChild({
         systemId: RATES_HISTORY_ID,
-        logic: (runtime) => historyLogic(openHistory, runtime.logger.child({ actor: RATES_HISTORY_ID })),
+        logic: (runtime) => historyLogic(openHistory, ratesLogger(runtime.logger, config.log_level, { actor: RATES_HISTORY_ID })),
         shutdownTimeoutMs: 5_000,
       }),
       actorChild({
@@ -118,7 +119,8 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
             slack: config.notify.slack,
             discord: config.notify.discord,
             ...adamantChannel(config, runtime),
-            logger: runtime.logger.child({ actor: RATES_NOTIFIER_ID }),
+            // Each notice is logged at its level, filtered in the original's ranking (src/rates/log-level.ts).
+            logger: ratesLogger(runtime.logger, config.log_level, { actor: RATES_NOTIFIER_ID }),
             post: options.post,
           }),
       }),
@@ -134,6 +136,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
             // Said once per process: a restarted refresh actor does not announce a new start.
             startupNotices: announced ? [] : ((announced = true), notices),
             sourceBudgetMs: DEFAULT_SOURCE_BUDGET_MS,
+            logLevel: config.log_level,
           }),
         input: (runtime) => ({
           merge: settings,

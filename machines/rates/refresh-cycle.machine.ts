@@ -38,6 +38,11 @@ export interface RefreshContext extends RefreshInput {
   nextCycleAt: number;
   /** Sources taken out for the run (failed discovery, HTTP 451). */
   disabled: string[];
+  /**
+   * Sources whose discovery failed, with the reason: not asked, but reported as failed every cycle (spec §6),
+   * unlike a permanent refusal (HTTP 451), which notes D.10 reports once.
+   */
+  unavailable: Record<string, string>;
   /** What the last cycle has to tell operators; published on entering idle. */
   notices: Notice[];
   pendingStore: boolean;
@@ -45,6 +50,8 @@ export interface RefreshContext extends RefreshInput {
 
 export interface DiscoveryOutput {
   readonly disabled: string[];
+  /** Of `disabled`, those to report as failed every cycle, with the reason (failed discovery, not a refusal). */
+  readonly unavailable?: Readonly<Record<string, string>>;
   readonly notices: Notice[];
   readonly finishedAt: number;
 }
@@ -108,6 +115,7 @@ export const refreshCycleMachine = setup({
     idleSince: input.startedAt,
     nextCycleAt: input.startedAt,
     disabled: [],
+    unavailable: {},
     notices: [],
     pendingStore: false,
   }),
@@ -124,6 +132,7 @@ export const refreshCycleMachine = setup({
           actions: [
             assign(({ context, event }) => ({
               disabled: [...context.disabled, ...event.output.disabled],
+              unavailable: { ...context.unavailable, ...event.output.unavailable },
             })),
             { type: 'publishNotices', params: ({ event }) => ({ notices: event.output.notices }) },
           ],
@@ -137,7 +146,12 @@ export const refreshCycleMachine = setup({
         onDone: {
           target: 'deciding',
           actions: assign(({ context, event }) => {
-            const { startedAt, finishedAt, outcomes } = event.output;
+            const { startedAt, finishedAt } = event.output;
+            // A source that could not be set up fails every cycle it is not asked in, and says so each time.
+            const outcomes: SourceOutcome[] = [
+              ...event.output.outcomes,
+              ...Object.entries(context.unavailable).map(([source, error]) => ({ source, ok: false as const, error, permanent: false })),
+            ];
             const result = foldCycle(context, outcomes, { merge: context.merge, mappings: context.mappings, lifetimeMs: context.lifetimeMs }, finishedAt);
             return {
               cycles: context.cycles + 1,

@@ -51,10 +51,13 @@ export function foldCycle(
   for (const outcome of outcomes) {
     if (outcome.ok) {
       if (outcome.quotes.length > 0) available++;
+      // F.8: an answer without a single valid rate is a failed source, reported like one every cycle (spec §6).
+      else notices.push(sourceFailureNotice(outcome.source, NO_VALID_RATE));
       retained = applySourceQuotes(retained, outcome.source, outcome.quotes, outcome.receivedAt, settings.mappings);
     } else {
-      // F.1: one warning per failed source per cycle; the detail (already free of secrets) goes with it.
-      notices.push({ level: 'warn', message: `Unable to fetch valid data from ${outcome.source}. ${outcome.error}` });
+      // F.1: one notice per failed source per cycle, with its detail (already free of secrets); never deduplicated:
+      // the original's Notifier has no throttling (E.3), and spec §6 reports a failing source every refresh.
+      notices.push(sourceFailureNotice(outcome.source, outcome.error));
       if (outcome.permanent) {
         disable.push(outcome.source);
         notices.push({ level: 'error', message: `${outcome.source} is disabled for the rest of this run: ${outcome.error}` });
@@ -80,6 +83,25 @@ export function foldCycle(
     notices,
     disable,
   };
+}
+
+/** The reason given for a source whose answer held no usable rate (F.8 counts it as failed). */
+export const NO_VALID_RATE = 'Its answer held no valid rate.';
+
+/**
+ * notes D.5 / E.3: CoinMarketCap answering none of the configured coins is an error in the original (its
+ * connector notifies `Unable to get all of N coin rates …` at level error), not the warning of a failed fetch.
+ * Our connector reports it as its failure reason; the text is ours (src/rates/sources/coinmarketcap.source.ts) and
+ * starts the reason, so upstream text cannot produce it.
+ */
+const ALL_COINS_MISSING = /^Unable to get all of \d+ coin rates\b/;
+
+/**
+ * `Unable to fetch valid data from <Source>. <reason>` (F.1), at warn (spec §6; E.3 "per failed source, every
+ * cycle"), or at error when the reason is one the original sends as an error.
+ */
+export function sourceFailureNotice(source: string, reason: string): Notice {
+  return { level: ALL_COINS_MISSING.test(reason) ? 'error' : 'warn', message: `Unable to fetch valid data from ${source}. ${reason}` };
 }
 
 /**
