@@ -183,7 +183,11 @@ export function configCheckLine(origin: ConfigOrigin): string {
   return lookup ? `no configuration file found (${lookup}): ${defaults} are valid` : `Configuration is valid (${defaults}; adm-infra all reads no configuration file)`;
 }
 
-/** Loads the console configuration (notes C.3): --config, else the original's lookup order, else the packaged defaults. */
+/**
+ * The process logger's threshold for a rates `log_level`. The rates actors filter their own lines in the original's
+ * ranking (src/rates/log-level.ts: `log` hides info lines); the runtime's own lines (config read, listening,
+ * started, supervision) stay visible at `log`, which operators and the black-box tests wait for.
+ */
 const PINO_LEVELS = { none: 'silent', error: 'error', warn: 'warn', info: 'info', log: 'info' } as const;
 
 export interface OperatorSettings {
