@@ -100,17 +100,12 @@ export function upstreamDetail(message: unknown, maxLength: number, secret?: str
 /**
  * One connector's per-coin warnings: a configured coin missing from an answer, a price that is not a positive finite
  * number, a row carrying another symbol. Such a coin is dropped and the rest of the answer is served (issue 17); only
- * a whole answer of the wrong shape fails the source. A text is raised when it first appears, not again while it
- * repeats cycle after cycle: notifications are not throttled elsewhere (notes E.3), and a delisted coin would
- * otherwise page the operator every refresh interval. It is raised again once it went away and came back.
- * Keeps the previous cycle's texts, so make one per connector instance.
+ * a whole answer of the wrong shape fails the source. Each text is raised on every cycle it holds, as the original
+ * raises it: its notifier has no throttling and no deduplication (notes E.3), and issue 17 asks for its cadence.
  */
 export function coinWarnings(): (ctx: SourceContext, messages: readonly string[]) => void {
-  let previous = new Set<string>();
   return (ctx, messages) => {
-    const current = new Set(messages);
-    for (const message of current) if (!previous.has(message)) ctx.warn(message);
-    previous = current;
+    for (const message of new Set(messages)) ctx.warn(message);
   };
 }
 

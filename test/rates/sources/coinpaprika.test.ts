@@ -71,8 +71,8 @@ test('CoinPaprika rejects a row whose symbol differs (stale id) and drops only a
   ]);
   fake.setResponse('CoinPaprika', '/v1/tickers/adm-adamant-messenger', { status: 500, body: { error: 'boom' } });
   assert.deepEqual(await connector.fetch(ctx), [{ pair: 'BTC/USD', price: 60000.12345678 }]);
-  // The summary did not change, so only the new text is raised.
-  assert.deepEqual(warnings.slice(2), ["Unable to get CoinPaprika ticker for id 'adm-adamant-messenger'. Error: HTTP 500."]);
+  // Every text of this cycle is raised, the unchanged summary too.
+  assert.deepEqual(warnings.slice(2), ["Unable to get CoinPaprika ticker for id 'adm-adamant-messenger'. Error: HTTP 500.", 'Unable to get CoinPaprika rates against USD for: ADM.']);
 });
 
 test('CoinPaprika serves the other coins when the bulk answer lacks one, or prices it badly', async (t) => {
