@@ -329,6 +329,8 @@ export class HttpServer {
     let releaseBody: (() => void) | undefined;
     /** The body's deadlines and progress, for routes that read a body. */
     let watch: BodyWatch | undefined;
+    /** Answered within the route callback (uWS is corked there). */
+    let synchronous = false;
     const respond = (reply: HttpReply): Promise<void> | undefined => {
       observe(metrics, reply.status, performance.now() - started);
       status = reply.status;
@@ -341,8 +343,10 @@ export class HttpServer {
         const whenAborted = new Promise<void>((resolve) => (wakeStream = resolve));
         return this.#stream(res, reply, reply.stream, () => aborted, whenAborted, corsHeaders);
       }
-      // Inside the handler's synchronous part uWS is already corked; after an await it is not.
-      res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, watch ? watch.ending() : 'keep', corsHeaders));
+      const ending = watch ? watch.ending() : 'keep';
+      // Inside the route callback uWS is already corked; after an await it is not (one closure fewer per fast answer).
+      if (synchronous) this.#write(res, reply, attachAbortHandler, () => aborted, ending, corsHeaders);
+      else res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, ending, corsHeaders));
       return undefined;
     };
     const onError = (error: unknown): HttpReply => {
@@ -383,6 +387,7 @@ export class HttpServer {
         result = onError(error);
       }
       if (!(result instanceof Promise) && !result.stream) {
+        synchronous = true;
         respond(result);
         finish();
         return;

@@ -59,10 +59,33 @@ export class TableBodies {
   }
 }
 
+/**
+ * `/get` query strings already parsed: wallets ask the same few queries over and over, and parsing is most of the
+ * work of an answer whose body is cached (TableBodies). A parse depends on the string alone, so answers (refusals
+ * too) are kept; clients choose the strings, so the cache is bounded and starts over when full.
+ */
+export class ParsedQueries<T> {
+  static readonly MAX_ENTRIES = 256;
+  readonly #parsed = new Map<string, T>();
+
+  constructor(private readonly parse: (raw: string) => T) {}
+
+  get(raw: string): T {
+    let parsed = this.#parsed.get(raw);
+    if (parsed === undefined) {
+      parsed = this.parse(raw);
+      if (this.#parsed.size >= ParsedQueries.MAX_ENTRIES) this.#parsed.clear();
+      this.#parsed.set(raw, parsed);
+    }
+    return parsed;
+  }
+}
+
 export function ratesServer(runtime: Runtime, options: RatesListenerOptions): HttpServer {
   const logger = runtime.logger.child({ actor: 'rates.http' });
   const view = ratesView(runtime);
   const bodies = new TableBodies();
+  const getQueries = new ParsedQueries(parseGetQuery);
   const reply = (status: number, body: string): HttpReply => ({ status, headers: JSON_HEADERS, body });
   /** The success envelope in the original key order, around an already serialized `fields` part. */
   const success = (fieldsJson: string): HttpReply => {
@@ -84,7 +107,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   });
 
   server.route('get', '/get', (request) => {
-    const parsed = parseGetQuery(request.query);
+    const parsed = getQueries.get(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
     const { table, cached } = view.table(parsed.rateLifetime);
     const result = cached ? bodies.json(table, parsed.coins) : JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table);
