@@ -130,6 +130,13 @@ const ABANDONED: HttpReply = { status: 499 };
 /** Bodies up to this size are written at once; larger ones stream with tryEnd/onWritable. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
+/**
+ * On the uWS engine a Buffer body of at most this size goes to uWS in one `end()`, which sends it or copies what it
+ * cannot send before returning: a route may write into the same memory again for its next answer (rates splices
+ * the date into one prepared body). node:http keeps a body until it is flushed, so there a route must not.
+ */
+export const UWS_WRITTEN_AT_ONCE_BYTES = SMALL_BODY_BYTES;
+
 const STATUS_LINES = new Map<number, string>();
 function statusLine(status: number): string {
   let line = STATUS_LINES.get(status);

@@ -9,7 +9,7 @@ import { RATES_VERSION } from '../../src/rates/config.js';
 import { filterByCoins, parseGetQuery, parseHistoryQuery, parseStatusQuery } from '../../src/rates/query.js';
 import type { RateTable } from '../../src/rates/types.js';
 import type { HttpMetrics } from '../metrics.js';
-import { HttpServer, type HttpReply } from '../server.js';
+import { HttpServer, UWS_WRITTEN_AT_ONCE_BYTES, type HttpReply } from '../server.js';
 import type { EngineName } from '../engine.js';
 
 export interface RatesListenerOptions {
@@ -92,6 +92,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
     const { last_updated } = view.status();
     return reply(200, `{"success":true,"date":${runtime.clock.now()},${fieldsJson},"last_updated":${last_updated},"version":${VERSION_JSON}}`);
   };
+  const prepared = new PreparedAnswers();
   const failure = (status: number, msg: string): HttpReply => reply(status, JSON.stringify({ success: false, date: runtime.clock.now(), msg }));
 
   const server = new HttpServer({
@@ -110,7 +111,14 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
     const parsed = getQueries.get(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
     const { table, cached } = view.table(parsed.rateLifetime);
-    const result = cached ? bodies.json(table, parsed.coins) : JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table);
+    if (!cached) return success(`"result":${JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table)}`);
+    const result = bodies.json(table, parsed.coins);
+    // The hot path (issue 17): the whole answer was encoded once for this table; only the date is written into it.
+    // Only on uWS, which is done with a small body when `end()` returns (UWS_WRITTEN_AT_ONCE_BYTES).
+    if (server.engine === 'uws') {
+      const body = prepared.answer(result, view.status().last_updated, runtime.clock.now());
+      if (body) return { status: 200, headers: JSON_HEADERS, body };
+    }
     return success(`"result":${result}`);
   });
 
@@ -129,6 +137,42 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   });
 
   return server;
+}
+
+/** Where the date goes in a prepared answer: right after `{"success":true,"date":`. */
+const DATE_PREFIX = Buffer.from('{"success":true,"date":');
+/** Milliseconds since 1970 have 13 digits from 2001 to 2286; another width (a test clock) takes the ordinary path. */
+const DATE_DIGITS = 13;
+
+/**
+ * `/get` success answers encoded once per result JSON and `last_updated` (so once per table and coin list), with a
+ * 13-digit slot for the date that each answer overwrites in place: no per-request string of the table's size to
+ * build, flatten and collect. Bounded like the bodies it wraps.
+ */
+export class PreparedAnswers {
+  static readonly MAX_ANSWERS = 256;
+  readonly #answers = new Map<string, Buffer>();
+  #lastUpdated: number | null = null;
+
+  /** The answer with `now` as its date, or undefined when it cannot be prepared (too large, another date width). */
+  answer(resultJson: string, lastUpdated: number | null, now: number): Buffer | undefined {
+    const date = String(now);
+    if (date.length !== DATE_DIGITS) return undefined;
+    if (lastUpdated !== this.#lastUpdated) {
+      this.#answers.clear();
+      this.#lastUpdated = lastUpdated;
+    }
+    let body = this.#answers.get(resultJson);
+    if (body === undefined) {
+      const text = `${DATE_PREFIX.toString()}${'0'.repeat(DATE_DIGITS)},"result":${resultJson},"last_updated":${lastUpdated},"version":${VERSION_JSON}}`;
+      if (Buffer.byteLength(text) > UWS_WRITTEN_AT_ONCE_BYTES) return undefined;
+      body = Buffer.from(text);
+      if (this.#answers.size >= PreparedAnswers.MAX_ANSWERS) this.#answers.clear();
+      this.#answers.set(resultJson, body);
+    }
+    body.write(date, DATE_PREFIX.length, 'latin1');
+    return body;
+  }
 }
 
 /** spec §7: 400 names the problem; anything else is 500 `Something went wrong`, detail only in the log. */

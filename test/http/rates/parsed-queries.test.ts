@@ -32,3 +32,20 @@ test('bounded: past MAX_ENTRIES distinct strings it starts over, and still answe
   assert.equal(queries.get('q0'), 2);
   assert.equal(parses, ParsedQueries.MAX_ENTRIES + 2);
 });
+
+test('prepared /get answers: the date is written into one encoded answer per result and last_updated', async () => {
+  const { PreparedAnswers } = await import('../../../http/rates/rates.routes.js');
+  const prepared = new PreparedAnswers();
+  const result = '{"BTC/USD":60000}';
+  const first = prepared.answer(result, 1_700_000_000_000, 1_764_000_000_001)!;
+  assert.deepEqual(JSON.parse(first.toString()), { success: true, date: 1_764_000_000_001, result: { 'BTC/USD': 60000 }, last_updated: 1_700_000_000_000, version: '4.2.0' });
+  // The same memory, the next date: the key order of the original envelope is kept.
+  const second = prepared.answer(result, 1_700_000_000_000, 1_764_000_000_999)!;
+  assert.equal(second, first);
+  assert.equal(second.toString(), '{"success":true,"date":1764000000999,"result":{"BTC/USD":60000},"last_updated":1700000000000,"version":"4.2.0"}');
+  // A new last_updated prepares anew; a date of another width (a test clock) is not prepared at all.
+  assert.notEqual(prepared.answer(result, 1_700_000_600_000, 1_764_000_001_000), first);
+  assert.equal(prepared.answer(result, null, 5), undefined);
+  // Too large for one write: not prepared.
+  assert.equal(prepared.answer(`"${'x'.repeat(70 * 1024)}"`, null, 1_764_000_000_000), undefined);
+});
