@@ -18,7 +18,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import type { CopyClient } from './copy-client.js';
-import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 
@@ -176,18 +176,6 @@ export function contentLogic(options: ContentOptions) {
 
   const replicated = settings.replication.enabled && options.copies !== undefined;
 
-  /**
-   * Remembers which peers stored a copy (the file status counts them, spec §2.2). The copies exist whether or not
-   * this write succeeds, so a failure is logged, never the upload's or the confirmation's failure.
-   */
-  const noteAcknowledgements = (node: FilesNode, cid: string, peerIds: readonly string[]) => {
-    if (peerIds.length === 0) return;
-    try {
-      node.registry.acknowledge(cid, peerIds, clock.now());
-    } catch (error) {
-      logger.warn({ err: error }, 'could not store which peers acknowledged a copy');
-    }
-  };
 
   /**
    * Asks the designated peers of a confirmed file for their copies, in parallel, and reports the outcomes (spec
@@ -203,7 +191,7 @@ export function contentLogic(options: ContentOptions) {
     const copies = options.copies;
     const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
     // A staged copy is not stored until its commit is settled: the strict path notes those itself.
-    if (session === undefined) noteAcknowledgements(node, record.cid, targets.filter((_, index) => outcomes[index] === 'stored'));
+    if (session === undefined) noteHolders(node, record.cid, { held: targets.filter((_, index) => outcomes[index] === 'stored') }, clock.now(), logger);
     return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, outcomes), askedPeers: targets };
   };
 
@@ -307,7 +295,7 @@ export function contentLogic(options: ContentOptions) {
         const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
         const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
         stored.forEach(({ peerId, cid }, index) => {
-          if (settled[index]) noteAcknowledgements(node, cid, [peerId]);
+          if (settled[index]) noteHolders(node, cid, { held: [peerId] }, clock.now(), logger);
         });
         // spec §4.2 500: "replica settlement failed"; the local decision stays durable and repair fixes the copies.
         if (!settled.every(Boolean)) throw new ReplicaSettlementError();

@@ -65,7 +65,7 @@ import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
-import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
 
 export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
@@ -168,13 +168,7 @@ export function gcLogic(options: GcOptions) {
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
-              const noteHeld = (cid: string, peerId: string) => {
-                try {
-                  holder.get().registry.acknowledge(cid, [peerId], clock.now());
-                } catch (error) {
-                  logger.debug({ kind: (error as Error).name }, 'could not note a holder of a handover candidate');
-                }
-              };
+              const noteHeld = (cid: string, peerId: string) => noteHolders(holder, cid, { held: [peerId] }, clock.now(), logger);
               const confirmed = await probeHolders(copies, selection.candidates, signal, noteHeld);
               if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;

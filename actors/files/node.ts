@@ -8,6 +8,7 @@ import type { Libp2p } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
 import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
+import type { Logger } from '../../src/logger.js';
 
 export interface FilesNode {
   readonly helia: Helia<Libp2p>;
@@ -70,5 +71,26 @@ export async function hasRootPin(node: FilesNode, cid: CID, signal?: AbortSignal
   } catch (error) {
     if ((error as Error).name === 'NotFoundError') return false;
     throw error;
+  }
+}
+
+/**
+ * Records which peers hold (`held`) or no longer hold (`gone`) a stored copy of `cid`, for the file status (spec
+ * §2.2). Best effort: the copies exist whatever this write does, so a failure costs only the status's accuracy.
+ */
+export function noteHolders(
+  node: FilesNode | NodeHolder,
+  cid: string,
+  change: { held?: readonly string[]; gone?: readonly string[] },
+  at: number,
+  logger: Logger,
+): void {
+  try {
+    // A holder is read here, inside the try: a node stopped meanwhile is one more write that did not happen.
+    const { registry } = node instanceof NodeHolder ? node.get() : node;
+    if (change.held?.length) registry.acknowledge(cid, change.held, at);
+    if (change.gone?.length) registry.forgetAcknowledgements(cid, change.gone);
+  } catch (error) {
+    logger.warn({ kind: (error as Error).name }, 'could not note which peers hold a copy');
   }
 }

@@ -11,7 +11,8 @@
 // (confirmed, pinned, held here): its designated peers besides this node (placement over the configured peer ids,
 // for the file's age) are asked `have`, at most `repairProbeConcurrency` at a time; each one missing its copy is
 // asked to `place` one (same bound), this node being the source. A peer that confirms or stores its copy is noted in
-// the registry as acknowledging it, one that answers it has none is struck off (the file status counts them). Before placing, the local pin is checked: content
+// the registry as acknowledging it, one that answers it has none is struck off (the file status counts them).
+// Before placing, the local pin is checked: content
 // not actually pinned here cannot be a source, and the record is unrecoverable. A peer that cannot be reached reads
 // as missing and its placement as failed: a shortfall that the next cycle retries (notes A.4). The invoke's signal
 // reaches every call, and shutdown stops the job between records.
@@ -47,7 +48,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
-import { hasRootPin, type FilesNode, type NodeHolder } from './node.js';
+import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
 
@@ -141,16 +142,6 @@ export function repairLogic(options: RepairOptions) {
     return { counts, fetched: records.length, lastCid: records.at(-1)?.cid ?? null, startedAt, finishedAt: clock.now() };
   };
 
-  /** Writes what a record's probes and placements taught; a failed write costs only the status's accuracy. */
-  const noteAcknowledgements = (node: FilesNode, cid: string, held: readonly string[], gone: readonly string[]) => {
-    try {
-      if (held.length > 0) node.registry.acknowledge(cid, held, clock.now());
-      if (gone.length > 0) node.registry.forgetAcknowledgements(cid, gone);
-    } catch (error) {
-      logger.warn({ err: error }, 'repair could not store which peers hold a copy');
-    }
-  };
-
   const repairRecord = async (node: FilesNode, record: FileRecord, now: number, signal: AbortSignal): Promise<RecordRepairOutcome> => {
     if (!inRepairScope(record)) return NOT_PROBED;
     const copies = options.copies;
@@ -161,11 +152,12 @@ export function repairLogic(options: RepairOptions) {
     signal.throwIfAborted();
     // What the peers said is what the file status counts (spec §2.2): a confirmed copy is an acknowledgement, a peer
     // that answered "not here" has lost its own; one that could not be asked keeps what it had.
-    noteAcknowledgements(
+    noteHolders(
       node,
       record.cid,
-      targets.filter((_, index) => answers[index] === 'held'),
-      targets.filter((_, index) => answers[index] === 'missing'),
+      { held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') },
+      clock.now(),
+      logger,
     );
     const missing = targets.filter((_, index) => answers[index] !== 'held');
     if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
@@ -180,7 +172,7 @@ export function repairLogic(options: RepairOptions) {
     if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
     const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
     signal.throwIfAborted();
-    noteAcknowledgements(node, record.cid, missing.filter((_, index) => outcomes[index] === 'stored'), []);
+    noteHolders(node, record.cid, { held: missing.filter((_, index) => outcomes[index] === 'stored') }, clock.now(), logger);
     return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
   };
 

@@ -36,7 +36,7 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { drain, hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { changeProtocols, frameHandler } from './protocol-stream.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -302,13 +302,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
    * repair checks its own pin first), so it acknowledges a stored copy as far as this node's file status is concerned
    * (spec §2.2). The write is best effort: the copy here is durable either way.
    */
-  const noteSource = (cid: CID, remotePeer: string) => {
-    try {
-      holder.get().registry.acknowledge(cid.toString(), [remotePeer], clock.now());
-    } catch (error) {
-      logger.debug({ kind: (error as Error).name }, 'could not note the copy source as a holder');
-    }
-  };
+  const noteSource = (cid: CID, remotePeer: string) => noteHolders(holder, cid.toString(), { held: [remotePeer] }, clock.now(), logger);
 
   const answer = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<ReplicationResponse> => {
     let request: ReplicationRequest;

@@ -101,10 +101,11 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
             } catch (error) {
               if (signal.aborted) throw error;
               const permanent = (error as { permanent?: boolean }).permanent === true;
+              const severity = (error as { severity?: 'warn' | 'error' }).severity;
               const status = (error as { httpStatus?: number }).httpStatus;
               // H.49: one log line per failed source per cycle, naming the connector.
               logger.warn({ source: connector.name, httpStatus: status, reason: (error as Error).message }, 'source failed');
-              return { source: connector.name, ok: false, error: (error as Error).message, permanent };
+              return { source: connector.name, ok: false, error: (error as Error).message, permanent, ...(severity ? { severity } : {}) };
             }
           }),
         );

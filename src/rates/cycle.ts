@@ -8,7 +8,7 @@ import type { MergeSettings, Quote, RateTable } from './types.js';
 /** What one source produced in one cycle (built by the fetch actor). */
 export type SourceOutcome =
   | { readonly source: string; readonly ok: true; readonly quotes: readonly Quote[]; readonly receivedAt: number }
-  | { readonly source: string; readonly ok: false; readonly error: string; readonly permanent: boolean };
+  | { readonly source: string; readonly ok: false; readonly error: string; readonly permanent: boolean; readonly severity?: 'warn' | 'error' };
 
 export type NoticeLevel = 'error' | 'warn' | 'info';
 
@@ -57,7 +57,7 @@ export function foldCycle(
     } else {
       // F.1: one notice per failed source per cycle, with its detail (already free of secrets); never deduplicated:
       // the original's Notifier has no throttling (E.3), and spec §6 reports a failing source every refresh.
-      notices.push(sourceFailureNotice(outcome.source, outcome.error));
+      notices.push(sourceFailureNotice(outcome.source, outcome.error, outcome.severity));
       if (outcome.permanent) {
         disable.push(outcome.source);
         notices.push({ level: 'error', message: `${outcome.source} is disabled for the rest of this run: ${outcome.error}` });
@@ -89,19 +89,12 @@ export function foldCycle(
 export const NO_VALID_RATE = 'Its answer held no valid rate.';
 
 /**
- * notes D.5 / E.3: CoinMarketCap answering none of the configured coins is an error in the original (its
- * connector notifies `Unable to get all of N coin rates …` at level error), not the warning of a failed fetch.
- * Our connector reports it as its failure reason; the text is ours (src/rates/sources/coinmarketcap.source.ts) and
- * starts the reason, so upstream text cannot produce it.
- */
-const ALL_COINS_MISSING = /^Unable to get all of \d+ coin rates\b/;
-
-/**
  * `Unable to fetch valid data from <Source>. <reason>` (F.1), at warn (spec §6; E.3 "per failed source, every
- * cycle"), or at error when the reason is one the original sends as an error.
+ * cycle"), or at error when the connector says the original sends that failure as an error (CoinMarketCap's
+ * `Unable to get all of N coin rates`, notes D.5).
  */
-export function sourceFailureNotice(source: string, reason: string): Notice {
-  return { level: ALL_COINS_MISSING.test(reason) ? 'error' : 'warn', message: `Unable to fetch valid data from ${source}. ${reason}` };
+export function sourceFailureNotice(source: string, reason: string, severity: 'warn' | 'error' = 'warn'): Notice {
+  return { level: severity, message: `Unable to fetch valid data from ${source}. ${reason}` };
 }
 
 /**

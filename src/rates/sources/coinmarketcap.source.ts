@@ -91,7 +91,8 @@ export function createCoinmarketcapConnector(block: CoinmarketcapBlock, options:
       }
       if (quotes.length === 0) {
         report(ctx, problems);
-        throw new SourceFetchError(NAME, `Unable to get all of ${coins.size} coin rates. Check ${NAME} service and configuration file.`, 200);
+        // notes D.5 / E.3: the original notifies this one at level error, not as the warning of a failed fetch.
+        throw new SourceFetchError(NAME, `Unable to get all of ${coins.size} coin rates. Check ${NAME} service and configuration file.`, 200, false, 'error');
       }
       // The original's partial-miss text (4.2 coinmarketcap.ts).
       if (missing.length > 0) problems.push(`${NAME} rates updated against USD successfully, except ${missing.join(', ')}`);

@@ -58,6 +58,8 @@ export class SourceFetchError extends Error {
     readonly httpStatus?: number,
     /** The source must not be retried for the rest of the run (e.g. Binance HTTP 451). */
     readonly permanent = false,
+    /** The level its `Unable to fetch valid data` notice goes out at: the original sends a few failures as errors. */
+    readonly severity: 'warn' | 'error' = 'warn',
   ) {
     super(message);
   }

@@ -101,7 +101,7 @@ test('a source that answers without one valid rate fails every cycle and is repo
 
 test("CoinMarketCap's 'Unable to get all of N coin rates' goes out at error level, every cycle (notes D.5, E.3)", async () => {
   const reason = 'Unable to get all of 3 coin rates. Check Coinmarketcap service and configuration file.';
-  const h = start((now) => [ok('A', 100)(now), failed('Coinmarketcap', reason)]);
+  const h = start((now) => [ok('A', 100)(now), { ...failed('Coinmarketcap', reason), severity: 'error' }]);
   await runCycles(h, 2);
   const expected = [`error: Unable to fetch valid data from Coinmarketcap. ${reason}`];
   assert.deepEqual(perCycle(h), [expected, expected]);
