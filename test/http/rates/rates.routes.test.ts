@@ -69,3 +69,20 @@ test('bad percent-encoding in the path or the query: 400 or 404 {success:false,d
     if (msg !== undefined) assert.equal(body.msg, msg, label);
   }
 });
+
+test('/get answers written into one prepared body: every answer whole and dated when it was made, also 200 at once', async () => {
+  const started = Date.now();
+  const bodies = await Promise.all(Array.from({ length: 200 }, () => fetch(`http://127.0.0.1:${port}/get`).then((response) => response.text())));
+  const finished = Date.now();
+  for (const body of bodies) {
+    const answer = JSON.parse(body) as { success: boolean; date: number; result: unknown; version: string };
+    assert.equal(answer.success, true);
+    assert.ok(answer.date >= started && answer.date <= finished, `date ${answer.date} outside ${started}..${finished}`);
+    assert.deepEqual(answer.result, {});
+    assert.equal(answer.version, '4.2.0');
+  }
+  const first = (await (await fetch(`http://127.0.0.1:${port}/get`)).json()) as { date: number };
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  const second = (await (await fetch(`http://127.0.0.1:${port}/get`)).json()) as { date: number };
+  assert.ok(second.date > first.date, 'each answer carries its own date');
+});
