@@ -252,7 +252,7 @@ export function serviceChildren(
         gatewayServer(runtime, {
           host: gateway.host ?? command.host,
           port: gateway.port,
-          schema: gateway.schema,
+          schemas: gateway.schemas,
           version: INDEXER_VERSION,
           view: gatewayView(runtime, holder, { maxRows: gateway.maxRows, maxOffset: gateway.maxOffset }),
           metrics,

@@ -2,7 +2,7 @@
 // through the anonymous-role runner the database actor opened. The PostgREST semantics themselves are pure
 // (src/transfers/read.ts); this joins them to the running actors.
 
-import type { SchemaCacheContext } from '../../machines/transfers/schema-cache.machine.js';
+import type { RelationsBySchema, SchemaCacheContext } from '../../machines/transfers/schema-cache.machine.js';
 import { GatewayError } from '../../src/transfers/gateway-errors.js';
 import { runRead, type GatewayReply, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
 import type { Runtime } from '../runtime.js';
@@ -13,15 +13,15 @@ export const TRANSFERS_INDEXER_ID = 'transfers.indexer';
 export const TRANSFERS_SCHEMA_ID = 'transfers.schema';
 
 export interface GatewayView {
-  /** Relations of the exposed schema; null before the schema cache first loaded. */
-  relations(): readonly string[] | null;
+  /** Relations of each exposed schema; null before the schema cache first loaded. */
+  relations(): RelationsBySchema | null;
   /** Asks the schema cache to reload (a path it does not know may be a relation created since). */
   reload(): void;
   read(request: ReadRequest): Promise<GatewayReply>;
 }
 
 export function gatewayView(runtime: Runtime, holder: DatabaseHolder, settings: ReadSettings): GatewayView {
-  let known: readonly string[] | null = null;
+  let known: RelationsBySchema | null = null;
   return {
     relations() {
       const snapshot = runtime.registry.lookup(TRANSFERS_SCHEMA_ID)?.getSnapshot() as { context?: SchemaCacheContext } | undefined;

@@ -63,7 +63,7 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
     children.push(
       actorChild({
         systemId: TRANSFERS_SCHEMA_ID,
-        logic: () => schemaCacheLogic({ holder, schema: config.gateway.schema }),
+        logic: () => schemaCacheLogic({ holder, schemas: config.gateway.schemas }),
         input: () => ({ refreshMs: SCHEMA_REFRESH_MS }),
         // The listener opens once the relations are known (no 503 PGRST002 at startup unless the catalog fails).
         readyWhen: (snapshot) => snapshot.value === 'ready' || snapshot.value === 'retrying',

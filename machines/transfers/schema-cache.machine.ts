@@ -1,4 +1,4 @@
-// The gateway's schema cache (notes B.2, F.8): which relations (tables and views) the exposed schema has, so an
+// The gateway's schema cache (notes B.2, F.8): which relations (tables and views) each exposed schema has, so an
 // unknown path answers 404 PGRST205 without a query, and a new view is served without a restart.
 //
 //   loading ──done──▶ ready ──refreshPeriod / schema.reload──▶ loading (the previous list keeps serving)
@@ -14,8 +14,11 @@ export interface SchemaCacheInput {
   readonly refreshMs: number;
 }
 
+/** Exposed schema → its relations' names. */
+export type RelationsBySchema = Readonly<Record<string, readonly string[]>>;
+
 export interface SchemaCacheContext extends SchemaCacheInput {
-  relations: readonly string[] | null;
+  relations: RelationsBySchema | null;
   failures: number;
   lastError: string | null;
   reloadRequested: boolean;
@@ -30,7 +33,7 @@ function notProvided(name: string): never {
 export const schemaCacheMachine = setup({
   types: { context: {} as SchemaCacheContext, input: {} as SchemaCacheInput, events: {} as SchemaCacheEvent },
   actors: {
-    loadRelations: fromPromise<readonly string[]>(async () => notProvided('loadRelations')),
+    loadRelations: fromPromise<RelationsBySchema>(async () => notProvided('loadRelations')),
   },
   guards: {
     reloadRequested: ({ context }) => context.reloadRequested,

@@ -50,8 +50,11 @@ export interface GatewaySettings {
   /** undefined: the command line's --host. */
   readonly host: string | undefined;
   readonly port: number;
-  /** The exposed schema (the first of PGRST_DB_SCHEMAS). */
-  readonly schema: string;
+  /**
+   * The exposed schemas (PGRST_DB_SCHEMAS, in order): the first is served by default, the others through the
+   * Accept-Profile / Content-Profile request headers, as in PostgREST.
+   */
+  readonly schemas: readonly string[];
   readonly anonRole: string;
   readonly maxRows: number | undefined;
   readonly maxOffset: number | undefined;
@@ -176,10 +179,9 @@ export function parseTransfersConfig(file: unknown, env: Readonly<Record<string,
   }
   if (raw.has('LOG_FILE')) warnings.push('LOG_FILE is ignored: logs go to stdout as NDJSON (redirect or use the service manager)');
 
-  const schemas = (raw.get('PGRST_DB_SCHEMAS') ?? 'public').split(',').map((s) => s.trim()).filter(Boolean);
-  const schema = schemas[0] ?? 'public';
-  if (!IDENTIFIER.test(schema)) problems.push(`PGRST_DB_SCHEMAS: '${schema}' is not a plain schema name`);
-  if (schemas.length > 1) warnings.push(`PGRST_DB_SCHEMAS: only the first schema ('${schema}') is exposed; schema switching by profile headers is not supported`);
+  const listed = (raw.get('PGRST_DB_SCHEMAS') ?? 'public').split(',').map((s) => s.trim()).filter(Boolean);
+  const schemas = [...new Set(listed.length > 0 ? listed : ['public'])];
+  for (const schema of schemas) if (!IDENTIFIER.test(schema)) problems.push(`PGRST_DB_SCHEMAS: '${schema}' is not a plain schema name`);
   const anonRole = raw.get('PGRST_DB_ANON_ROLE') ?? DEFAULT_ANON_ROLE;
   if (!IDENTIFIER.test(anonRole)) problems.push(`PGRST_DB_ANON_ROLE: '${anonRole}' is not a plain role name`);
 
@@ -211,7 +213,7 @@ export function parseTransfersConfig(file: unknown, env: Readonly<Record<string,
       enabled: gatewayEnabled,
       host: raw.get('PGRST_SERVER_HOST'),
       port: integer('PGRST_SERVER_PORT', DEFAULT_GATEWAY_PORT, 0),
-      schema,
+      schemas,
       anonRole,
       maxRows: raw.has('PGRST_DB_MAX_ROWS') ? optionalInteger('PGRST_DB_MAX_ROWS', 1) : DEFAULT_MAX_ROWS,
       maxOffset: optionalInteger('MAX_OFFSET', 0),

@@ -109,6 +109,50 @@ export function methodNotAllowed(method: string): GatewayError {
   return new GatewayError({ status: 405, code: 'PGRST117', message: `Unsupported HTTP method: ${method}` });
 }
 
+/** 405 PGRST101: the write verbs on /rpc/<function> (PostgREST's InvalidRpcMethod). */
+export function rpcMethodNotAllowed(method: string): GatewayError {
+  return new GatewayError({ status: 405, code: 'PGRST101', message: `Cannot use the ${method} method on RPC` });
+}
+
+/** 400 PGRST102: a call body that is not JSON (or not objects). */
+export function invalidJsonBody(): GatewayError {
+  return new GatewayError({ status: 400, code: 'PGRST102', message: 'Empty or invalid json' });
+}
+
+/** 404 PGRST125: PostgREST has no nested paths (`/a/b`); only `/<relation>` and `/rpc/<function>`. */
+export function invalidPath(): GatewayError {
+  return new GatewayError({ status: 404, code: 'PGRST125', message: 'Invalid path specified in request URL' });
+}
+
+export interface FunctionLookup {
+  readonly schema: string;
+  readonly name: string;
+  /** The argument names the call carried (query keys, or a JSON body's keys), sorted. */
+  readonly argumentKeys: readonly string[];
+  /** How the arguments came: in the query string, a JSON body, or one unnamed text/xml/bytea body. */
+  readonly body: 'none' | 'application/json' | 'text/plain' | 'text/xml' | 'application/octet-stream';
+}
+
+const SINGLE_UNNAMED: Readonly<Record<string, string>> = { 'text/plain': 'text', 'text/xml': 'xml', 'application/octet-stream': 'bytea' };
+
+/**
+ * 404 PGRST202, PostgREST's NoRpc texts: the gateway exposes no functions, so every /rpc/<function> is not found
+ * (no hint: there is no function to suggest).
+ */
+export function functionNotFound(lookup: FunctionLookup): GatewayError {
+  const fn = `${lookup.schema}.${lookup.name}`;
+  const keys = [...new Set(lookup.argumentKeys)].sort();
+  const unnamed = SINGLE_UNNAMED[lookup.body];
+  const withParameters = keys.length === 0 ? ' without parameters' : ` with parameter${keys.length > 1 ? 's' : ''} ${keys.join(', ')}`;
+  const detail = unnamed !== undefined ? ` with a single unnamed ${unnamed} parameter` : lookup.body === 'application/json' ? `${withParameters} or with a single unnamed json/jsonb parameter` : withParameters;
+  return new GatewayError({
+    status: 404,
+    code: 'PGRST202',
+    message: `Could not find the function ${fn}${unnamed !== undefined ? '' : keys.length === 0 ? ' without parameters' : `(${keys.join(', ')})`} in the schema cache`,
+    details: `Searched for the function ${fn}${detail}, but no matches were found in the schema cache.`,
+  });
+}
+
 /** 404 PGRST205 with PostgREST's fuzzy "Perhaps you meant" hint (notes B.2, ErrorSpec.hs). */
 export function relationNotFound(schema: string, name: string, known: readonly string[]): GatewayError {
   const closest = closestName(name, known);

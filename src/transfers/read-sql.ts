@@ -8,6 +8,7 @@
 //   their digits and both drivers (pg, PGlite) read the same strings.
 // - Parameters used by the WHERE clause come first, so the EXPLAIN for a planned count can reuse them alone.
 
+import type { ReadFormat } from './negotiate.js';
 import type { CountPreference } from './read-prefer.js';
 import type { RowWindow } from './read-range.js';
 import type { Condition, OrderColumn, ReadPlan, SelectColumn } from './query-params.js';
@@ -36,7 +37,33 @@ export interface ReadStatementInput {
   readonly count?: CountPreference;
   readonly maxRows?: number;
   readonly withBody: boolean;
+  /** The body's representation (negotiate.ts); JSON array when absent. */
+  readonly format?: ReadFormat;
   readonly probeMoreRows: boolean;
+}
+
+/**
+ * The body of the page `_pgrst_page` as text, built by PostgreSQL as PostgREST builds it: json_agg keeps numeric and
+ * int8 digits; `nulls=stripped` is json_strip_nulls per row; the object form is the first row (the caller refuses
+ * any other count); CSV is the first row's keys (none without rows), a newline, then each row's record text without
+ * its parentheses (NULL empty, values with separators double-quoted), newline-separated.
+ */
+function bodySql(format: ReadFormat): string {
+  switch (format) {
+    case 'json':
+      return `coalesce(json_agg(_pgrst_page.*), '[]')::text`;
+    case 'json-stripped':
+      return `coalesce(json_agg(json_strip_nulls(to_json(_pgrst_page.*))), '[]')::text`;
+    case 'object':
+      return `coalesce((json_agg(_pgrst_page.*) -> 0)::text, 'null')`;
+    case 'object-stripped':
+      return `coalesce(json_strip_nulls(json_agg(_pgrst_page.*) -> 0)::text, 'null')`;
+    case 'csv':
+      return (
+        `coalesce((SELECT string_agg(_pgrst_key, ',') FROM json_object_keys((array_agg(to_json(_pgrst_page.*)))[1]) _pgrst_key), '')` +
+        ` || chr(10) || coalesce(string_agg(substring(_pgrst_page::text, 2, length(_pgrst_page::text) - 2), chr(10)), '')`
+      );
+  }
 }
 
 export function quoteIdentifier(name: string): string {
@@ -127,7 +154,7 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${params.add(String(window.sqlOffset))}`;
   const page = `SELECT ${input.plan.select.map((column) => selectSql(relation, column)).join(', ')} ${filtered}${orderBy}${limit}${offset}`;
 
-  const columns = [`${input.withBody ? `coalesce(json_agg(_pgrst_page.*), '[]')::text` : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
+  const columns = [`${input.withBody ? bodySql(input.format ?? 'json') : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
   let totalKind: ReadStatements['totalKind'] = 'none';
   if (input.count === 'exact' || (input.count === 'estimated' && input.maxRows === undefined)) {
     columns.push(`(SELECT count(*) ${filtered})::text AS total`);

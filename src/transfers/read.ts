@@ -3,7 +3,8 @@
 // connections and roles are the caller's. Failures are thrown (GatewayError for the request's own faults,
 // PostgreSQL and connection errors as the executor raised them) and turned into replies by gatewayErrorReply.
 
-import { JSON_CONTENT_TYPE, type GatewayReply } from './gateway-errors.js';
+import type { GatewayReply } from './gateway-errors.js';
+import { negotiateMedia, notSingular } from './negotiate.js';
 import { parseQueryParams, planRead } from './query-params.js';
 import { canonicalQuery, parseQueryString } from './query-string.js';
 import { parsePrefer } from './read-prefer.js';
@@ -30,6 +31,8 @@ export interface ReadRequest {
   readonly range?: string;
   /** The Prefer request header, if any. */
   readonly prefer?: string;
+  /** The Accept request header, if any (negotiate.ts). */
+  readonly accept?: string;
 }
 
 /**
@@ -77,6 +80,7 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     ...(settings.maxOffset === undefined ? {} : { maxOffset: settings.maxOffset }),
   });
   const preferences = parsePrefer(request.prefer);
+  const media = negotiateMedia(request.accept);
   const plan = planRead(parsed);
   const statements = buildReadStatements({
     schema: request.schema,
@@ -86,12 +90,15 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     ...(preferences.count === undefined ? {} : { count: preferences.count }),
     ...(settings.maxRows === undefined ? {} : { maxRows: settings.maxRows }),
     withBody: request.method === 'GET',
+    format: media.format,
     probeMoreRows: needsMoreRowsProbe(window),
   });
 
   const [row] = await execute(statements.main.text, statements.main.values);
   if (row === undefined) throw new Error('read statement returned no row');
   const pageCount = BigInt(text(row, 'page_count'));
+  // The object representation is one row or a 406 (PostgREST checks the rows of the page, after limit and range).
+  if ((media.format === 'object' || media.format === 'object-stripped') && pageCount !== 1n) throw notSingular(pageCount);
   const planned = async () => plannedRows(await execute(statements.explain.text, statements.explain.values));
   let total: bigint | undefined;
   if (preferences.count === 'planned') {
@@ -111,7 +118,7 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
 
   const canonical = canonicalQuery(pairs);
   const headers: Record<string, string> = {
-    'Content-Type': JSON_CONTENT_TYPE,
+    'Content-Type': media.contentType,
     'Content-Range': outcome.contentRange,
     'Content-Location': `/${encodePathSegment(request.relation)}${canonical === '' ? '' : `?${canonical}`}`,
   };

@@ -4,14 +4,19 @@
 import type { SqlClient, SqlRow } from './sql-client.js';
 import { ROLE_NAME } from './schema.js';
 
-/** Tables, views, materialized views, foreign and partitioned tables of `schema`, as PostgREST exposes them. */
-export async function listRelations(db: SqlClient, schema: string): Promise<string[]> {
+/**
+ * Tables, views, materialized views, foreign and partitioned tables of each schema, as PostgREST exposes them. A
+ * listed schema that does not exist has no relations (PostgREST serves it as empty, every path a 404).
+ */
+export async function listRelations(db: SqlClient, schemas: readonly string[]): Promise<Record<string, string[]>> {
   const rows = await db.query(
-    `SELECT c.relname::text AS name FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
-      WHERE n.nspname = $1 AND c.relkind IN ('r', 'v', 'm', 'f', 'p') ORDER BY c.relname`,
-    [schema],
+    `SELECT n.nspname::text AS schema, c.relname::text AS name FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ANY ($1::text[]) AND c.relkind IN ('r', 'v', 'm', 'f', 'p') ORDER BY c.relname`,
+    [schemas],
   );
-  return rows.map((row) => String(row.name));
+  const bySchema: Record<string, string[]> = Object.fromEntries(schemas.map((schema) => [schema, []]));
+  for (const row of rows) bySchema[String(row.schema)]?.push(String(row.name));
+  return bySchema;
 }
 
 /** Runs one read statement with bound parameters as the anonymous role. */

@@ -30,7 +30,7 @@ describe('transfers config', () => {
     assert.equal(config.gateway.enabled, true);
     assert.equal(config.gateway.port, 3000);
     assert.equal(config.gateway.maxRows, DEFAULT_MAX_ROWS);
-    assert.equal(config.gateway.schema, 'public');
+    assert.deepEqual(config.gateway.schemas, ['public']);
     assert.equal(config.gateway.anonRole, 'web_anon');
     assert.equal(config.indexer.startBlock, 1);
     assert.equal(config.indexer.confirmations, 0);
@@ -78,10 +78,11 @@ describe('transfers config', () => {
     assert.ok(problems(undefined, { INDEXER: 'false', GATEWAY: 'false' }).some((p) => p.includes('at least one part')));
   });
 
-  test('LOG_FILE is accepted with a warning, extra schemas too', () => {
-    const result = ok(undefined, { LOG_FILE: '/var/log/ethsync.log', PGRST_DB_SCHEMAS: 'api, other' });
-    assert.equal(result.config.gateway.schema, 'api');
-    assert.equal(result.warnings.length, 2);
+  test('LOG_FILE is accepted with a warning; every schema of PGRST_DB_SCHEMAS is exposed, the first by default', () => {
+    const result = ok(undefined, { LOG_FILE: '/var/log/ethsync.log', PGRST_DB_SCHEMAS: 'api, other,api' });
+    assert.deepEqual(result.config.gateway.schemas, ['api', 'other']);
+    assert.equal(result.warnings.length, 1);
+    assert.ok(problems(undefined, { PGRST_DB_SCHEMAS: 'public,bad-name' }).some((p) => p.includes("'bad-name' is not a plain schema name")));
   });
 
   test('DB_NAME as a plain name, a libpq key=value string or a URI', () => {

@@ -11,8 +11,8 @@ import { retryDelayMs } from '../../../src/transfers/sync.js';
 import { modelTest } from '../../support/model.js';
 
 const REFRESH = 300_000;
-const v1 = ['ethtxs', 'max_block'];
-const v2 = ['aval', 'ethtxs', 'max_block'];
+const v1 = { public: ['ethtxs', 'max_block'] };
+const v2 = { public: ['aval', 'ethtxs', 'max_block'], api: ['transfers'] };
 
 modelTest({
   machine: schemaCacheMachine,

@@ -105,7 +105,7 @@ for (const backend of backends) {
       assert.deepEqual(await db.query('SELECT max, version FROM public.max_block'), [{ max: null, version: '3.0.0' }]);
       assert.deepEqual(await readCursor(db), { lastBlock: null, lastHash: null });
       // The gateway's schema cache sees the three public relations, never the indexer's state.
-      assert.deepEqual(await listRelations(db, 'public'), ['aval', 'ethtxs', 'max_block']);
+      assert.deepEqual(await listRelations(db, ['public', 'nosuch']), { public: ['aval', 'ethtxs', 'max_block'], nosuch: [] });
     });
 
     test('migrating again changes nothing; a new version string is taken by the view', async () => {
