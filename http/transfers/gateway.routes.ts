@@ -75,9 +75,10 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
       if (reply.status >= 500) logger.warn({ status: reply.status, reason: scrubSecrets(error instanceof Error ? `${error.name}: ${error.message}` : String(error)) }, 'read failed');
       return toHttp(reply, request.method);
     },
-    // Paths no route matched: more than one segment (never an endpoint in PostgREST), else a relation not found.
+    // Paths no route matched: more than one segment (never an endpoint in PostgREST; a trailing `/` makes an empty
+    // second segment there too), else a relation not found.
     notFound: (request) => {
-      const segments = request.path.split('/').filter((segment) => segment !== '');
+      const segments = request.path.slice(1).split('/');
       if (segments.length > 1) return toHttp(gatewayErrorReply(invalidPath()), request.method);
       const schema = schemaOf(request);
       return toHttp(gatewayErrorReply(relationNotFound(schema, decodePathSegment(segments[0] ?? ''), view.relations()?.[schema] ?? [])), request.method);

@@ -60,7 +60,8 @@ let node: TestTransfersNode;
 async function get(path: string, headers: Record<string, string> = {}, method = 'GET') {
   const response = await fetch(`${node.url}${path}`, { method, headers });
   const text = await response.text();
-  return { status: response.status, headers: response.headers, text, json: text ? (JSON.parse(text) as unknown) : undefined };
+  const json = text !== '' && /json/.test(response.headers.get('content-type') ?? '');
+  return { status: response.status, headers: response.headers, text, json: json ? (JSON.parse(text) as unknown) : undefined };
 }
 const rows = async (path: string) => {
   const answer = await get(path);
@@ -88,6 +89,9 @@ describe('transfers gateway (black box, PostgreSQL)', { skip }, () => {
     );
     // Two more empty blocks: max_block runs past the last row.
     await writeBlocks(db, [20, 21].map((number) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows: [] })), 256);
+    // A second schema for the profile tests: one view over the transfers, readable by the anonymous role.
+    await db.exec(`CREATE SCHEMA api; CREATE VIEW api.transfers AS SELECT txhash, block FROM public.ethtxs;
+      GRANT USAGE ON SCHEMA api TO web_anon; GRANT SELECT ON api.transfers TO web_anon;`);
     await db.close();
     node = await startTransfersNode({ DB_NAME: cluster.url, INDEXER: 'false' });
   });
@@ -304,6 +308,85 @@ describe('transfers gateway (black box, PostgreSQL)', { skip }, () => {
     }
     // Still serving.
     assert.equal((await get('/aval')).status, 200);
+  });
+
+  test('representations through HTTP: object, 406 PGRST116, CSV, stripped nulls, 406 PGRST107 (issue 16)', async () => {
+    const hash = String(ROWS[0]!.txhash);
+    const one = await get(`/ethtxs?txhash=eq.${hash}&select=txhash,block`, { accept: 'application/vnd.pgrst.object+json' });
+    assert.equal(one.status, 200, one.text);
+    assert.equal(one.headers.get('content-type'), 'application/vnd.pgrst.object+json; charset=utf-8');
+    assert.deepEqual(one.json, { txhash: hash, block: ROWS[0]!.block });
+    const many = await get(`/ethtxs?txfrom=eq.${A}`, { accept: 'application/vnd.pgrst.object+json' });
+    assert.equal(many.status, 406);
+    assert.deepEqual(many.json, { code: 'PGRST116', details: `The result contains ${ROWS.filter((r) => same(r.txfrom, A)).length} rows`, hint: null, message: 'Cannot coerce the result to a single JSON object' });
+    assert.equal((await get('/ethtxs?block=eq.99', { accept: 'application/vnd.pgrst.object+json' })).status, 406);
+    const csv = await get('/ethtxs?block=eq.14&order=txhash&select=txhash,txto,value', { accept: 'text/csv' });
+    assert.equal(csv.headers.get('content-type'), 'text/csv; charset=utf-8');
+    const block14 = ROWS.filter((r) => r.block === 14).sort((x, y) => String(x.txhash).localeCompare(String(y.txhash)));
+    assert.equal(csv.text, ['txhash,txto,value', ...block14.map((r) => `${r.txhash},${r.txto ?? ''},${r.value}`)].join('\n'));
+    const stripped = await get('/ethtxs?txto=is.null&select=txhash,txto', { accept: 'application/vnd.pgrst.array+json;nulls=stripped' });
+    assert.deepEqual(stripped.json, [{ txhash: ROWS.find((r) => r.txto === null)!.txhash }]);
+    const xml = await get('/ethtxs?limit=1', { accept: 'application/xml' });
+    assert.equal(xml.status, 406);
+    assert.deepEqual(xml.json, { code: 'PGRST107', details: null, hint: null, message: 'None of these media types are available: application/xml' });
+    assert.equal((await get('/ethtxs?limit=1', { accept: 'application/xml, */*;q=0.1' })).status, 200);
+  });
+
+  test('profiles, the root, nested paths and /rpc (issue 16)', async () => {
+    const api = await get('/ethtxs', { 'accept-profile': 'api' });
+    assert.equal(api.status, 406);
+    assert.deepEqual(api.json, { code: 'PGRST106', details: null, hint: 'Only the following schemas are exposed: public', message: 'Invalid schema: api' });
+    const publicProfile = await get('/aval', { 'accept-profile': 'public' });
+    assert.equal(publicProfile.status, 200);
+    assert.equal(publicProfile.headers.get('content-profile'), null, 'one schema: no Content-Profile');
+    const root = await get('/', {}, 'OPTIONS');
+    assert.deepEqual([root.status, root.text, root.headers.get('allow')], [200, '', 'OPTIONS,GET,HEAD']);
+    const openApi = await get('/');
+    assert.equal(openApi.status, 200);
+    assert.deepEqual(Object.keys((openApi.json as { paths: object }).paths).sort(), ['/aval', '/ethtxs', '/max_block']);
+    assert.equal((await get('/', { accept: 'text/csv' })).status, 406);
+    for (const path of ['/ethtxs/1', '/invalid/nested/paths', '/ethtxs/']) {
+      const nested = await get(path);
+      assert.equal(nested.status, 404, path);
+      assert.deepEqual(nested.json, { code: 'PGRST125', details: null, hint: null, message: 'Invalid path specified in request URL' }, path);
+    }
+    const call = await fetch(`${node.url}/rpc/get_balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"address":"x","at":1}' });
+    assert.equal(call.status, 404);
+    assert.deepEqual(await call.json(), {
+      code: 'PGRST202',
+      details: 'Searched for the function public.get_balance with parameters address, at or with a single unnamed json/jsonb parameter, but no matches were found in the schema cache.',
+      hint: null,
+      message: 'Could not find the function public.get_balance(address, at) in the schema cache',
+    });
+    const getCall = await get('/rpc/get_balance?address=x&select=a');
+    assert.equal((getCall.json as { message: string }).message, 'Could not find the function public.get_balance(address) in the schema cache');
+    const badJson = await fetch(`${node.url}/rpc/fn`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' });
+    assert.deepEqual([badJson.status, ((await badJson.json()) as { code: string }).code], [400, 'PGRST102']);
+    const put = await get('/rpc/fn', {}, 'PUT');
+    assert.deepEqual([put.status, (put.json as { code: string }).code], [405, 'PGRST101']);
+  });
+
+  test('several schemas: Accept-Profile picks one, every answer names it in Content-Profile (issue 16)', async () => {
+    const multi = await startTransfersNode({ DB_NAME: cluster.url, INDEXER: 'false', PGRST_DB_SCHEMAS: 'public,api' });
+    try {
+      const base = await fetch(`${multi.url}/aval`);
+      assert.equal(base.status, 200);
+      assert.equal(base.headers.get('content-profile'), 'public');
+      const view = await fetch(`${multi.url}/transfers?block=eq.10&order=txhash`, { headers: { 'accept-profile': 'api' } });
+      assert.equal(view.status, 200);
+      assert.equal(view.headers.get('content-profile'), 'api');
+      assert.deepEqual(await view.json(), ROWS.filter((r) => r.block === 10).map((r) => ({ txhash: r.txhash, block: 10 })).sort((x, y) => String(x.txhash).localeCompare(String(y.txhash))));
+      const notThere = await fetch(`${multi.url}/ethtxs`, { headers: { 'accept-profile': 'api' } });
+      assert.equal(notThere.status, 404);
+      assert.equal(((await notThere.json()) as { message: string }).message, "Could not find the table 'api.ethtxs' in the schema cache");
+      const unknown = await fetch(`${multi.url}/aval`, { headers: { 'accept-profile': 'private' } });
+      assert.equal(unknown.status, 406);
+      assert.equal(((await unknown.json()) as { hint: string }).hint, 'Only the following schemas are exposed: public, api');
+      const root = await fetch(`${multi.url}/`, { headers: { 'accept-profile': 'api' } });
+      assert.deepEqual(Object.keys(((await root.json()) as { paths: object }).paths), ['/transfers']);
+    } finally {
+      await multi.stop();
+    }
   });
 
   test('the anonymous role is read-only even for the indexer schema', async () => {
