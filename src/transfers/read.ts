@@ -77,7 +77,7 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     ...(settings.maxOffset === undefined ? {} : { maxOffset: settings.maxOffset }),
   });
   const preferences = parsePrefer(request.prefer);
-  const plan = planRead(parsed);
+  const plan = planRead(parsed, request);
   const statements = buildReadStatements({
     schema: request.schema,
     relation: request.relation,
