@@ -46,18 +46,37 @@ export function queryParseError(message: string, details: string): GatewayError 
   return new GatewayError({ status: 400, code: 'PGRST100', message, details });
 }
 
-/** PGRST100 for grammar PostgREST accepts but this gateway does not serve (embedding, JSON arrows, aggregates). */
+/** PGRST100 for grammar PostgREST accepts but this gateway does not serve (aggregates, casts to non-type names). */
 export function unsupportedFeature(message: string, details: string | null = null, hint: string | null = null): GatewayError {
   return new GatewayError({ status: 400, code: 'PGRST100', message, details, hint });
 }
 
-/** PGRST108: a filter, order or limit names an embedded resource the request does not embed (none can be). */
+/**
+ * PGRST108: a filter, order or limit names an embedded resource the request does not embed. Wording of PostgREST's
+ * Error.hs (ApiRequestError NotEmbedded, v12 on): no details, the hint points at `select`.
+ */
 export function notEmbedded(name: string): GatewayError {
   return new GatewayError({
     status: 400,
     code: 'PGRST108',
-    message: `Cannot apply filter because '${name}' is not an embedded resource in this request`,
+    message: `'${name}' is not an embedded resource in this request`,
     hint: `Verify that '${name}' is included in the 'select' query parameter.`,
+  });
+}
+
+/**
+ * PGRST200: an embedded resource (`select=*,other(*)`) with no relationship to the relation read. This gateway
+ * knows no relationships, so every embed ends here, as it would in PostgREST on a schema without foreign keys.
+ * Texts of PostgREST's Error.hs (SchemaCacheError NoRelBetween); its hint suggests near relation names from the
+ * relationships it knows, so with none it is null.
+ */
+export function noRelationship(schema: string, relation: string, embedded: string, embedHint?: string): GatewayError {
+  const using = embedHint === undefined ? '' : `' using the hint '${embedHint}`;
+  return new GatewayError({
+    status: 400,
+    code: 'PGRST200',
+    message: `Could not find a relationship between '${relation}' and '${embedded}' in the schema cache`,
+    details: `Searched for a foreign key relationship between '${relation}' and '${embedded}${using}' in the schema '${schema}', but no matches were found.`,
   });
 }
 
@@ -165,9 +184,15 @@ export function relationNotFound(schema: string, name: string, known: readonly s
 }
 
 // ---- fuzzy matching for the PGRST205 hint -----------------------------------------------------------------------
-// PostgREST uses a FuzzySet (trigram, then bigram, cosine candidates rescored by Levenshtein, minimum score 0.33).
+// PostgREST uses a FuzzySet: trigram, then bigram, cosine candidates (the best 50) rescored by a Levenshtein ratio
+// 1 - distance / longer length, the best one at or above a minimum score. PostgREST raised that minimum for table
+// hints from the library's 0.33 to 0.75 (Error.hs getFuzzyHint, issue #4675: unrelated names were suggested and
+// table names could be enumerated): `projectx` (0.875) and `projecxx` (0.75) suggest `projects`, `projxxxx` (0.5)
+// and `non_existent_table` do not (ErrorSpec.hs). A schema of 500 or more relations gets no hint at all
+// (SchemaCache.hs maxDbTablesForFuzzySearch: no fuzzy index is built for it).
 
-const MIN_MATCH_SCORE = 0.33;
+const MIN_MATCH_SCORE = 0.75;
+const MAX_RELATIONS_FOR_HINT = 500;
 
 function grams(value: string, size: number): Map<string, number> {
   const simplified = `-${value.toLowerCase().replace(/[^\p{L}\p{N}, ]+/gu, '')}-`;
@@ -195,6 +220,7 @@ function levenshtein(a: string, b: string): number {
 }
 
 export function closestName(name: string, known: readonly string[]): string | undefined {
+  if (known.length >= MAX_RELATIONS_FOR_HINT) return undefined;
   for (const size of [3, 2]) {
     const wanted = grams(name, size);
     const norm = Math.sqrt([...wanted.values()].reduce((sum, n) => sum + n * n, 0));

@@ -42,7 +42,7 @@ import {
 
 export interface JsonOperation {
   readonly arrow: '->' | '->>';
-  /** A key, or an array index like `+1` / `-2`. */
+  /** A key, or an array index: digits with an optional leading `-` (`1`, `-2`), as written. */
   readonly operand: { readonly key: string } | { readonly index: string };
 }
 
@@ -146,7 +146,7 @@ const jsonPath: Parser<JsonOperation[]> = (() => {
     tryP(eof),
   );
   const index = left(
-    map(seq(option('+', char('-')), many1(digit)), ([sign, digits]) => ({ index: sign + join(digits) })),
+    map(seq(option('', char('-')), many1(digit)), ([sign, digits]) => ({ index: sign + join(digits) })),
     end,
   );
   const key = map(jsonKeyName, (name) => ({ key: name }));

@@ -2,11 +2,13 @@
 // of its Plan stage). Two steps, in PostgREST's order so that a request with several faults reports the same one:
 //   parseQueryParams: classify every pair and run the grammar (PGRST100 parse errors: order, logic trees, columns,
 //                     select, filters, on_conflict);
-//   planRead:         refuse what this gateway does not serve (PGRST108 embed paths, PGRST100 embedding, JSON
-//                     arrows, aggregates, unsafe casts) and flatten the rest into columns and conditions.
+//   planRead:         refuse what this gateway does not serve, with PostgREST's own answers where it has one
+//                     (PGRST108 embed paths, PGRST200 embedding: there are no relationships here) and PGRST100 for
+//                     aggregates and unsafe casts, and flatten the rest into columns (JSON paths included) and
+//                     conditions.
 // The range/status step (read-range.ts) runs between the two, as PostgREST's getRanges does.
 
-import { notEmbedded, queryParseError, unsupportedFeature } from './gateway-errors.js';
+import { noRelationship, notEmbedded, queryParseError, unsupportedFeature } from './gateway-errors.js';
 import {
   columns,
   logicPath,
@@ -18,6 +20,7 @@ import {
   treePath,
   type Field,
   type Filter,
+  type JsonOperation,
   type LogicTree,
   type OpExpr,
   type OrderDirection,
@@ -126,16 +129,21 @@ export function parseQueryParams(pairs: readonly QueryPair[]): ParsedQuery {
 
 // ---- planning ---------------------------------------------------------------------------------------------------
 
+/** A column, possibly followed by JSON arrows (`data->a->>b`, `data->0`); the path is omitted when empty. */
+export interface ColumnRef {
+  readonly column: string;
+  readonly jsonPath?: readonly JsonOperation[];
+}
+
 export type SelectColumn =
   | { readonly kind: 'all' }
-  | { readonly kind: 'column'; readonly name: string; readonly alias?: string; readonly cast?: string };
+  | (ColumnRef & { readonly kind: 'column'; readonly alias?: string; readonly cast?: string });
 
 export type Condition =
-  | { readonly kind: 'filter'; readonly column: string; readonly expr: OpExpr }
+  | (ColumnRef & { readonly kind: 'filter'; readonly expr: OpExpr })
   | { readonly kind: 'group'; readonly negated: boolean; readonly operator: 'and' | 'or'; readonly children: readonly Condition[] };
 
-export interface OrderColumn {
-  readonly column: string;
+export interface OrderColumn extends ColumnRef {
   readonly direction?: OrderDirection;
   readonly nulls?: OrderNulls;
 }
@@ -147,6 +155,12 @@ export interface ReadPlan {
   readonly order: readonly OrderColumn[];
 }
 
+/** The relation being read: PostgREST names it (and its schema) in the PGRST200 it answers for an embed. */
+export interface ReadTarget {
+  readonly schema: string;
+  readonly relation: string;
+}
+
 /**
  * A cast is spliced into SQL as a type name (PostgREST does the same), so it must be a plain type name: words of
  * letters, digits and `_` separated by single spaces (`int4`, `double precision`). The grammar alone would let `$`
@@ -154,56 +168,107 @@ export interface ReadPlan {
  */
 const SAFE_TYPE_NAME = /^[A-Za-z_][A-Za-z0-9_]*(?: [A-Za-z_][A-Za-z0-9_]*)*$/;
 
-function describeField(field: Field): string {
-  return field.name + field.jsonPath.map((op) => `${op.arrow}${'key' in op.operand ? op.operand.key : op.operand.index}`).join('');
+function columnRef(field: Field): ColumnRef {
+  return field.jsonPath.length === 0 ? { column: field.name } : { column: field.name, jsonPath: field.jsonPath };
 }
 
-function plainColumn(field: Field): string {
-  if (field.jsonPath.length > 0) {
-    throw unsupportedFeature('JSON path operators are not supported by this gateway', `'${describeField(field)}' uses -> or ->>`, 'Select the whole column and read the JSON on the client.');
+/**
+ * The key a selected JSON path gets without an alias (PostgREST Plan.hs addAliases/lastJsonKey): the last key of
+ * the path; a path ending in an index takes the nearest key before it, else the column's name, so
+ * `data->1->mycol->>2` is `mycol` and `data->3` is `data`.
+ */
+export function jsonPathKey(ref: ColumnRef): string | undefined {
+  const path = ref.jsonPath ?? [];
+  if (path.length === 0) return undefined;
+  for (let i = path.length - 1; i >= 0; i--) {
+    const operand = path[i]!.operand;
+    if ('key' in operand) return operand.key;
   }
-  return field.name;
+  return ref.column;
 }
 
 function planSelect(items: readonly SelectItem[]): SelectColumn[] {
+  // PostgREST v11+ (QueryBuilder.hs readPlanToQuery, `defSelect`): an empty `select=` selects every column, as `*`.
+  if (items.length === 0) return [{ kind: 'all' }];
   return items.map((item): SelectColumn => {
-    if (item.kind !== 'field') {
-      throw unsupportedFeature('Resource embedding is not supported by this gateway', `'${item.relation}' in the select parameter embeds another relation`, 'Query each relation separately.');
-    }
+    // Embedded items were refused before (PGRST200 in planRead); this keeps the type narrow.
+    if (item.kind !== 'field') throw new Error('planSelect: embedded item after the relationship check');
     if (item.aggregate !== undefined) {
       throw unsupportedFeature('Aggregate functions are not supported by this gateway', `'${item.aggregate}()' in the select parameter`, null);
     }
     if (item.field.name === '*' && item.field.jsonPath.length === 0) return { kind: 'all' };
-    const name = plainColumn(item.field);
     if (item.cast !== undefined && !SAFE_TYPE_NAME.test(item.cast)) {
       throw unsupportedFeature('Invalid cast type', `'${item.cast}' is not a type name`, 'Use a type name such as text, int8 or numeric.');
     }
-    return { kind: 'column', name, ...(item.alias === undefined ? {} : { alias: item.alias }), ...(item.cast === undefined ? {} : { cast: item.cast }) };
+    return {
+      kind: 'column',
+      ...columnRef(item.field),
+      ...(item.alias === undefined ? {} : { alias: item.alias }),
+      ...(item.cast === undefined ? {} : { cast: item.cast }),
+    };
   });
 }
 
 function planTree(tree: LogicTree): Condition {
-  if (tree.kind === 'filter') return { kind: 'filter', column: plainColumn(tree.filter.field), expr: tree.filter.expr };
+  if (tree.kind === 'filter') return { kind: 'filter', ...columnRef(tree.filter.field), expr: tree.filter.expr };
   return { kind: 'group', negated: tree.negated, operator: tree.operator, children: tree.children.map(planTree) };
 }
 
-export function planRead(parsed: ParsedQuery): ReadPlan {
-  const embedded = [...parsed.filters.map((f) => f.path), ...parsed.logic.map((l) => l.path), ...parsed.order.map((o) => o.path), ...parsed.rangePaths].find(
-    (path) => path.length > 0,
-  );
-  if (embedded) throw notEmbedded(embedded[0]!);
+type EmbedItem = Extract<SelectItem, { kind: 'relation' | 'spread' }>;
+
+const embedsOf = (items: readonly SelectItem[]) => items.filter((item): item is EmbedItem => item.kind !== 'field');
+
+/**
+ * The first segment of an embed path that names no embedded resource (PostgREST Plan.hs updateNode), or undefined
+ * when the whole path leads through the select tree. A segment matches a relation by its name or its alias, as with
+ * PostgREST's default `db-url-use-legacy-target-names` (and every version before that setting).
+ */
+function missingEmbed(select: readonly SelectItem[], path: readonly string[]): string | undefined {
+  let level = select;
+  for (const name of path) {
+    const node = embedsOf(level).find((item) => item.relation === name || ('alias' in item && item.alias === name));
+    if (node === undefined) return name;
+    level = node.children;
+  }
+  return undefined;
+}
+
+/**
+ * PostgREST's readPlan stages that can refuse a request, in its order, so that a request with several faults gets
+ * the same answer:
+ *   1. addFilters, addOrders, addRanges, addLogicTrees: an embed path naming nothing in `select` is PGRST108. Each
+ *      stage folds its parameters from the right, so of several such parameters the last one is reported.
+ *   2. addRels: an embedded resource needs a relationship; this gateway has none, so the first one in `select` is
+ *      PGRST200.
+ *   3. addRelatedOrders: `order=other(col)` needs `other` embedded: PGRST108.
+ */
+export function planRead(parsed: ParsedQuery, target: ReadTarget): ReadPlan {
+  const lastMissing = (paths: readonly (readonly string[])[]) => {
+    for (let i = paths.length - 1; i >= 0; i--) {
+      const missing = missingEmbed(parsed.select, paths[i]!);
+      if (missing !== undefined) return missing;
+    }
+    return undefined;
+  };
+  for (const paths of [parsed.filters.map((f) => f.path), parsed.order.map((o) => o.path), parsed.rangePaths, parsed.logic.map((l) => l.path)]) {
+    const missing = lastMissing(paths);
+    if (missing !== undefined) throw notEmbedded(missing);
+  }
+  const embed = embedsOf(parsed.select)[0];
+  if (embed !== undefined) throw noRelationship(target.schema, target.relation, embed.relation, embed.hint);
+
+  // PostgREST applies its order parameters right to left, so the first root `order` wins (all paths are root here).
+  const terms = parsed.order[0]?.terms ?? [];
+  const related = terms.find((term) => term.kind === 'relation');
+  if (related !== undefined) throw notEmbedded(related.relation);
+
   const select = planSelect(parsed.select);
   const where: Condition[] = [
-    ...parsed.filters.map(({ filter }): Condition => ({ kind: 'filter', column: plainColumn(filter.field), expr: filter.expr })),
+    ...parsed.filters.map(({ filter }): Condition => ({ kind: 'filter', ...columnRef(filter.field), expr: filter.expr })),
     ...parsed.logic.map(({ tree }) => planTree(tree)),
   ];
-  // PostgREST applies its order parameters right to left, so the first root `order` wins.
-  const terms = parsed.order[0]?.terms ?? [];
-  const orderColumns = terms.map((term): OrderColumn => {
-    if (term.kind === 'relation') {
-      throw unsupportedFeature('Resource embedding is not supported by this gateway', `'${term.relation}(${describeField(term.field)})' in the order parameter orders by another relation`, null);
-    }
-    return { column: plainColumn(term.field), ...(term.direction ? { direction: term.direction } : {}), ...(term.nulls ? { nulls: term.nulls } : {}) };
-  });
+  const orderColumns = terms.map(
+    (term): OrderColumn => ({ ...columnRef(term.field), ...(term.direction ? { direction: term.direction } : {}), ...(term.nulls ? { nulls: term.nulls } : {}) }),
+  );
   return { select, where, order: orderColumns };
 }

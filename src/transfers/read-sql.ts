@@ -4,6 +4,11 @@
 //   compares case-insensitively, `block=eq.abc` fails with 22P02 like PostgREST's unknown literals do.
 // - Identifiers are double-quoted ("" inside), columns qualified "schema"."relation"."column", so an unknown column
 //   is PostgreSQL's own 42703 `column <relation>.<column> does not exist`.
+// - JSON path keys are bound too, as PostgREST binds them (SqlFragment.hs pgFmtJsonPath: unknown-typed parameters,
+//   indexes cast to int), so `->`/`->>` take their text-key or integer-index form. The arrows apply to the column
+//   as it is: on json/jsonb they work; on another type PostgreSQL's 42883 `operator does not exist` passes through
+//   (404, Error.hs). PostgREST instead wraps a column that is not json/jsonb in to_jsonb() (Plan.hs
+//   resolveTypeOrUnknown), which needs the column's type; this gateway's schema cache lists relations only.
 // - PostgreSQL builds the JSON (json_agg over the page) and every returned value is text, so numeric/int8 keep all
 //   their digits and both drivers (pg, PGlite) read the same strings.
 // - Parameters used by the WHERE clause come first, so the EXPLAIN for a planned count can reuse them alone.
@@ -11,7 +16,7 @@
 import type { ReadFormat } from './negotiate.js';
 import type { CountPreference } from './read-prefer.js';
 import type { RowWindow } from './read-range.js';
-import type { Condition, OrderColumn, ReadPlan, SelectColumn } from './query-params.js';
+import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type ReadPlan, type SelectColumn } from './query-params.js';
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
 
@@ -116,28 +121,38 @@ function operationSql(column: string, operation: Operation, params: Parameters):
   }
 }
 
+/** A column with its JSON arrows: `"s"."r"."data"->$1->>$2::int`. */
+function columnSql(relation: string, ref: ColumnRef, params: Parameters): string {
+  let sql = `${relation}.${quoteIdentifier(ref.column)}`;
+  for (const { arrow, operand } of ref.jsonPath ?? []) {
+    sql += 'key' in operand ? `${arrow}${params.add(operand.key)}` : `${arrow}${params.add(operand.index)}::int`;
+  }
+  return sql;
+}
+
 function conditionSql(relation: string, condition: Condition, params: Parameters): string {
   if (condition.kind === 'filter') {
-    const sql = operationSql(`${relation}.${quoteIdentifier(condition.column)}`, condition.expr.operation, params);
+    const sql = operationSql(columnSql(relation, condition, params), condition.expr.operation, params);
     return condition.expr.negated ? `NOT (${sql})` : sql;
   }
   const inner = condition.children.map((child) => conditionSql(relation, child, params)).join(condition.operator === 'and' ? ' AND ' : ' OR ');
   return `${condition.negated ? 'NOT ' : ''}(${inner})`;
 }
 
-function selectSql(relation: string, column: SelectColumn): string {
+function selectSql(relation: string, column: SelectColumn, params: Parameters): string {
   if (column.kind === 'all') return `${relation}.*`;
-  const reference = `${relation}.${quoteIdentifier(column.name)}`;
-  const expression = column.cast === undefined ? reference : `${reference}::${column.cast}`;
-  // A cast column keeps the column's name as its key, as in PostgREST.
-  const name = column.alias ?? (column.cast === undefined ? undefined : column.name);
+  const reference = columnSql(relation, column, params);
+  // `::` binds tighter than `->>`: a JSON path is parenthesized before its cast.
+  const expression = column.cast === undefined ? reference : column.jsonPath === undefined ? `${reference}::${column.cast}` : `(${reference})::${column.cast}`;
+  // The key: the alias; else a JSON path's key (PostgREST's lastJsonKey); else a cast column keeps the column's name.
+  const name = column.alias ?? jsonPathKey(column) ?? (column.cast === undefined ? undefined : column.column);
   return name === undefined ? expression : `${expression} AS ${quoteIdentifier(name)}`;
 }
 
-function orderSql(relation: string, term: OrderColumn): string {
+function orderSql(relation: string, term: OrderColumn, params: Parameters): string {
   const direction = term.direction === undefined ? '' : ` ${term.direction.toUpperCase()}`;
   const nulls = term.nulls === undefined ? '' : term.nulls === 'nullsfirst' ? ' NULLS FIRST' : ' NULLS LAST';
-  return `${relation}.${quoteIdentifier(term.column)}${direction}${nulls}`;
+  return `${columnSql(relation, term, params)}${direction}${nulls}`;
 }
 
 export function buildReadStatements(input: ReadStatementInput): ReadStatements {
@@ -149,10 +164,10 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const explain: SqlStatement = { text: `EXPLAIN (FORMAT JSON) SELECT 1 ${filtered}`, values: [...params.values] };
 
   const { window } = input;
-  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(relation, term)).join(', ')}`;
+  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(relation, term, params)).join(', ')}`;
   const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${params.add(String(window.sqlLimit))}`;
   const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${params.add(String(window.sqlOffset))}`;
-  const page = `SELECT ${input.plan.select.map((column) => selectSql(relation, column)).join(', ')} ${filtered}${orderBy}${limit}${offset}`;
+  const page = `SELECT ${input.plan.select.map((column) => selectSql(relation, column, params)).join(', ')} ${filtered}${orderBy}${limit}${offset}`;
 
   const columns = [`${input.withBody ? bodySql(input.format ?? 'json') : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
   let totalKind: ReadStatements['totalKind'] = 'none';

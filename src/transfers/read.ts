@@ -81,7 +81,7 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
   });
   const preferences = parsePrefer(request.prefer);
   const media = negotiateMedia(request.accept);
-  const plan = planRead(parsed);
+  const plan = planRead(parsed, request);
   const statements = buildReadStatements({
     schema: request.schema,
     relation: request.relation,

@@ -328,17 +328,162 @@ describe('order, select, limit and offset', () => {
     await sqlOf('offset=1000', {}, { maxOffset: 1000 });
   });
 
-  test('unsupported PostgREST features are clear 400s, never crashes', async () => {
-    for (const query of ['select=id,clients(*)', 'select=...clients(*)', 'select=data->>key', 'select=count()', 'select=gas.sum()', 'order=clients(name)', 'data->key=eq.1', 'or=(data->>a.eq.1)']) {
+  test('aggregates are clear 400s (PGRST100), never crashes', async () => {
+    for (const query of ['select=count()', 'select=gas.sum()', 'select=total:value.sum()::text']) {
       const error = await failureOf(query);
       assert.equal(error.status, 400, query);
       assert.equal(error.code, 'PGRST100', query);
       assert.ok(error.message.length > 0);
     }
-    const embedded = await failureOf('clients.name=eq.x');
-    assert.equal(embedded.code, 'PGRST108');
-    assert.equal(embedded.message, "Cannot apply filter because 'clients' is not an embedded resource in this request");
-    assert.equal((await failureOf('clients.limit=1')).code, 'PGRST108');
+  });
+
+  test('an empty select= is every column, as * (PostgREST v11+, QueryBuilder.hs defSelect)', async () => {
+    assert.ok((await sqlOf('select=')).text.includes('SELECT "public"."ethtxs".* FROM'));
+    assert.deepEqual(planRead(parseQueryParams(parseQueryString('select=')), { schema: 'public', relation: 'ethtxs' }).select, [{ kind: 'all' }]);
+  });
+});
+
+describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and indexes', () => {
+  test('select: keys bound, the key of a path is its last key, aliases and casts', async () => {
+    const { text, values } = await sqlOf('select=data->>c,data->a->>b,x:data->>c,data->>c::int,y:data->a->>n::numeric');
+    assert.ok(
+      text.includes(
+        `SELECT ${COL('data')}->>$1 AS "c", ${COL('data')}->$2->>$3 AS "b", ${COL('data')}->>$4 AS "x", (${COL('data')}->>$5)::int AS "c", (${COL('data')}->$6->>$7)::numeric AS "y" FROM`,
+      ),
+      text,
+    );
+    assert.deepEqual(values, ['c', 'a', 'b', 'c', 'c', 'a', 'n']);
+    assertPlaceholdersMatch({ text, values });
+  });
+
+  test('indexes: bound and cast to int, negative too; a path ending in an index is named by its last key, else the column', async () => {
+    const { text, values } = await sqlOf('select=data->0,data->1->mycol->>2,data->>-1::int,i:data->-2');
+    assert.ok(
+      text.includes(
+        `SELECT ${COL('data')}->$1::int AS "data", ${COL('data')}->$2::int->$3->>$4::int AS "mycol", (${COL('data')}->>$5::int)::int AS "data", ${COL('data')}->$6::int AS "i" FROM`,
+      ),
+      text,
+    );
+    assert.deepEqual(values, ['0', '1', 'mycol', '2', '-1', '-2']);
+    // Only well formed numbers are indexes (JsonOperatorSpec "only treats well formed numbers as indexes").
+    assert.deepEqual((await sqlOf('select=data->0xy1->23-xy-45->>-7')).values, ['0xy1', '23-xy-45', '-7']);
+  });
+
+  test('filters, logic trees and order take JSON paths; keys come before the value they compare', async () => {
+    const filter = await sqlOf('data->a->>b=eq.x&data->>0=not.in.(1,2)');
+    assert.ok(filter.text.includes(`WHERE ${COL('data')}->$1->>$2 = $3 AND NOT (${COL('data')}->>$4::int = ANY ($5))`), filter.text);
+    assert.deepEqual(filter.values, ['a', 'b', 'x', '0', '{"1","2"}']);
+    const tree = await sqlOf('or=(data->a->>b.eq.foo, data->>b.like.ba*)');
+    assert.ok(tree.text.includes(`WHERE (${COL('data')}->$1->>$2 = $3 OR ${COL('data')}->>$4 LIKE $5)`), tree.text);
+    assert.deepEqual(tree.values, ['a', 'b', 'foo', 'b', 'ba%']);
+    const order = await sqlOf('order=data->>c.desc,data->a->1.nullsfirst&limit=5');
+    assert.ok(order.text.includes(`ORDER BY ${COL('data')}->>$1 DESC, ${COL('data')}->$2->$3::int NULLS FIRST LIMIT $4`), order.text);
+    assert.deepEqual(order.values, ['c', 'a', '1', '5']);
+    assertPlaceholdersMatch(order);
+  });
+
+  test('the plan keeps the path; a plain column has none', () => {
+    const plan = planRead(parseQueryParams(parseQueryString('select=k:data->a->>0&data->>b=eq.1&order=data->c.desc,id')), { schema: 'public', relation: 'ethtxs' });
+    assert.deepEqual(plan.select, [{ kind: 'column', column: 'data', jsonPath: [{ arrow: '->', operand: { key: 'a' } }, { arrow: '->>', operand: { index: '0' } }], alias: 'k' }]);
+    assert.deepEqual(plan.where[0], { kind: 'filter', column: 'data', jsonPath: [{ arrow: '->>', operand: { key: 'b' } }], expr: { negated: false, operation: { kind: 'quant', operator: 'eq', value: '1' } } });
+    assert.deepEqual(plan.order, [{ column: 'data', jsonPath: [{ arrow: '->', operand: { key: 'c' } }], direction: 'desc' }, { column: 'id' }]);
+  });
+
+  test('PostgREST parse errors on JSON paths, verbatim (JsonOperatorSpec)', async () => {
+    const reserved = await failureOf('select=data->(!@%23$%^%26*_d->>!@%23$%^%26*_e::integer');
+    assert.deepEqual([reserved.code, reserved.message, reserved.details], [
+      'PGRST100',
+      '"failed to parse select parameter (data->(!@#$%^&*_d->>!@#$%^&*_e::integer)" (line 1, column 7)',
+      'unexpected "(" expecting "-", digit or any non reserved character different from: .,>()',
+    ]);
+    const badIndex = await failureOf('select=data->>--34');
+    assert.deepEqual([badIndex.message, badIndex.details], ['"failed to parse select parameter (data->>--34)" (line 1, column 9)', 'unexpected "-" expecting digit']);
+  });
+
+  test('hostile keys are bound, never spliced: quotes, backslashes, dollars, semicolons', async () => {
+    const keys = ["a'b", "'; DROP TABLE ethtxs; --", 'x\\y', '$1', '$$;SELECT 1;$$', 'e\\\'', 'a"b'];
+    for (const key of keys) {
+      // A quoted key (`"..."`, backslash escapes) is decoded and bound; the alias keeps it out of the output name.
+      const quoted = `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
+      const encoded = encodeURIComponent(quoted);
+      for (const query of [`select=k:data->>${encoded}`, `data->${encoded}->>0=eq.1`, `order=data->>${encoded}`, `or=(data->>${encoded}.eq.1)`]) {
+        const recorded = await sqlOf(query);
+        assert.ok(recorded.values.includes(key), `${query}: ${JSON.stringify(recorded.values)}`);
+        if (key !== '$1') assert.ok(!recorded.text.includes(key), `${key} leaked into: ${recorded.text}`);
+        assertPlaceholdersMatch(recorded);
+      }
+    }
+    // The key of a selected path is an identifier: quoted with "" like any other.
+    assert.ok((await sqlOf(`select=data->>${encodeURIComponent('"a\\"b"')}`)).text.includes('AS "a""b"'));
+  });
+});
+
+describe('embedding: the answers of PostgREST itself (PGRST108, PGRST200), no relationships here', () => {
+  const body = async (query: string) => {
+    const error = await failureOf(query);
+    return { status: error.status, code: error.code, details: error.details, hint: error.hint, message: error.message };
+  };
+  const notEmbedded = (name: string) => ({
+    status: 400,
+    code: 'PGRST108',
+    details: null,
+    hint: `Verify that '${name}' is included in the 'select' query parameter.`,
+    message: `'${name}' is not an embedded resource in this request`,
+  });
+  const noRelationship = (other: string, using = '') => ({
+    status: 400,
+    code: 'PGRST200',
+    details: `Searched for a foreign key relationship between 'items' and '${other}${using}' in the schema 'public', but no matches were found.`,
+    hint: null,
+    message: `Could not find a relationship between 'items' and '${other}' in the schema cache`,
+  });
+
+  test('PGRST108 (Error.hs NotEmbedded): filters, limits, logic trees and orders on a resource not in select', async () => {
+    for (const query of ['clients.name=eq.x', 'clients.limit=1', 'clients.offset=2', 'clients.or=(id.eq.1)', 'clients.order=id', 'order=clients(name)', 'order=id,clients(name).desc']) {
+      assert.deepEqual(await body(query), notEmbedded('clients'), query);
+    }
+    const reply = gatewayErrorReply(await failureOf('clients.name=eq.x'));
+    assert.equal(
+      reply.body,
+      '{"code":"PGRST108","details":null,"hint":"Verify that \'clients\' is included in the \'select\' query parameter.","message":"\'clients\' is not an embedded resource in this request"}',
+    );
+  });
+
+  test('PGRST200 (Error.hs NoRelBetween): every embed, named by relation (not alias), with the embed hint', async () => {
+    assert.deepEqual(await body('select=id,clients(*)'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,...clients(name)'), noRelationship('clients'));
+    assert.deepEqual(await body('select=c:clients!client_id(*)'), noRelationship('clients', "' using the hint 'client_id"));
+    assert.deepEqual(await body('select=id,clients!inner(id),tasks(*)'), noRelationship('clients'));
+    // The relation and schema read are named as the request gave them.
+    const { statements, execute } = recorder();
+    await assert.rejects(
+      runRead({ method: 'GET', schema: 'test', relation: 'projects', query: 'select=*,clients(*)' }, {}, execute),
+      (error: GatewayError) =>
+        error.message === "Could not find a relationship between 'projects' and 'clients' in the schema cache" &&
+        error.details === "Searched for a foreign key relationship between 'projects' and 'clients' in the schema 'test', but no matches were found.",
+    );
+    assert.equal(statements.length, 0);
+  });
+
+  test('the order of checks of PostgREST: paths first (the last failing one), then relationships, then related orders', async () => {
+    // An embed path that leads through select passes the path check; the relationship check then fails.
+    assert.deepEqual(await body('select=*,clients(*)&clients.name=eq.x&clients.order=id&clients.limit=1'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,c:clients(*)&c.name=eq.x'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,c:clients(*)&clients.name=eq.x'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,clients(*)&order=clients(name)'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,clients(*)&order=nope(name)'), noRelationship('clients'));
+    assert.deepEqual(await body('select=*,clients(*,tasks(*))&clients.tasks.id=eq.1'), noRelationship('clients'));
+    // A path that does not lead through select is PGRST108 for its first missing segment.
+    assert.deepEqual(await body('select=*,clients(*)&nope.id=eq.1'), notEmbedded('nope'));
+    assert.deepEqual(await body('select=*,clients(*)&clients.tasks.id=eq.1'), notEmbedded('tasks'));
+    // Several: filters, then orders, then limits, then logic trees; within one kind the last one.
+    assert.deepEqual(await body('a.x=eq.1&b.y=eq.2'), notEmbedded('b'));
+    assert.deepEqual(await body('c.or=(id.eq.1)&b.order=id&a.x=eq.1'), notEmbedded('a'));
+    assert.deepEqual(await body('c.or=(id.eq.1)&b.order=id'), notEmbedded('b'));
+    assert.deepEqual(await body('c.or=(id.eq.1)&b.limit=1'), notEmbedded('b'));
+    assert.deepEqual(await body('order=x(y)&a.x=eq.1'), notEmbedded('a'));
+    // Parse errors (PGRST100) come before any of these.
+    assert.equal((await failureOf('select=*,clients(*)&id=0')).code, 'PGRST100');
   });
 });
 
@@ -506,18 +651,33 @@ describe('the error table (gateway-errors.ts, notes B.2)', () => {
   test('404 PGRST205 with a hint only when a close name exists; 405 PGRST117', () => {
     const hinted = JSON.parse(gatewayErrorReply(relationNotFound('public', 'ethtx', ['ethtxs', 'max_block', 'aval'])).body);
     assert.deepEqual(hinted, { code: 'PGRST205', details: null, hint: "Perhaps you meant the table 'public.ethtxs'", message: "Could not find the table 'public.ethtx' in the schema cache" });
-    assert.equal(closestName('non_existent_table', ['collision_test_table', 'items']), 'collision_test_table');
     assert.equal(relationNotFound('public', 'zzz', ['ethtxs', 'max_block', 'aval']).hint, null);
     assert.equal(relationNotFound('public', 'nosuch', ['ethtxs']).status, 404);
     const method = gatewayErrorReply(methodNotAllowed('POST'));
     assert.equal(method.status, 405);
     assert.equal(method.body, '{"code":"PGRST117","details":null,"hint":null,"message":"Unsupported HTTP method: POST"}');
   });
+
+  test('the PGRST205 hint needs a similarity of 0.75 (PostgREST #4675, ErrorSpec.hs): near names only', () => {
+    const tables = ['projects', 'items', 'collision_test_table', 'clients', 'ghostBusters'];
+    assert.equal(closestName('projectx', tables), 'projects'); // 0.875
+    assert.equal(closestName('projecxx', tables), 'projects'); // 0.75 exactly
+    assert.equal(closestName('itemz', tables), 'items'); // 0.8
+    assert.equal(closestName('ghostbusters', tables), 'ghostBusters'); // case-insensitive: 1
+    assert.equal(closestName('projxxxx', tables), undefined); // 0.5
+    assert.equal(closestName('non_existent_table', tables), undefined); // 0.33 gave collision_test_table
+    assert.equal(closestName('clientsxxxxxxxxxxxxxx', tables), undefined); // issue #4675's own example
+    assert.equal(closestName('users', ['markers', 'employees']), undefined);
+    // A schema of 500 or more relations gets no fuzzy index, so no hint (SchemaCache.hs maxDbTablesForFuzzySearch).
+    const many = Array.from({ length: 499 }, (_, i) => `table_${i}`);
+    assert.equal(closestName('itemz', [...many, 'items']), undefined);
+    assert.equal(closestName('itemz', [...many.slice(1), 'items']), 'items');
+  });
 });
 
 describe('planRead', () => {
   test('the first root order wins and conditions keep query order', () => {
-    const plan = planRead(parseQueryParams(parseQueryString('order=a.desc&order=b&x=eq.1&or=(y.eq.2)&z=eq.3')));
+    const plan = planRead(parseQueryParams(parseQueryString('order=a.desc&order=b&x=eq.1&or=(y.eq.2)&z=eq.3')), { schema: 'public', relation: 'items' });
     assert.deepEqual(plan.order, [{ column: 'a', direction: 'desc' }]);
     assert.deepEqual(
       plan.where.map((c) => (c.kind === 'filter' ? c.column : c.operator)),
