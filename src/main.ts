@@ -23,6 +23,7 @@ import { filesServer } from '../http/files/files.routes.js';
 import { homedir } from 'node:os';
 import { transfersTree } from '../actors/transfers/tree.js';
 import { gatewayView } from '../actors/transfers/gateway.js';
+import { runMigrateCommand } from '../actors/transfers/migrate-command.js';
 import { gatewayServer } from '../http/transfers/gateway.routes.js';
 import { INDEXER_VERSION, parseTransfersConfig, type TransfersConfig } from './transfers/config.js';
 import { consoleMethods } from '../actors/console/methods.js';
@@ -44,6 +45,7 @@ export type ServiceName = (typeof SERVICES)[number];
 export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates', 'transfers', 'console']);
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
+       adm-infra transfers [--config FILE] --migrate
 
 Services:
   rates       exchange-rates aggregator (/get, /getHistory, /status), default port 36661
@@ -64,6 +66,9 @@ Options:
                     console: the adamant-console JSONC format; default $ADM_CONFIG_PATH (~/.adm) +
                     $ADM_CONFIG_FILENAME (config.jsonc), else ./config.jsonc, else the packaged defaults
   --check-config    validate the configuration, print the report and exit (0 valid, 1 invalid)
+  --migrate         transfers only: create or upgrade the database schema and the anonymous role with
+                    DB_NAME's login (else PGRST_DB_URI's; the embedded database: DATA_DIR), print the
+                    report and exit (0 done; 1 cannot connect, no rights, or a schema newer than this build)
   --host HOST       address the public listeners bind to (default 0.0.0.0)
   -h, --help        this text
 
@@ -78,6 +83,8 @@ export interface CommandLine {
   readonly service: ServiceName | 'all';
   readonly configPath: string | undefined;
   readonly checkConfig: boolean;
+  /** `transfers --migrate`: run the schema migrations and the anonymous role setup, then exit. */
+  readonly migrate: boolean;
   readonly host: string;
 }
 
@@ -92,6 +99,7 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
       options: {
         config: { type: 'string' },
         'check-config': { type: 'boolean' },
+        migrate: { type: 'boolean' },
         host: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -107,12 +115,16 @@ export function parseCommandLine(argv: readonly string[]): ParsedCommandLine {
     return { ok: false, help: false, message: `unknown service: ${service}` };
   }
   if (service === 'all' && parsed.values.config) return { ok: false, help: false, message: '--config applies to one service, not to all' };
+  const migrate = parsed.values.migrate ?? false;
+  if (migrate && service !== 'transfers') return { ok: false, help: false, message: '--migrate applies to the transfers service only' };
+  if (migrate && parsed.values['check-config']) return { ok: false, help: false, message: '--migrate and --check-config are separate runs' };
   return {
     ok: true,
     command: {
       service: service as ServiceName | 'all',
       configPath: parsed.values.config,
       checkConfig: parsed.values['check-config'] ?? false,
+      migrate,
       host: parsed.values.host ?? '0.0.0.0',
     },
   };
@@ -365,6 +377,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const report = useDefaults ? ['Configuration is valid (every service on its embedded defaults; adm-infra all reads no configuration file)'] : origins.map(({ origin }) => configCheckLine(origin));
     process.stdout.write(`${report.join('\n')}\n${warnings.map((w) => `warning: ${w}\n`).join('')}`);
     return EXIT.ok;
+  }
+  if (command.migrate && configs.transfers) {
+    // A one-off run, not a service: plain lines (the report on stdout, reasons and warnings on stderr), no listener.
+    for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+    return runMigrateCommand(configs.transfers, { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) });
   }
 
   const level =

@@ -10,11 +10,11 @@ import { RATES_DEFAULT_CONFIG } from '../src/rates/config.js';
 test('parseCommandLine: services, options, and the usage errors', () => {
   assert.deepEqual(parseCommandLine(['rates', '--config', 'c.jsonc']), {
     ok: true,
-    command: { service: 'rates', configPath: 'c.jsonc', checkConfig: false, host: '0.0.0.0' },
+    command: { service: 'rates', configPath: 'c.jsonc', checkConfig: false, migrate: false, host: '0.0.0.0' },
   });
   assert.deepEqual(parseCommandLine(['all', '--host', '127.0.0.1']), {
     ok: true,
-    command: { service: 'all', configPath: undefined, checkConfig: false, host: '127.0.0.1' },
+    command: { service: 'all', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' },
   });
   assert.deepEqual(parseCommandLine(['--help']), { ok: false, help: true });
   assert.deepEqual(parseCommandLine(['nope']), { ok: false, help: false, message: 'unknown service: nope' });
@@ -22,6 +22,13 @@ test('parseCommandLine: services, options, and the usage errors', () => {
   assert.deepEqual(parseCommandLine(['rates', 'extra']), { ok: false, help: false, message: 'unexpected argument: extra' });
   assert.equal(parseCommandLine(['all', '--config', 'x']).ok, false, '--config names one service');
   assert.equal(parseCommandLine(['rates', '--bogus']).ok, false);
+  assert.deepEqual(parseCommandLine(['transfers', '--migrate', '--config', 't.json5']), {
+    ok: true,
+    command: { service: 'transfers', configPath: 't.json5', checkConfig: false, migrate: true, host: '0.0.0.0' },
+  });
+  assert.deepEqual(parseCommandLine(['rates', '--migrate']), { ok: false, help: false, message: '--migrate applies to the transfers service only' });
+  assert.deepEqual(parseCommandLine(['all', '--migrate']), { ok: false, help: false, message: '--migrate applies to the transfers service only' });
+  assert.equal(parseCommandLine(['transfers', '--migrate', '--check-config']).ok, false, 'one run does one thing');
 });
 
 test('operatorSettings: off without a port; the environment overrides the config block; short keys refused', () => {

@@ -3,21 +3,30 @@
 //
 // - Embedded (no DB_NAME / PGRST_DB_URI): one PGlite in DATA_DIR shared by both parts; this process owns the schema,
 //   so it migrates and creates the anonymous role; gateway reads switch role inside their own transactions.
-// - PostgreSQL: the indexer's pool (DB_NAME, the writer login) migrates when the indexer runs here; the gateway's
-//   pool (PGRST_DB_URI) sets the anonymous role on each connection, like PostgREST's authenticator. A gateway
-//   running alone never writes, so it never migrates.
+// - PostgreSQL with the indexer here: the indexer's pool (DB_NAME, the writer login) migrates and sets up the
+//   anonymous role; the gateway's pool (PGRST_DB_URI) sets that role on each connection, like PostgREST's
+//   authenticator.
+// - PostgreSQL, a gateway alone: before any read, a short-lived connection of the gateway's login (no SET ROLE) reads
+//   the schema version. At this build's version, unreadable by that login (its owner keeps it), or the original
+//   indexer's unversioned tables (that indexer may still be writing): left alone, no writes. Missing (an empty
+//   database) or older: migrated with that login when it may (in PostgREST deployments it often owns the schema);
+//   otherwise one clear error line names what to run (`adm-infra transfers --migrate` by an owner, or the indexer
+//   once), the schema cache answers 503 PGRST002 and the check is retried with backoff until it passes, without a
+//   restart. Newer than the build: the actor crashes with SchemaTooNewError, as the indexer's open does.
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { databaseMachine } from '../../machines/transfers/database.machine.js';
+import { databaseMachine, type DatabaseOpened } from '../../machines/transfers/database.machine.js';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { INDEXER_VERSION, type TransfersConfig, type PgConnection } from '../../src/transfers/config.js';
 import { anonymousReadInTransaction, anonymousSessionSetup, type AnonymousRead } from '../../storage/transfers/gateway-store.js';
-import { ensureAnonRole, migrate } from '../../storage/transfers/schema.js';
+import { SCHEMA_VERSION, SchemaTooNewError } from '../../storage/transfers/schema.js';
+import { readSchemaStatus } from '../../storage/transfers/schema-status.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../storage/transfers/sql-client.pglite.js';
+import { MIGRATE_ADVICE, MigrationInProgressError, schemaClient, schemaFailureKind, setUpSchema, type SchemaFailureKind, type SchemaSetupReport } from './schema-setup.js';
 
 export interface OpenDatabase {
   /** The indexer's connection (undefined when the indexer does not run in this process). */
@@ -36,15 +45,31 @@ export class DatabaseNotOpenError extends Error {
   }
 }
 
+/** A gateway alone whose database schema is not there yet (not checked, not migrated, or the check failed). */
+export class SchemaNotReadyError extends Error {
+  override readonly name = 'SchemaNotReadyError';
+  constructor(readonly reason: string) {
+    super(`the transfers database schema is not ready for the gateway: ${reason}`);
+  }
+}
+
 export class DatabaseHolder {
   #open: OpenDatabase | undefined;
+  #unavailable: Error | undefined;
 
   set(open: OpenDatabase | undefined): void {
     this.#open = open;
+    this.#unavailable = undefined;
+  }
+
+  /** Open, but not to be used yet: get() throws `reason` (the schema cache shows it as its lastError). */
+  unavailable(reason: Error): void {
+    this.#open = undefined;
+    this.#unavailable = reason;
   }
 
   get(): OpenDatabase {
-    if (!this.#open) throw new DatabaseNotOpenError();
+    if (!this.#open) throw this.#unavailable ?? new DatabaseNotOpenError();
     return this.#open;
   }
 }
@@ -58,56 +83,148 @@ export interface DatabaseActorOptions {
   readonly logger: Logger;
   /** For tests: open the embedded database in memory instead of DATA_DIR. */
   readonly inMemory?: boolean;
+  /** A gateway alone found (or made) its schema after waiting: the tree asks the schema cache to reload at once. */
+  readonly onSchemaReady?: () => void;
 }
 
 export function databaseLogic(options: DatabaseActorOptions) {
   const { config, holder, logger } = options;
   let clients: SqlClient[] = [];
-  const pgClient = (connection: PgConnection, max: number, applicationName: string, sessionSetup?: string) => {
-    const client = openPgClient({ connection, maxConnections: max, applicationName, sessionSetup });
-    clients.push(client);
-    return client;
+  /** A gateway alone: its connections, handed to the holder once preparingSchema found (or made) the schema. */
+  let pending: OpenDatabase | undefined;
+  /** What the last failed preparation was, for reportSchemaFailure (which gets the machine's text of it). */
+  let lastFailure: { kind: SchemaFailureKind; login: string | undefined } | undefined;
+  /** The kind of failure last explained at length: the long line is written once per new reason. */
+  let explained: SchemaFailureKind | undefined;
+  const track = <T extends SqlClient>(client: T): T => (clients.push(client), client);
+  const release = async (client: SqlClient) => {
+    if (!clients.includes(client)) return; // closeAll already closed it (shutdown)
+    clients = clients.filter((c) => c !== client);
+    await client.close();
   };
-  const prepareSchema = async (db: SqlClient) => {
-    const report = await migrate(db, INDEXER_VERSION);
-    if (report.applied.length > 0) logger.info({ from: report.from, to: report.to, applied: report.applied }, 'database schema migrated');
-    const role = await ensureAnonRole(db, config.gateway.anonRole);
+  const pgClient = (connection: PgConnection, max: number, applicationName: string, sessionSetup?: string) =>
+    track(openPgClient({ connection, maxConnections: max, applicationName, sessionSetup }));
+  const logSetup = ({ migration, role }: SchemaSetupReport, login?: string) => {
+    if (migration.applied.length > 0) logger.info({ from: migration.from, to: migration.to, applied: migration.applied, ...(login ? { login } : {}) }, 'database schema migrated');
     if (role.created) logger.info({ role: config.gateway.anonRole }, 'anonymous read-only role created');
     for (const problem of role.problems) logger.warn({ role: config.gateway.anonRole }, `anonymous role not fully set up: ${problem}`);
   };
+  /** A gateway login that cannot take the anonymous role answers every read with an error: say so now. */
+  const checkAnonymousRead = (reader: SqlClient) =>
+    reader.query('SELECT 1').then(
+      () => undefined,
+      (error: Error) => logger.warn({ role: config.gateway.anonRole, reason: error.message }, 'the gateway cannot read as the anonymous role yet'),
+    );
+  const readerOf = (reader: SqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
+    writer,
+    catalog: reader,
+    read: reader && ((text, values) => reader.query(text, values)),
+  });
+
   return databaseMachine.provide({
     actors: {
-      openDatabase: fromPromise<void>(async () => {
+      openDatabase: fromPromise<DatabaseOpened>(async () => {
         const { database, indexer, gateway } = config;
         try {
           if (database.kind === 'pglite') {
             const dataDir = options.inMemory ? undefined : resolve(database.dataDir);
             if (dataDir) mkdirSync(dirname(dataDir), { recursive: true });
-            const db = await openPgliteClient(dataDir);
-            clients.push(db);
-            await prepareSchema(db);
+            const db = track(await openPgliteClient(dataDir));
+            logSetup(await setUpSchema(db, gateway.anonRole, INDEXER_VERSION));
             holder.set({ writer: indexer.enabled ? db : undefined, catalog: gateway.enabled ? db : undefined, read: gateway.enabled ? anonymousReadInTransaction(db, gateway.anonRole) : undefined });
             logger.info({ backend: 'pglite', dataDir: dataDir ?? '(memory)' }, 'transfers database open');
-            return;
+            return { schema: 'ready' };
           }
+          // The indexer's login owns the schema: it migrates and sets up the anonymous role before any gateway
+          // connection exists (their SET ROLE needs the role).
           const writer = indexer.enabled ? pgClient(database.indexer, WRITER_CONNECTIONS, 'adm-infra transfers indexer') : undefined;
-          if (writer) await prepareSchema(writer);
+          if (writer) logSetup(await setUpSchema(writer, gateway.anonRole, INDEXER_VERSION));
+          // pg pools connect lazily: nothing below reaches the server before the schema is known to be there.
           const reader = gateway.enabled ? pgClient(database.gateway, gateway.poolSize, 'adm-infra transfers gateway', anonymousSessionSetup(gateway.anonRole)) : undefined;
-          if (reader) {
-            // A gateway login that cannot take the anonymous role answers every read with an error: say so now.
-            await reader.query('SELECT 1').catch((error: Error) => logger.warn({ role: gateway.anonRole, reason: error.message }, 'the gateway cannot read as the anonymous role yet'));
+          if (reader && !writer) {
+            // A gateway alone: preparingSchema checks the schema (and migrates it when this login can) before reads.
+            pending = readerOf(reader, undefined);
+            holder.unavailable(new SchemaNotReadyError('not checked yet'));
+            logger.info({ backend: 'postgresql' }, 'transfers database open; checking the schema before serving');
+            return { schema: 'unchecked' };
           }
-          holder.set({ writer, catalog: reader, read: reader && ((text, values) => reader.query(text, values)) });
+          if (reader) await checkAnonymousRead(reader);
+          holder.set(readerOf(reader, writer));
           logger.info({ backend: 'postgresql' }, 'transfers database open');
+          return { schema: 'ready' };
         } catch (error) {
           await closeAll();
           throw error;
         }
       }),
+      prepareSchema: fromPromise<void>(async ({ signal }) => {
+        const { database, gateway } = config;
+        if (database.kind !== 'postgres' || !pending) throw new Error('transfers database: no gateway connection to prepare');
+        // Its own short-lived connections, without the gateway's session setup: as the login, not the anonymous role.
+        const client = track(schemaClient(database.gateway, 'adm-infra transfers gateway (schema check)'));
+        let login: string | undefined;
+        try {
+          const status = await readSchemaStatus(client);
+          login = status.login;
+          if (status.state === 'versioned' && status.version > SCHEMA_VERSION) throw new SchemaTooNewError(status.version);
+          if (status.state === 'unreadable') {
+            // A PostgREST authenticator has no rights on schema indexer: its owner keeps it migrated, as before.
+            logger.info({ login }, 'the schema version is not readable by the gateway\'s login (indexer.migrations): the schema is left to its owner');
+          } else if (status.state === 'unversioned') {
+            // The original indexer's tables, never adopted: that indexer may still be writing them (this gateway
+            // replacing PostgREST alone), and the first migration deletes its possibly partial last block. Served as
+            // they are, as PostgREST did; this build's indexer or `--migrate` adopts them.
+            logger.info({ login }, "the database has the original indexer's tables without indexer.migrations: served as they are, not migrated by the gateway (the indexer adopts them at its first start, or run `adm-infra transfers --migrate`)");
+          } else if (status.state === 'missing' || status.version < SCHEMA_VERSION) {
+            // Nobody migrated this database (or an older build did): the gateway's login often owns the schema in
+            // PostgREST deployments, so it tries; without the rights this fails and is retried (reportSchemaFailure).
+            if (status.migrating) throw new MigrationInProgressError();
+            if (lastFailure === undefined) logger.info({ login, from: status.state === 'missing' ? 0 : status.version, to: SCHEMA_VERSION }, 'the database schema is not migrated: migrating it with the gateway\'s login');
+            logSetup(await setUpSchema(client, gateway.anonRole, INDEXER_VERSION), login);
+          }
+          // At the current version: left alone, no writes (the gateway only reads).
+        } catch (error) {
+          lastFailure = { kind: schemaFailureKind(error), login };
+          if (!signal.aborted) holder.unavailable(new SchemaNotReadyError(error instanceof Error ? error.message : String(error)));
+          throw error;
+        } finally {
+          await release(client).catch(() => undefined);
+        }
+        if (signal.aborted) return;
+        await checkAnonymousRead(pending.catalog!);
+        if (signal.aborted) return;
+        holder.set(pending);
+        if (explained !== undefined) logger.info({ login }, 'the database schema is ready: the gateway serves now');
+        explained = undefined;
+        lastFailure = undefined;
+      }),
       closeDatabase: fromPromise<void>(async () => {
         holder.set(undefined);
+        pending = undefined;
         await closeAll();
       }),
+    },
+    actions: {
+      schemaReady: () => options.onSchemaReady?.(),
+      reportSchemaFailure: (_, { error, failures, retryInMs }) => {
+        const { kind, login } = lastFailure ?? { kind: 'other' as const, login: undefined };
+        const fields = { login, attempt: failures, retryInMs, reason: error };
+        if (kind === explained) {
+          logger.warn(fields, 'the database schema is still not ready; answering 503 PGRST002, retrying');
+          return;
+        }
+        explained = kind;
+        const who = login ? `the gateway's login (${login})` : "the gateway's login";
+        if (kind === 'rights') {
+          logger.error(fields, `the database schema is not migrated and ${who} may not create it: ${MIGRATE_ADVICE}; the gateway answers 503 PGRST002 until then and retries`);
+        } else if (kind === 'busy') {
+          logger.warn(fields, 'another process is migrating the database schema; the gateway answers 503 PGRST002 until it is done');
+        } else if (kind === 'connection') {
+          logger.warn(fields, 'cannot reach the database to check its schema; the gateway answers 503 PGRST002 and retries');
+        } else {
+          logger.error(fields, `the database schema could not be checked or migrated with ${who}: ${MIGRATE_ADVICE}; the gateway answers 503 PGRST002 until then and retries`);
+        }
+      },
     },
   });
 

@@ -2,6 +2,7 @@
 //
 //   transfers (rest_for_one)
 //   ├── transfers.db        database machine: PGlite or the pg pools, migrations when this process owns the schema
+//   │                       (a gateway alone: when its login may and the schema is missing or older)
 //   ├── transfers.indexer   indexer-sync machine (when the indexer is enabled)
 //   ├── transfers.schema    the gateway's schema cache (when the gateway is enabled)
 //   └── …edge               the gateway's HTTP listener, supplied by the caller (actors/ never imports http/)
@@ -32,9 +33,18 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
   const children: ChildSpec[] = [
     actorChild({
       systemId: TRANSFERS_DB_ID,
-      logic: (runtime) => databaseLogic({ config, holder, logger: runtime.logger.child({ actor: TRANSFERS_DB_ID }), inMemory: options.inMemory }),
-      // The indexer and the gateway start only once the database is open and migrated.
-      readyWhen: (snapshot) => snapshot.value === 'open',
+      logic: (runtime) =>
+        databaseLogic({
+          config,
+          holder,
+          logger: runtime.logger.child({ actor: TRANSFERS_DB_ID }),
+          inMemory: options.inMemory,
+          // Addressed at send time (rule 7): the schema cache learns at once that it can load now.
+          onSchemaReady: () => runtime.registry.send(TRANSFERS_SCHEMA_ID, { type: 'schema.reload' }),
+        }),
+      // The indexer and the gateway start once the database is open and migrated, or (a gateway alone) once the first
+      // schema check failed: the gateway then listens and answers 503 PGRST002 while the check is retried.
+      readyWhen: (snapshot) => snapshot.value === 'open' || snapshot.value === 'waitingToRetry',
       shutdownTimeoutMs: 10_000,
     }),
   ];
