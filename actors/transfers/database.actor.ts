@@ -178,9 +178,22 @@ export function databaseLogic(options: DatabaseActorOptions) {
           } else if (status.state === 'missing' || status.version < SCHEMA_VERSION) {
             // Nobody migrated this database (or an older build did): the gateway's login often owns the schema in
             // PostgREST deployments, so it tries; without the rights this fails and is retried (reportSchemaFailure).
-            if (status.migrating) throw new MigrationInProgressError();
-            if (lastFailure === undefined) logger.info({ login, from: status.state === 'missing' ? 0 : status.version, to: SCHEMA_VERSION }, 'the database schema is not migrated: migrating it with the gateway\'s login');
-            logSetup(await setUpSchema(client, gateway.anonRole, INDEXER_VERSION), login);
+            const from = status.state === 'missing' ? 0 : status.version;
+            try {
+              if (status.migrating) throw new MigrationInProgressError();
+              if (lastFailure === undefined) logger.info({ login, from, to: SCHEMA_VERSION }, 'the database schema is not migrated: migrating it with the gateway\'s login');
+              logSetup(await setUpSchema(client, gateway.anonRole, INDEXER_VERSION), login);
+            } catch (error) {
+              // An older schema already has every public relation (they exist since version 1; later versions add
+              // indexes and internal state): a gateway upgraded before its indexer keeps serving it rather than
+              // answering 503 until someone with rights migrates.
+              const kind = schemaFailureKind(error);
+              if (from === 0 || (kind !== 'rights' && kind !== 'busy')) throw error;
+              logger.warn(
+                { login, from, to: SCHEMA_VERSION, reason: error instanceof Error ? error.message : String(error) },
+                `the database schema is older than this build and ${kind === 'busy' ? 'another process is migrating it' : "the gateway's login may not migrate it"}: serving it as it is (same public relations); ${MIGRATE_ADVICE} to apply the rest`,
+              );
+            }
           }
           // At the current version: left alone, no writes (the gateway only reads).
         } catch (error) {
