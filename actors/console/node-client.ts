@@ -66,6 +66,43 @@ const AGENTS = {
   'https:': new https.Agent({ keepAlive: true, maxSockets: 128, scheduling: 'lifo' }),
 } as const;
 
+/**
+ * What waits on each caller's signal. A JSON-RPC batch runs all its calls under the one signal of its HTTP request,
+ * so one 'abort' listener per node call put 11 or more on it and Node printed MaxListenersExceededWarning (a batch
+ * may hold 100 calls, a vote resolves up to 33 names). Each signal gets one listener, added with its first waiting
+ * exchange and removed with its last; that listener runs the callbacks of the exchanges still waiting.
+ */
+const waiting = new WeakMap<AbortSignal, { readonly callbacks: Set<() => void>; readonly listener: () => void }>();
+
+/** Runs `callback` when `signal` aborts, through the signal's one listener; the returned function cancels it. */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) {
+    // An aborted signal fires no more events: the callback runs on its own, unless cancelled first.
+    let live = true;
+    queueMicrotask(() => live && callback());
+    return () => void (live = false);
+  }
+  let entry = waiting.get(signal);
+  if (!entry) {
+    const callbacks = new Set<() => void>();
+    const listener = () => {
+      waiting.delete(signal);
+      for (const waiter of [...callbacks]) waiter();
+    };
+    entry = { callbacks, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const { callbacks, listener } = entry;
+  const wrapped = () => callback();
+  callbacks.add(wrapped);
+  return () => {
+    if (!callbacks.delete(wrapped) || callbacks.size > 0 || waiting.get(signal)?.callbacks !== callbacks) return;
+    waiting.delete(signal);
+    signal.removeEventListener('abort', listener);
+  };
+}
+
 interface NodeAnswer {
   readonly status: number;
   readonly text: string;
@@ -92,17 +129,17 @@ function exchange(url: string, method: 'GET' | 'POST', body: string | undefined,
     const client = target.protocol === 'https:' ? https : http;
     let settled = false;
     let timer: NodeJS.Timeout | undefined;
+    let stopWaiting = () => {};
     const finish = (error: Error | undefined, answer?: NodeAnswer) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
+      stopWaiting();
       if (error) {
         req.destroy();
         reject(error);
       } else resolve(answer!);
     };
-    const onAbort = () => finish(new AbortedError());
     const req = client.request(target, { method, agent, headers }, (response) => {
       const length = Number(response.headers['content-length'] ?? 0);
       if (length > MAX_NODE_RESPONSE_BYTES) return finish(new TransportError(`answer of ${length} bytes is too large`, false));
@@ -121,7 +158,7 @@ function exchange(url: string, method: 'GET' | 'POST', body: string | undefined,
       finish(new TransportError(code || error.message, NEVER_SENT.has(code)));
     });
     timer = setTimeout(() => finish(new TransportError(`timed out after ${timeoutMs} ms`, false)), timeoutMs);
-    signal.addEventListener('abort', onAbort, { once: true });
+    stopWaiting = onAbort(signal, () => finish(new AbortedError()));
     req.end(body);
   });
 }

@@ -40,9 +40,14 @@ test('adm-infra console: the JSONC config, nodeHeight through the fake node, 405
     const response = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'nodeHeight', params: [], id: 1 }) });
     assert.deepEqual(await response.json(), { jsonrpc: '2.0', id: 1, result: 4242 });
     assert.equal((await fetch(`http://127.0.0.1:${port}/`)).status, 405);
+    // A batch of 50 node calls under one request: answered whole, and (checked below) no warning on stderr.
+    const batch = Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', method: i % 2 ? 'getBlock' : 'nodeHeight', params: i % 2 ? [String(i)] : [], id: i }));
+    const answers = (await (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(batch) })).json()) as Array<{ id: number; result?: unknown }>;
+    assert.equal(answers.filter((answer) => answer.result !== undefined).length, 50);
   } finally {
     assert.equal(await service.stop(), 0);
   }
+  assert.doesNotMatch(service.stderr(), /MaxListenersExceededWarning|memory leak/);
 });
 
 test('an invalid console config is reported and exits 1', async () => {

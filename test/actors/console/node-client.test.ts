@@ -2,9 +2,10 @@
 // a POST is repeated on another node only when the first certainly never received it.
 
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/node-client.js';
+import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError, onAbort } from '../../../actors/console/node-client.js';
 import { AbortedError } from '../../../src/errors.js';
 import { freePort } from '../../support/cli.js';
 
@@ -141,5 +142,39 @@ describe('ADAMANT node client', () => {
     assert.ok(Date.now() - started < 1_000, 'rejected promptly');
     assert.deepEqual(failed, []);
     assert.equal(healthy.seen.length, before, 'no other node was asked');
+  });
+
+  test('many requests under one signal hold one abort listener on it; an abort still ends every one (a JSON-RPC batch)', async () => {
+    const controller = new AbortController();
+    const client = nodeClient({ order: () => [silent.url] });
+    const pending = Array.from({ length: 40 }, (_, i) => client.get('blocks/get', new URLSearchParams({ id: String(i) }), controller.signal));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    controller.abort();
+    const outcomes = await Promise.allSettled(pending);
+    assert.ok(outcomes.every((outcome) => outcome.status === 'rejected' && outcome.reason instanceof AbortedError));
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+  });
+
+  test('the shared listener goes when the last request under the signal ends, and comes back with the next one', async () => {
+    const { signal: shared } = new AbortController();
+    const client = nodeClient({ order: () => [healthy.url] });
+    await Promise.all(Array.from({ length: 20 }, () => client.get('node/status', undefined, shared)));
+    assert.equal(getEventListeners(shared, 'abort').length, 0);
+    const fired: number[] = [];
+    const controller = new AbortController();
+    const first = onAbort(controller.signal, () => fired.push(1));
+    onAbort(controller.signal, () => fired.push(2));
+    first();
+    first();
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 1);
+    controller.abort();
+    assert.deepEqual(fired, [2]);
+    assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+    // On a signal already aborted, the callback runs once by itself, unless cancelled first.
+    onAbort(controller.signal, () => fired.push(3));
+    onAbort(controller.signal, () => fired.push(4))();
+    await Promise.resolve();
+    assert.deepEqual(fired, [2, 3]);
   });
 });
