@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { initialTransition, transition } from 'xstate';
 import { AbortedError } from '../../src/errors.js';
+import { queryString } from '../../src/console/query.js';
 import { rpcSessionMachine, type RpcSessionSnapshot } from '../../machines/console/rpc-session.machine.js';
 
 export { GET_ATTEMPTS } from '../../machines/console/rpc-session.machine.js';
@@ -217,7 +218,7 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
 
   return {
     async get<T>(path: string, query: URLSearchParams | undefined, signal: AbortSignal): Promise<T> {
-      const suffix = query && [...query].length > 0 ? `?${query.toString()}` : '';
+      const suffix = query && [...query].length > 0 ? `?${queryString(query)}` : '';
       return (await session('GET', path, (node) => request(`${node}/api/${path}${suffix}`, 'GET', undefined, signal))) as T;
     },
     async post<T>(path: string, body: unknown, signal: AbortSignal): Promise<T> {

@@ -1,8 +1,15 @@
 // The console's read methods (spec B §4.2; notes C.2, F.12): each an array-style JSON-RPC method that asks the node
 // pool and returns the field the original extracted. Node failures (`{success:false, …}`) become 501 errors.
+//
+// Every parameter is checked before the node is asked (src/console/params.ts, src/console/query.ts): addresses,
+// ids, heights, public keys and delegate names must have their shape, and query items are rewritten as the original
+// did (prefixes of paging options, withoutDirectTransfers). A value of the wrong shape (a passphrase pasted into the
+// wrong field) is refused with 501 "Wrong '<name>' parameter" and never sent; fixed queries are built from checked
+// values, never by joining strings.
 
 import type { RpcMethod } from '../../src/console/jsonrpc.js';
-import { delegateLookup, field, queryItems, required, withoutEnvelope } from '../../src/console/params.js';
+import { addressParam, delegateLookup, field, heightParam, idParam, required, withoutEnvelope } from '../../src/console/params.js';
+import { nodeQuery } from '../../src/console/query.js';
 import type { AdamantNodeClient } from './node-client.js';
 
 type Params = readonly unknown[];
@@ -12,15 +19,16 @@ export function readMethods(node: AdamantNodeClient): Map<string, RpcMethod> {
     style: 'array',
     call: (params, signal) => call(params as Params, signal),
   });
-  const transactions = async (items: readonly unknown[], signal: AbortSignal) => field(await node.get('transactions', queryItems(items), signal), 'transactions');
+  const transactions = async (query: URLSearchParams, signal: AbortSignal) => field(await node.get('transactions', query, signal), 'transactions');
+  const newestFirst = (...filters: Array<[string, string]>) => new URLSearchParams([...filters, ['orderBy', 'timestamp:desc']]);
 
   return new Map<string, RpcMethod>([
     ['nodeHeight', method(async (_, signal) => field(await node.get('blocks/getHeight', undefined, signal), 'height'))],
     ['nodeVersion', method(async (_, signal) => withoutEnvelope(await node.get('peers/version', undefined, signal)))],
     ['nodeStatus', method(async (_, signal) => withoutEnvelope(await node.get('node/status', undefined, signal)))],
-    ['getAddress', method(async ([address], signal) => field(await node.get('accounts', new URLSearchParams({ address: required(address, 'address') }), signal), 'account'))],
-    ['getBlock', method(async ([id], signal) => field(await node.get('blocks/get', new URLSearchParams({ id: required(id, 'id') }), signal), 'block'))],
-    ['getBlocks', method(async (items, signal) => field(await node.get('blocks', queryItems(items), signal), 'blocks'))],
+    ['getAddress', method(async ([address], signal) => field(await node.get('accounts', new URLSearchParams({ address: addressParam(address) }), signal), 'account'))],
+    ['getBlock', method(async ([id], signal) => field(await node.get('blocks/get', new URLSearchParams({ id: idParam(id) }), signal), 'block'))],
+    ['getBlocks', method(async (items, signal) => field(await node.get('blocks', nodeQuery(items), signal), 'blocks'))],
     [
       'getDelegate',
       method(async ([identifier, key], signal) => {
@@ -30,43 +38,40 @@ export function readMethods(node: AdamantNodeClient): Map<string, RpcMethod> {
     ],
     [
       'getChats',
-      method(async ([address, ...items], signal) => field(await node.get(`chatrooms/${encodeURIComponent(required(address, 'address'))}`, queryItems(items), signal), 'chats')),
+      method(async ([address, ...items], signal) => {
+        const own = addressParam(address);
+        return field(await node.get(`chatrooms/${own}`, nodeQuery(items), signal), 'chats');
+      }),
     ],
     [
       'getChatMessages',
       method(async ([own, partner, ...items], signal) => {
-        const path = `chatrooms/${encodeURIComponent(required(own, 'address'))}/${encodeURIComponent(required(partner, 'partnerAddress'))}`;
-        return field(await node.get(path, queryItems(items), signal), 'messages');
+        const path = `chatrooms/${addressParam(own)}/${addressParam(partner, 'partnerAddress')}`;
+        return field(await node.get(path, nodeQuery(items), signal), 'messages');
       }),
     ],
-    ['getChatTransactions', method(async (items, signal) => field(await node.get('chats/get', queryItems(items), signal), 'transactions'))],
+    ['getChatTransactions', method(async (items, signal) => field(await node.get('chats/get', nodeQuery(items), signal), 'transactions'))],
     [
       'getTransaction',
       method(async ([id, ...items], signal) => {
-        const query = queryItems(items);
-        query.set('id', required(id, 'id'));
-        return field(await node.get('transactions/get', reorder(query, 'id'), signal), 'transaction');
+        const checked = idParam(id);
+        // The positional id comes first and wins over an `id=` item (`id=…&returnUnconfirmed=1`, as the original sent it).
+        const rest = [...nodeQuery(items)].filter(([key]) => key !== 'id');
+        return field(await node.get('transactions/get', new URLSearchParams([['id', checked], ...rest]), signal), 'transaction');
       }),
     ],
-    ['getTransactions', method(async (items, signal) => transactions(items, signal))],
-    ['getTransactionsInBlockById', method(async ([blockId], signal) => transactions([`blockId=${required(blockId, 'blockId')}`, 'orderBy=timestamp:desc'], signal))],
+    ['getTransactions', method(async (items, signal) => transactions(nodeQuery(items), signal))],
+    ['getTransactionsInBlockById', method(async ([blockId], signal) => transactions(newestFirst(['blockId', idParam(blockId, 'blockId')]), signal))],
     [
       'getTransactionsInBlockByHeight',
       method(async ([height], signal) => {
-        const h = required(height, 'height');
-        return transactions([`fromHeight=${h}`, `and:toHeight=${h}`, 'orderBy=timestamp:desc'], signal);
+        const h = heightParam(height);
+        return transactions(newestFirst(['fromHeight', h], ['and:toHeight', h]), signal);
       }),
     ],
     [
       'getTransactionsReceivedByAddress',
-      method(async ([address], signal) => transactions([`recipientId=${required(address, 'address')}`, 'and:minAmount=1', 'orderBy=timestamp:desc'], signal)),
+      method(async ([address], signal) => transactions(newestFirst(['recipientId', addressParam(address)], ['and:minAmount', '1']), signal)),
     ],
   ]);
-}
-
-/** `key` first, then the rest in their order (`id=…&returnUnconfirmed=1`, as the original built the URL). */
-function reorder(query: URLSearchParams, key: string): URLSearchParams {
-  const first = query.get(key)!;
-  const rest = [...query].filter(([name]) => name !== key);
-  return new URLSearchParams([[key, first], ...rest]);
 }

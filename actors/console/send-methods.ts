@@ -2,12 +2,14 @@
 // (type 2), sendMessage / sendRich / sendSignal (type 8, chat types 1 / 2 / 3, encrypted for the recipient) and
 // getMessage's decryption. Each resolves the passphrase (per call, then the command line's -p,
 // then the config), signs locally and posts once (the node client never repeats a POST a node may have received).
-// The passphrase never leaves this file: errors name the parameter only.
+// The passphrase never leaves this file: errors name the parameter only. Every address, id, vote and username is
+// checked before the node is asked, and an error repeats a wrong value only when `shown` allows it (never a
+// passphrase pasted into the wrong field).
 
-import { parseAmount, parseVotes, validatePassphrase, DELEGATE_USERNAME } from '../../src/console/amount.js';
+import { parseAmount, parseVotes, validatePassphrase } from '../../src/console/amount.js';
 import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, keyPairFromPassphrase, type KeyPair } from '../../src/console/crypto.js';
 import type { RpcMethod } from '../../src/console/jsonrpc.js';
-import { delegateLookup, field, MissingParameterError, PUBLIC_KEY, WrongParameterError } from '../../src/console/params.js';
+import { delegateLookup, field, idParam, MissingParameterError, PUBLIC_KEY, shown, usernameParam, WrongParameterError, wrongParameter } from '../../src/console/params.js';
 import type { Clock } from '../clock.js';
 import { readChatMessage, sendChatMessage, signedTransaction, type ChatType } from './chat-send.js';
 import type { AdamantNodeClient } from './node-client.js';
@@ -39,7 +41,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
     const text = String(value);
     if (ADDRESS_PATTERN.test(text)) return text;
     if (PUBLIC_KEY.test(text)) return addressFromPublicKey(Buffer.from(text, 'hex'));
-    throw new WrongParameterError('address', text);
+    throw wrongParameter('address', text);
   };
 
   const sendTokens: RpcMethod = {
@@ -62,7 +64,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       if (votes === undefined) throw new MissingParameterError('votes');
       const parsed = parseVotes(votes);
       const { keys, address: senderId } = keysFor(passphrase);
-      // Names and addresses become public keys through the node's delegate lookup.
+      // Names and addresses become public keys through the node's delegate lookup (parseVotes checked their shapes).
       const resolved: string[] = [];
       for (const vote of parsed) {
         if (PUBLIC_KEY.test(vote.target)) {
@@ -76,7 +78,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
         } catch (error) {
           throw new WrongParameterError('votes', `${vote.sign}${vote.target}. Error: ${(error as Error).message}`);
         }
-        if (!delegate?.publicKey) throw new WrongParameterError('votes', `${vote.sign}${vote.target}. Error: no such delegate`);
+        if (!delegate?.publicKey || !PUBLIC_KEY.test(delegate.publicKey)) throw new WrongParameterError('votes', `${vote.sign}${vote.target}. Error: no such delegate`);
         resolved.push(`${vote.sign}${delegate.publicKey}`);
       }
       const transaction = signedTransaction({ ...base(keys), type: 3, recipientId: senderId, amount: 0, asset: { votes: resolved } }, keys);
@@ -89,9 +91,10 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
     call: async (params, signal) => {
       const [username, passphrase] = params as readonly unknown[];
       if (username === undefined || username === '') throw new MissingParameterError('username');
-      if (typeof username !== 'string' || !DELEGATE_USERNAME.test(username)) throw new WrongParameterError('username', String(username));
+      if (typeof username !== 'string') throw new WrongParameterError('username');
+      const name = usernameParam(username);
       const { keys } = keysFor(passphrase);
-      const asset = { delegate: { username, publicKey: keys.publicKey.toString('hex') } };
+      const asset = { delegate: { username: name, publicKey: keys.publicKey.toString('hex') } };
       const transaction = signedTransaction({ ...base(keys), type: 2, recipientId: null, amount: 0, asset }, keys);
       // notes C.2: the original extracted a field the answer lacks; the node's `transaction` is what it confirms.
       return field(await node.post('delegates', transaction, signal), 'transaction');
@@ -114,8 +117,9 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
     style: 'array',
     call: async (params, signal) => {
       const [id, passphrase] = params as readonly unknown[];
-      if (id === undefined || id === null || id === '') throw new MissingParameterError('id');
-      const transaction = field<Record<string, unknown> | undefined>(await node.get('transactions/get', new URLSearchParams({ id: String(id), returnAsset: '1' }), signal), 'transaction');
+      const checked = idParam(id);
+      if (passphrase !== undefined && passphrase !== null) validatePassphrase(passphrase);
+      const transaction = field<Record<string, unknown> | undefined>(await node.get('transactions/get', new URLSearchParams({ id: checked, returnAsset: '1' }), signal), 'transaction');
       if (!transaction || transaction.type !== 8) throw new Error('Not a message transaction');
       const given = passphrase ?? options.defaultPassphrase;
       if (given === undefined) return transaction;
@@ -161,7 +165,8 @@ function richText(value: unknown): string {
   const fields = (parsed ?? {}) as Record<string, unknown>;
   if ('amount' in fields && (typeof fields.amount !== 'string' || !Number.isFinite(Number(fields.amount)))) throw new Error("Field 'amount' must be a string, representing a number");
   if (typeof fields.type === 'string' && fields.type.includes('_transaction') && fields.type !== fields.type.toLowerCase()) {
-    throw new Error(`Value '${fields.type}' must be in lower case`);
+    const type = shown(fields.type);
+    throw new Error(type === undefined ? "Field 'type' must be in lower case" : `Value '${type}' must be in lower case`);
   }
   return text;
 }

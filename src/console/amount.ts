@@ -1,6 +1,9 @@
 // Amounts, passphrases, usernames and votes as the console accepts them (notes C.2 "Semantics to carry over"). Pure.
 
-import { WrongParameterError } from './params.js';
+import { ADDRESS_PATTERN } from './crypto.js';
+import { DELEGATE_USERNAME, isPassphrase, PUBLIC_KEY, WrongParameterError, wrongParameter } from './params.js';
+
+export { DELEGATE_USERNAME, isPassphrase };
 
 /** 1 ADM = 10^8 sats. */
 const SATS_PER_ADM = 100_000_000n;
@@ -10,53 +13,46 @@ const SATS_PER_ADM = 100_000_000n;
  * an integer number of sats. The result must fit a JSON number exactly (a safe integer).
  */
 export function parseAmount(value: unknown): number {
-  if (typeof value !== 'string' && typeof value !== 'number') throw new WrongParameterError('amount', String(value));
+  if (typeof value !== 'string' && typeof value !== 'number') throw new WrongParameterError('amount');
   const text = String(value).trim();
   let sats: bigint;
   if (/adm/i.test(text)) {
     const match = /^(\d+)(?:\.(\d{1,8}))?\s*ADM$/i.exec(text);
-    if (!match) throw new WrongParameterError('amount', text);
+    if (!match) throw wrongParameter('amount', text);
     sats = BigInt(match[1]!) * SATS_PER_ADM + BigInt((match[2] ?? '').padEnd(8, '0'));
   } else {
-    if (!/^\d+$/.test(text)) throw new WrongParameterError('amount', text);
+    if (!/^\d+$/.test(text)) throw wrongParameter('amount', text);
     sats = BigInt(text);
   }
-  if (sats > BigInt(Number.MAX_SAFE_INTEGER)) throw new WrongParameterError('amount', `${text} is more than can be sent`);
+  if (sats > BigInt(Number.MAX_SAFE_INTEGER)) throw new WrongParameterError('amount', 'more than can be sent');
   return Number(sats);
 }
 
-/** notes C.2: a passphrase is a string of more than 30 characters (its value never appears in the error). */
-/** The console's rule for a passphrase: a string of more than 30 characters (notes C.2). */
-export function isPassphrase(value: unknown): value is string {
-  return typeof value === 'string' && value.length > 30;
-}
-
+/** notes C.2: a passphrase is a string of more than 30 characters (isPassphrase); its value never appears in the error. */
 export function validatePassphrase(value: unknown): string {
   if (!isPassphrase(value)) throw new WrongParameterError('passphrase');
   return value;
 }
-
-export const DELEGATE_USERNAME = /^[a-z0-9!@$&_]{1,20}$/;
 
 /** At most this many votes per transaction. */
 export const MAX_VOTES = 33;
 
 export interface Vote {
   readonly sign: '+' | '-';
-  /** A 64-hex public key, an address or a delegate name (the last two need resolving). */
+  /** A 64-hex public key, an address or a delegate name (the last two need resolving); nothing else. */
   readonly target: string;
 }
 
-/** Entries without a sign vote for (`+`); at most 33. */
+/** Entries without a sign vote for (`+`); at most 33; each names a delegate by public key, address or name. */
 export function parseVotes(value: unknown): Vote[] {
   if (!Array.isArray(value) || value.length === 0) throw new WrongParameterError('votes', 'a non-empty list of delegates is needed');
   if (value.length > MAX_VOTES) throw new WrongParameterError('votes', `at most ${MAX_VOTES} votes per transaction`);
   return value.map((entry) => {
-    if (typeof entry !== 'string' || entry.trim() === '') throw new WrongParameterError('votes', String(entry));
+    if (typeof entry !== 'string' || entry.trim() === '') throw wrongParameter('votes', entry);
     const text = entry.trim();
     const sign = text[0] === '-' ? '-' : '+';
     const target = text[0] === '+' || text[0] === '-' ? text.slice(1) : text;
-    if (target === '') throw new WrongParameterError('votes', text);
+    if (!PUBLIC_KEY.test(target) && !ADDRESS_PATTERN.test(target) && !DELEGATE_USERNAME.test(target)) throw wrongParameter('votes', text);
     return { sign, target };
   });
 }

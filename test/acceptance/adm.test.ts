@@ -57,9 +57,29 @@ test('a mistyped command suggests the right one and exits 1; help lists the comm
   const help = await adm(['help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /get transactions <query\.\.\.>/);
-  const failing = await adm(['get', 'block', 'missing']);
-  assert.equal(failing.code, 1);
-  assert.deepEqual(JSON.parse(failing.stdout), { success: false, error: 'Block not found' });
+  node.routes.set('blocks/get', () => [200, { success: false, errorMessage: 'Block not found' }]);
+  try {
+    const failing = await adm(['get', 'block', '404']);
+    assert.equal(failing.code, 1);
+    assert.deepEqual(JSON.parse(failing.stdout), { success: false, error: 'Block not found' });
+  } finally {
+    node.routes.delete('blocks/get');
+  }
+});
+
+test('adm get transactions sends the rewritten query; a passphrase given as an address is refused, not sent, not printed', async () => {
+  const from = node.requests.length;
+  const listed = await adm(['get', 'transactions', 'senderId=U1,and:limit=5,or:orderBy=timestamp:asc,withoutDirectTransfers=1']);
+  assert.equal(listed.code, 0, listed.stderr);
+  const asked = node.requests.slice(from).filter((request) => request.path !== 'node/status');
+  assert.deepEqual(asked.map((request) => request.url), ['/api/transactions?senderId=U1&limit=5&orderBy=timestamp:asc&includeDirectTransfers=0']);
+  const pasted = await adm(['get', 'address', SENDER]);
+  assert.equal(pasted.code, 1);
+  assert.deepEqual(JSON.parse(pasted.stdout), { success: false, error: "Wrong 'address' parameter" });
+  const missing = await adm(['get', 'block', 'missing']);
+  assert.deepEqual(JSON.parse(missing.stdout), { success: false, error: "Wrong 'id' parameter: missing" });
+  assert.equal(node.requests.slice(from).filter((request) => request.path !== 'node/status').length, 1, 'only the listing reached the node');
+  for (const output of [pasted.stdout, pasted.stderr]) assert.equal(output.includes(SENDER), false);
 });
 
 test('adm init writes a default config once and never overwrites it', async () => {

@@ -107,7 +107,14 @@ describe('console JSON-RPC server', () => {
     assert.deepEqual(await call('nodeHeight', 'x'), { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Invalid request' } });
     assert.deepEqual((await call('nodeHeight')).result, { success: false, error: '"params" parameter should be an array' });
     assert.deepEqual((await call('getBlock', [])).error, { code: 501, message: "Error: Missing parameter 'id'" });
-    assert.deepEqual((await call('getBlock', ['missing'])).error, { code: 501, message: 'Error: Block not found' });
+    // An id that is not one is refused before any node is asked; a node's refusal is the error's message.
+    assert.deepEqual((await call('getBlock', ['missing'])).error, { code: 501, message: "Error: Wrong 'id' parameter: missing" });
+    node.routes.set('blocks/get', () => [200, { success: false, errorMessage: 'Block not found' }]);
+    try {
+      assert.deepEqual((await call('getBlock', ['404'])).error, { code: 501, message: 'Error: Block not found' });
+    } finally {
+      node.routes.delete('blocks/get');
+    }
   });
 
   test('read methods send the node calls of notes C.2 and return the extracted fields (H53, H55)', async () => {
