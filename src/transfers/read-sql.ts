@@ -137,7 +137,8 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
         relation,
         condition: (condition) => conditionSql(relation, condition, params),
         orderBy: input.plan.order.map((term) => orderSql(relation, term)).join(', '),
-        branchLimit: params.add(String(window.sqlLimit! + window.sqlOffset)),
+        // A literal (digits of a bigint we computed): PostgreSQL plans a branch for its LIMIT only when it sees it.
+        branchLimit: String(window.sqlLimit! + window.sqlOffset),
         alias: source,
         where: input.plan.where.map((condition) => conditionSql(source, condition, replay)).join(' AND '),
       });

@@ -238,6 +238,9 @@ export async function migrate(db: SqlClient, indexerVersion: string, options: Mi
         await sleep(INDEX_LOCK_POLL_MS);
       }
       // No unlock needed: the session's connection is closed when this returns or throws, which releases the lock.
+      // A statement_timeout set on the login would cancel a long build and leave an INVALID index to rebuild at
+      // every start; this session is closed afterwards, so the setting goes with it.
+      await session.query('SET statement_timeout = 0');
       const done = await recordedVersions(session);
       for (const migration of first.pending) {
         if (done.has(migration.version) || !isIndexMigration(migration)) continue;
