@@ -3,6 +3,12 @@
 // The SQL keeps the gateway's semantics: the same predicates on the same citext columns (a parameter compared with
 // a citext column is typed citext by PostgreSQL, so comparisons ignore case exactly as PostgREST's untyped literals
 // do), the same ORDER BY and LIMIT, every column in table order.
+//
+// Every read orders by `time DESC, txhash DESC` (spec A §4.1 rule 5: `time` alone is not a total order, and a page
+// a client will continue with a keyset must be ordered the way the cursor is). The baseline's statements are the
+// same shape the gateway sends (src/transfers/read-sql-branches.ts): one ordered, limited branch per side of the
+// address OR, so the comparison measures the gateway, not a different plan; PLAIN_OR_SQL keeps the single-OR form
+// for the plan table (what PostgreSQL does with the OR itself).
 
 export const PAGE_ROWS = 25;
 
@@ -37,9 +43,9 @@ export function gatewayPath(name: QueryName, s: QuerySubject): string {
   const a = s.address;
   switch (name) {
     case 'native':
-      return `/ethtxs?and=(contract_to.eq.,or(txfrom.eq.${a},txto.eq.${a}))&order=time.desc&limit=${PAGE_ROWS}`;
+      return `/ethtxs?and=(contract_to.eq.,or(txfrom.eq.${a},txto.eq.${a}))&order=time.desc,txhash.desc&limit=${PAGE_ROWS}`;
     case 'token':
-      return `/ethtxs?txto=eq.${s.token}&or=(txfrom.eq.${a},contract_to.eq.${contractWord(a)})&order=time.desc&limit=${PAGE_ROWS}`;
+      return `/ethtxs?txto=eq.${s.token}&or=(txfrom.eq.${a},contract_to.eq.${contractWord(a)})&order=time.desc,txhash.desc&limit=${PAGE_ROWS}`;
     case 'keyset':
       return `/ethtxs?or=(txfrom.eq.${a},txto.eq.${a})&and=(or(time.lt.${s.cursorTime},and(time.eq.${s.cursorTime},txhash.lt.${s.cursorHash})))&order=time.desc,txhash.desc&limit=${PAGE_ROWS}`;
   }
@@ -61,12 +67,25 @@ export interface BaselineStatement {
   readonly values: readonly (string | number)[];
 }
 
+const ORDER = `ORDER BY "time" DESC, txhash DESC LIMIT ${PAGE_ROWS}`;
+const CURSOR = '("time" < $2 OR ("time" = $2 AND txhash < $3))';
+/** One ordered, limited branch per condition; rows an earlier branch took are excluded by the later ones. */
+const branches = (where: readonly string[]) =>
+  `SELECT ${COLUMNS} FROM (${where.map((w) => `(SELECT * FROM public.ethtxs WHERE ${w} ${ORDER})`).join(' UNION ALL ')}) page ${ORDER}`;
+
+/** What the baseline runs: the gateway's statement shape written by hand (the module comment). */
 export const BASELINE_SQL: Readonly<Record<QueryName, string>> = {
-  native: `SELECT ${COLUMNS} FROM public.ethtxs WHERE contract_to = $1 AND (txfrom = $2 OR txto = $2) ORDER BY "time" DESC LIMIT ${PAGE_ROWS}`,
-  token: `SELECT ${COLUMNS} FROM public.ethtxs WHERE txto = $1 AND (txfrom = $2 OR contract_to = $3) ORDER BY "time" DESC LIMIT ${PAGE_ROWS}`,
-  keyset:
-    `SELECT ${COLUMNS} FROM public.ethtxs WHERE (txfrom = $1 OR txto = $1) AND ("time" < $2 OR ("time" = $2 AND txhash < $3)) ` +
-    `ORDER BY "time" DESC, txhash DESC LIMIT ${PAGE_ROWS}`,
+  native: branches(['contract_to = $1 AND txfrom = $2', 'contract_to = $1 AND txto = $2 AND (txfrom = $2) IS NOT TRUE']),
+  token: branches(['txto = $1 AND txfrom = $2', 'txto = $1 AND contract_to = $3 AND (txfrom = $2) IS NOT TRUE']),
+  // The cursor bounds `time` from above (`time <= $2`), which the index takes as where its walk starts.
+  keyset: branches([`txfrom = $1 AND ${CURSOR} AND "time" <= $2`, `txto = $1 AND (txfrom = $1) IS NOT TRUE AND ${CURSOR} AND "time" <= $2`]),
+};
+
+/** The same reads with the OR itself (same parameters): what PostgreSQL plans for the query as a client writes it. */
+export const PLAIN_OR_SQL: Readonly<Record<QueryName, string>> = {
+  native: `SELECT ${COLUMNS} FROM public.ethtxs WHERE contract_to = $1 AND (txfrom = $2 OR txto = $2) ${ORDER}`,
+  token: `SELECT ${COLUMNS} FROM public.ethtxs WHERE txto = $1 AND (txfrom = $2 OR contract_to = $3) ${ORDER}`,
+  keyset: `SELECT ${COLUMNS} FROM public.ethtxs WHERE (txfrom = $1 OR txto = $1) AND ${CURSOR} ${ORDER}`,
 };
 
 /** The baseline's statement for a baseline path (undefined for anything else). */

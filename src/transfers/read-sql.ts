@@ -19,6 +19,7 @@ import type { RowWindow } from './read-range.js';
 import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type ReadPlan, type SelectColumn } from './query-params.js';
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
+import { branchesFromSql, planBranchSplit, replayPlaceholders } from './read-sql-branches.js';
 
 export interface SqlStatement {
   readonly text: string;
@@ -45,6 +46,8 @@ export interface ReadStatementInput {
   /** The body's representation (negotiate.ts); JSON array when absent. */
   readonly format?: ReadFormat;
   readonly probeMoreRows: boolean;
+  /** false: never split a top-level OR into ordered branches (read-sql-branches.ts); for comparisons in tests. */
+  readonly orBranches?: boolean;
 }
 
 /**
@@ -164,10 +167,27 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const explain: SqlStatement = { text: `EXPLAIN (FORMAT JSON) SELECT 1 ${filtered}`, values: [...params.values] };
 
   const { window } = input;
-  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(relation, term, params)).join(', ')}`;
+  // A top-level OR with ORDER BY and LIMIT: the page reads a union of ordered branches (read-sql-branches.ts), named
+  // like the relation so the select list and ORDER BY resolve (and fail) as they do on the relation itself.
+  const split = input.orBranches === false ? undefined : planBranchSplit(input.plan.where, input.plan.order, window.sqlLimit);
+  const source = split === undefined ? relation : quoteIdentifier(input.relation);
+  const replay = replayPlaceholders(explain.values);
+  const from = split === undefined
+    ? filtered
+    : branchesFromSql({
+        split,
+        relation,
+        condition: (condition) => conditionSql(relation, condition, params),
+        orderBy: input.plan.order.map((term) => orderSql(relation, term, params)).join(', '),
+        // A literal (digits of a bigint we computed): PostgreSQL plans a branch for its LIMIT only when it sees it.
+        branchLimit: String(window.sqlLimit! + window.sqlOffset),
+        alias: source,
+        where: input.plan.where.map((condition) => conditionSql(source, condition, replay)).join(' AND '),
+      });
+  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(source, term, params)).join(', ')}`;
   const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${params.add(String(window.sqlLimit))}`;
   const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${params.add(String(window.sqlOffset))}`;
-  const page = `SELECT ${input.plan.select.map((column) => selectSql(relation, column, params)).join(', ')} ${filtered}${orderBy}${limit}${offset}`;
+  const page = `SELECT ${input.plan.select.map((column) => selectSql(source, column, params)).join(', ')} ${from}${orderBy}${limit}${offset}`;
 
   const columns = [`${input.withBody ? bodySql(input.format ?? 'json') : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
   let totalKind: ReadStatements['totalKind'] = 'none';

@@ -10,11 +10,36 @@
 
 import type { SqlClient, SqlQuery } from './sql-client.js';
 
-interface Migration {
+/** Statements applied inside the migration transaction. */
+interface SqlMigration {
   readonly version: number;
   readonly name: string;
   readonly sql: string;
 }
+
+/**
+ * Indexes built after the transactional migrations, outside any transaction: on PostgreSQL with CREATE INDEX
+ * CONCURRENTLY, so an existing table keeps taking writes while they build (the build holds SHARE UPDATE EXCLUSIVE,
+ * which does not conflict with INSERT/UPDATE/DELETE's ROW EXCLUSIVE). Such a migration only adds indexes (nothing a
+ * later migration could depend on), so it may complete after later transactional ones; its version is recorded only
+ * once every index is built and valid.
+ */
+interface IndexMigration {
+  readonly version: number;
+  readonly name: string;
+  readonly indexes: readonly IndexDefinition[];
+}
+
+export interface IndexDefinition {
+  /** Index name, in the table's schema. */
+  readonly name: string;
+  readonly schema: string;
+  readonly table: string;
+  /** The key columns as SQL (quoted where needed). */
+  readonly columns: string;
+}
+
+type Migration = SqlMigration | IndexMigration;
 
 const MIGRATIONS: readonly Migration[] = [
   {
@@ -75,15 +100,71 @@ const MIGRATIONS: readonly Migration[] = [
       UPDATE indexer.state SET last_block = (SELECT max(block) FROM public.ethtxs);
     `,
   },
+  {
+    // The access paths of spec A §4.1's own queries, each serving `ORDER BY time DESC, txhash DESC LIMIT n` straight
+    // from the index (the gateway splits an OR over these columns into one ordered branch per column,
+    // src/transfers/read-sql-branches.ts). With the original's single-column indexes PostgreSQL reads every row of
+    // the address (bitmap OR, one heap page each) and sorts them for a page of 25 (notes A.1 lists these as an
+    // optional optimisation).
+    version: 2,
+    name: 'composite indexes for address and token history pages',
+    indexes: [
+      // Sent by the address: native history and keyset pages (`txfrom = A`, plus a `contract_to = ''` filter).
+      { name: 'txfrom_time_txhash_index', schema: 'public', table: 'ethtxs', columns: 'txfrom, "time", txhash' },
+      // Received by the address (`txto = A`): keyset pages and any history without a contract_to condition.
+      { name: 'txto_time_txhash_index', schema: 'public', table: 'ethtxs', columns: 'txto, "time", txhash' },
+      // Token history, sent: `txto = token AND txfrom = A`.
+      { name: 'txto_txfrom_time_txhash_index', schema: 'public', table: 'ethtxs', columns: 'txto, txfrom, "time", txhash' },
+      // Token history, received: `txto = token AND contract_to = word(A)`; also native received (`txto = A AND
+      // contract_to = ''`).
+      { name: 'txto_contract_to_time_txhash_index', schema: 'public', table: 'ethtxs', columns: 'txto, contract_to, "time", txhash' },
+    ],
+  },
 ];
+
+const isIndexMigration = (migration: Migration): migration is IndexMigration => 'indexes' in migration;
 
 /** The migrations this build knows; the highest is the schema version it needs. */
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
 
 export interface MigrationReport {
+  /** The highest version recorded before this run (0: a fresh database). */
   readonly from: number;
+  /** The highest version recorded after it. */
   readonly to: number;
+  /** `<version> <name>` of each migration this run applied. */
   readonly applied: readonly string[];
+  /** Each index this run built (a migration another process completed meanwhile builds nothing here). */
+  readonly builtIndexes: readonly IndexBuildReport[];
+}
+
+export interface IndexBuildReport {
+  readonly name: string;
+  /** How: CONCURRENTLY on PostgreSQL, a plain CREATE INDEX on PGlite. */
+  readonly concurrently: boolean;
+  /** An INVALID index of that name (an interrupted concurrent build) was dropped first. */
+  readonly replacedInvalid: boolean;
+  readonly ms: number;
+}
+
+/** What a long index build reports while it runs (PostgreSQL: pg_stat_progress_create_index), for the logs. */
+export interface IndexBuildProgress {
+  readonly index: string;
+  readonly event: 'waiting for another process' | 'building' | 'built';
+  readonly elapsedMs: number;
+  /** e.g. `building index: scanning table`, `waiting for writers before build` (building only). */
+  readonly phase?: string;
+  readonly blocksDone?: number;
+  readonly blocksTotal?: number;
+  readonly tuplesDone?: number;
+  readonly tuplesTotal?: number;
+}
+
+export interface MigrateOptions {
+  /** Called now and then while index migrations build (every PROGRESS_INTERVAL_MS per index) and when each is done. */
+  readonly onProgress?: (progress: IndexBuildProgress) => void;
+  /** Apply migrations up to this version only (tests and benchmarks that need an older layout). */
+  readonly upTo?: number;
 }
 
 /** A database written by a newer build: running on it could corrupt what that build relies on. */
@@ -94,29 +175,162 @@ export class SchemaTooNewError extends Error {
   }
 }
 
+/** The transactional migrations serialize on this transaction-level advisory lock. */
+const MIGRATION_LOCK = 'adm-infra transfers migrations';
 /**
- * Applies the missing migrations in one transaction under an advisory lock (two processes starting at once
- * migrate once), then refreshes the `max_block` view with `version`.
+ * The index builds serialize on this session-level one, a different key: a process waiting for the transactional
+ * lock sits inside a transaction, and a CREATE INDEX CONCURRENTLY waits for every transaction older than its
+ * snapshot, so sharing one key could make the two wait on each other.
  */
-export async function migrate(db: SqlClient, indexerVersion: string): Promise<MigrationReport> {
-  return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('adm-infra transfers migrations'))`);
+const INDEX_BUILD_LOCK = 'adm-infra transfers index builds';
+/**
+ * The index-build lock is polled with pg_try_advisory_lock, never waited for in a statement: a waiting statement
+ * holds a snapshot, and the concurrent build holding the lock would wait for that snapshot (a deadlock).
+ */
+const INDEX_LOCK_POLL_MS = 500;
+const PROGRESS_INTERVAL_MS = 10_000;
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Applies the missing migrations: the transactional ones in one transaction under an advisory lock (two processes
+ * starting at once migrate once), refreshing the `max_block` view with `version`; then the index migrations
+ * (PostgreSQL: CREATE INDEX CONCURRENTLY on one dedicated session holding a session-level advisory lock, so that
+ * writers are never blocked and two processes never build at once; PGlite: plain CREATE INDEX inside the migration
+ * transaction). An INVALID index left by an interrupted concurrent build is dropped and built again.
+ */
+export async function migrate(db: SqlClient, indexerVersion: string, options: MigrateOptions = {}): Promise<MigrationReport> {
+  const upTo = options.upTo ?? SCHEMA_VERSION;
+  const wanted = MIGRATIONS.filter((migration) => migration.version <= upTo);
+  const concurrently = db.backend === 'postgresql';
+  const builtIndexes: IndexBuildReport[] = [];
+  const first = await db.transaction(async (tx) => {
+    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('${MIGRATION_LOCK}'))`);
     await tx.query('CREATE SCHEMA IF NOT EXISTS indexer');
     await tx.query(`CREATE TABLE IF NOT EXISTS indexer.migrations (
       version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`);
-    const [row] = await tx.query('SELECT coalesce(max(version), 0)::int AS version FROM indexer.migrations');
-    const from = Number(row?.version ?? 0);
+    const done = await recordedVersions(tx);
+    const from = Math.max(0, ...done);
     if (from > SCHEMA_VERSION) throw new SchemaTooNewError(from);
     const applied: string[] = [];
-    for (const migration of MIGRATIONS) {
-      if (migration.version <= from) continue;
-      await tx.exec(migration.sql);
-      await tx.query('INSERT INTO indexer.migrations (version, name) VALUES ($1, $2)', [migration.version, migration.name]);
+    for (const migration of wanted) {
+      if (done.has(migration.version)) continue;
+      if (isIndexMigration(migration)) {
+        if (concurrently) continue;
+        for (const index of migration.indexes) builtIndexes.push(await buildIndex(tx, index, false, options.onProgress));
+      } else {
+        await tx.exec(migration.sql);
+      }
+      await record(tx, migration);
       applied.push(`${migration.version} ${migration.name}`);
     }
     await refreshMaxBlockView(tx, indexerVersion);
-    return { from, to: SCHEMA_VERSION, applied };
+    return { from, applied, pending: concurrently ? wanted.filter((m) => isIndexMigration(m) && !done.has(m.version)) : [] };
   });
+  const applied = [...first.applied];
+  if (first.pending.length > 0) {
+    await db.session(async (session) => {
+      const started = Date.now();
+      let told = false;
+      while (!(await session.query(`SELECT pg_try_advisory_lock(hashtext('${INDEX_BUILD_LOCK}')) AS locked`))[0]?.locked) {
+        if (!told) options.onProgress?.({ index: '*', event: 'waiting for another process', elapsedMs: Date.now() - started });
+        told = true;
+        await sleep(INDEX_LOCK_POLL_MS);
+      }
+      // No unlock needed: the session's connection is closed when this returns or throws, which releases the lock.
+      // A statement_timeout set on the login would cancel a long build and leave an INVALID index to rebuild at
+      // every start; this session is closed afterwards, so the setting goes with it.
+      await session.query('SET statement_timeout = 0');
+      const done = await recordedVersions(session);
+      for (const migration of first.pending) {
+        if (done.has(migration.version) || !isIndexMigration(migration)) continue;
+        for (const index of migration.indexes) builtIndexes.push(await buildIndex(session, index, true, options.onProgress, db));
+        await record(session, migration);
+        applied.push(`${migration.version} ${migration.name}`);
+      }
+    });
+  }
+  const [row] = await db.query('SELECT coalesce(max(version), 0)::int AS version FROM indexer.migrations');
+  return { from: first.from, to: Number(row?.version ?? 0), applied, builtIndexes };
+}
+
+async function recordedVersions(q: SqlQuery): Promise<Set<number>> {
+  return new Set((await q.query('SELECT version FROM indexer.migrations')).map((row) => Number(row.version)));
+}
+
+async function record(q: SqlQuery, migration: Migration): Promise<void> {
+  await q.query('INSERT INTO indexer.migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING', [migration.version, migration.name]);
+}
+
+/** true: a valid index of that name exists; false: an INVALID one (an interrupted concurrent build); undefined: none. */
+async function indexValidity(q: SqlQuery, index: IndexDefinition): Promise<boolean | undefined> {
+  const [row] = await q.query(
+    `SELECT i.indisvalid AND i.indisready AS valid FROM pg_catalog.pg_index i
+       JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = $2`,
+    [index.schema, index.name],
+  );
+  return row === undefined ? undefined : row.valid === true;
+}
+
+/**
+ * Builds one index unless a valid one of that name exists. `monitor` (another connection of the same database)
+ * polls pg_stat_progress_create_index for the progress reports while a concurrent build runs.
+ */
+async function buildIndex(
+  q: SqlQuery,
+  index: IndexDefinition,
+  concurrently: boolean,
+  onProgress: MigrateOptions['onProgress'],
+  monitor?: SqlQuery,
+): Promise<IndexBuildReport> {
+  const started = Date.now();
+  const qualified = `"${index.schema}"."${index.name}"`;
+  const validity = await indexValidity(q, index);
+  if (validity === true) return { name: index.name, concurrently, replacedInvalid: false, ms: 0 };
+  // CREATE INDEX … IF NOT EXISTS would keep an invalid index as it is: drop it first.
+  if (validity === false) await q.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${qualified}`);
+  const [pid] = concurrently ? await q.query('SELECT pg_backend_pid() AS pid') : [];
+  let polling: ReturnType<typeof setInterval> | undefined;
+  if (onProgress && monitor && pid) {
+    let busy = false;
+    polling = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      monitor
+        .query(
+          `SELECT phase, blocks_done::text AS blocks_done, blocks_total::text AS blocks_total, tuples_done::text AS tuples_done,
+                  tuples_total::text AS tuples_total FROM pg_stat_progress_create_index WHERE pid = $1`,
+          [pid.pid],
+        )
+        .then(([p]) => {
+          if (polling === undefined || p === undefined) return;
+          onProgress({
+            index: index.name,
+            event: 'building',
+            elapsedMs: Date.now() - started,
+            phase: String(p.phase),
+            blocksDone: Number(p.blocks_done),
+            blocksTotal: Number(p.blocks_total),
+            tuplesDone: Number(p.tuples_done),
+            tuplesTotal: Number(p.tuples_total),
+          });
+        })
+        .catch(() => undefined)
+        .finally(() => (busy = false));
+    }, PROGRESS_INTERVAL_MS);
+  }
+  try {
+    await q.query(`CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS "${index.name}" ON "${index.schema}"."${index.table}" (${index.columns})`);
+  } finally {
+    clearInterval(polling);
+    polling = undefined;
+  }
+  // A concurrent build that fails raises its error (and leaves the index INVALID for the next start to rebuild).
+  if ((await indexValidity(q, index)) !== true) throw new Error(`index ${index.name} is not valid after its build`);
+  const report = { name: index.name, concurrently, replacedInvalid: validity === false, ms: Date.now() - started };
+  onProgress?.({ index: index.name, event: 'built', elapsedMs: report.ms });
+  return report;
 }
 
 /**

@@ -35,6 +35,7 @@ export function openPgClient(options: PgClientOptions): SqlClient {
   const run = async (client: pg.PoolClient | pg.Pool, text: string, values?: readonly unknown[]) =>
     (await client.query({ text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
   return {
+    backend: 'postgresql',
     async query(text, values) {
       if (!options.sessionSetup) return run(pool, text, values);
       const client = await acquire();
@@ -57,6 +58,15 @@ export function openPgClient(options: PgClientOptions): SqlClient {
         throw error;
       } finally {
         client.release(broken);
+      }
+    },
+    async session<T>(work: (session: SqlQuery) => Promise<T>): Promise<T> {
+      const client = await acquire();
+      try {
+        return await work({ query: (text, values) => run(client, text, values), exec: async (script) => void (await client.query(script)) });
+      } finally {
+        // Closed rather than returned to the pool: session locks and settings end with it.
+        client.release(true);
       }
     },
     async exec(script) {

@@ -10,8 +10,11 @@ import type { SqlClient } from './sql-client.js';
 export async function openPgliteClient(dataDir: string | undefined): Promise<SqlClient> {
   // The citext bundle must be passed on every open, not only the first (notes/dependencies.md §4).
   const db = dataDir === undefined ? await PGlite.create({ extensions: { citext } }) : await PGlite.create(dataDir, { extensions: { citext } });
+  const query = async (text: string, values?: readonly unknown[]) => (await db.query<Record<string, unknown>>(text, values as unknown[] | undefined)).rows;
+  const exec = async (script: string) => void (await db.exec(script));
   return {
-    query: async (text, values) => (await db.query<Record<string, unknown>>(text, values as unknown[] | undefined)).rows,
+    backend: 'pglite',
+    query,
     transaction: (work) =>
       db.transaction((tx) =>
         work({
@@ -19,7 +22,9 @@ export async function openPgliteClient(dataDir: string | undefined): Promise<Sql
           exec: async (script) => void (await tx.exec(script)),
         }),
       ),
-    exec: async (script) => void (await db.exec(script)),
+    // PGlite is one session already: `work` runs on it, between other callers' statements.
+    session: (work) => work({ query, exec }),
+    exec,
     close: () => db.close(),
   };
 }

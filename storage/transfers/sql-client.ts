@@ -13,8 +13,19 @@ export interface SqlQuery {
 }
 
 export interface SqlClient extends SqlQuery {
+  /**
+   * `postgresql`: a server, several sessions at once (CREATE INDEX CONCURRENTLY works); `pglite`: the embedded
+   * database, one session that runs one statement at a time.
+   */
+  readonly backend: 'postgresql' | 'pglite';
   /** Runs `work` in one transaction (BEGIN … COMMIT, ROLLBACK when it throws) on one connection. */
   transaction<T>(work: (tx: SqlQuery) => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` on one connection held for its whole duration, outside any transaction: for session-level advisory
+   * locks and statements that refuse to run in a transaction block (CREATE INDEX CONCURRENTLY). On pg the connection
+   * is closed afterwards, so no session state (a lock, a setting) outlives `work`; on PGlite it is the one session.
+   */
+  session<T>(work: (session: SqlQuery) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 

@@ -100,7 +100,20 @@ for (const backend of backends) {
         ['time:integer', 'txfrom:citext', 'txto:citext', 'gas:bigint', 'gasprice:bigint', 'block:integer', 'txhash:citext', 'value:numeric', 'contract_to:citext', 'contract_value:citext'],
       );
       const indexes = (await db.query(`SELECT indexname::text AS name FROM pg_indexes WHERE schemaname = 'public' AND tablename = 'ethtxs' ORDER BY 1`)).map((r) => r.name);
-      assert.deepEqual(indexes, ['block_index', 'contract_to_index', 'time_index', 'txfrom_index', 'txto_contract_to_index', 'txto_index', 'txto_txfrom_index', 'txto_w_empty_contract_to_index']);
+      assert.deepEqual(indexes, [
+        'block_index',
+        'contract_to_index',
+        'time_index',
+        'txfrom_index',
+        'txfrom_time_txhash_index',
+        'txto_contract_to_index',
+        'txto_contract_to_time_txhash_index',
+        'txto_index',
+        'txto_time_txhash_index',
+        'txto_txfrom_index',
+        'txto_txfrom_time_txhash_index',
+        'txto_w_empty_contract_to_index',
+      ]);
       assert.deepEqual(await db.query('SELECT status FROM public.aval'), [{ status: true }]);
       assert.deepEqual(await db.query('SELECT max, version FROM public.max_block'), [{ max: null, version: '3.0.0' }]);
       assert.deepEqual(await readCursor(db), { lastBlock: null, lastHash: null });

@@ -1,0 +1,176 @@
+// One ordered branch per disjunct: a page read whose WHERE has a top-level OR over different columns, rewritten so
+// that each branch can walk its own composite index in ORDER BY order and stop after the page (spec A §4.1's native
+// history, token history and keyset next page; storage/transfers/schema.ts migration 2).
+//
+// PostgreSQL plans `WHERE c AND (d1 OR d2) ORDER BY o LIMIT n` as a BitmapOr over one index per disjunct: every
+// matching row is fetched and sorted before the first n are kept. Rewritten:
+//
+//   SELECT … FROM (
+//     (SELECT rel.* FROM rel WHERE c AND d1 ORDER BY o LIMIT n + offset)
+//     UNION ALL
+//     (SELECT rel.* FROM rel WHERE c AND d2 AND (d1) IS NOT TRUE ORDER BY o LIMIT n + offset)
+//   ) AS "<relation>" WHERE (c AND (d1 OR d2)) OR TRUE ORDER BY o LIMIT n OFFSET offset
+//
+// The outer WHERE is there only for its parameters: the plain WHERE's ($1…, the ones the planned-count EXPLAIN and
+// the counts reuse) must appear in the main statement whether or not it counts, or PostgreSQL cannot type them.
+// `OR TRUE` makes it TRUE, and the planner folds it away before estimating anything: as a real filter its
+// selectivity, multiplied into the branches' row estimates, would make PostgreSQL expect a few rows per branch and
+// sort a bitmap scan's result rather than walk the index (measured on the benchmark's data).
+//
+// Why it is the same read:
+// - Rows: a row passes `c AND (d1 OR … OR dk)` iff c is TRUE and some dj is TRUE. It falls in branch j for the first
+//   such j only (each branch excludes rows an earlier disjunct made TRUE with `IS NOT TRUE`, which is TRUE for FALSE
+//   and NULL alike), so every matching row is in exactly one branch and no other row is in any: the three-valued
+//   logic of SQL's OR is kept (a NULL disjunct followed by a TRUE one selects the row once, in the later branch).
+// - Page: the first n + offset rows of the whole set under `o` are among the first n + offset rows of the branch
+//   each belongs to, so ordering the union by the same `o` and applying the same LIMIT/OFFSET gives the same rows.
+//   Where `o` has ties, both statements pick among the tied rows as PostgreSQL pleases (SQL leaves it open); the
+//   sequence of sort keys on the page is the same.
+// - Counts, the planned-count EXPLAIN and the more-rows probe keep the plain WHERE (src/transfers/read-sql.ts): only
+//   the page's FROM changes.
+//
+// Only applied where it can pay off and the proof above holds without looking at the data: an ORDER BY and a
+// positive LIMIT, a top-level (after flattening plain AND groups) non-negated OR of 2..MAX_BRANCHES disjuncts each
+// of which pins some column with a plain `eq` (the shape an index serves; a disjunct such as `time.lt.T` would make
+// its branch a range scan of most of the table). The conditions themselves are rendered by read-sql.ts's own
+// renderer, so operators, parameters and quoting are exactly those of the plain statement.
+//
+// A keyset cursor (spec A §4.1 rule 5: `or=(time.lt.T,and(time.eq.T,txhash.lt.H))`) is an OR PostgreSQL cannot use
+// as an index bound, so a branch would walk the address's rows from the newest and filter out every earlier page.
+// When each disjunct of such a top-level OR bounds the same column by the same value from the same side (`lt`,
+// `lte` or `eq` from above; `gt`, `gte` or `eq` from below), the branches also get the bound it implies (`time <=
+// T`), which the index takes as its start. It adds no row: every row for which the OR is TRUE satisfies it, given
+// that the column type's `<`, `=` and `<=` are one order (true of every built-in type that has them).
+
+import type { Condition, OrderColumn } from './query-params.js';
+
+/** More branches than this: the plain statement (each branch is a separate index walk). */
+export const MAX_BRANCHES = 8;
+
+export interface BranchSplit {
+  /** The other top-level conjuncts, in their order: every branch repeats them. */
+  readonly common: readonly Condition[];
+  /** Bounds implied by common ORs (a keyset cursor), added to every branch. */
+  readonly implied: readonly Condition[];
+  /** The disjuncts of the OR that is split, in their order. */
+  readonly disjuncts: readonly Condition[];
+}
+
+/** Top-level conjuncts of a WHERE list: non-negated AND groups opened, recursively. */
+function conjuncts(conditions: readonly Condition[]): Condition[] {
+  return conditions.flatMap((condition) => (condition.kind === 'group' && !condition.negated && condition.operator === 'and' ? conjuncts(condition.children) : [condition]));
+}
+
+/** True when the condition is TRUE only for rows where some column equals a bound value (`col.eq.v`, maybe ANDed). */
+function pinsAColumn(condition: Condition): boolean {
+  if (condition.kind === 'filter') {
+    const { negated, operation } = condition.expr;
+    return !negated && operation.kind === 'quant' && operation.operator === 'eq' && operation.quantifier === undefined;
+  }
+  return !condition.negated && condition.operator === 'and' && condition.children.some(pinsAColumn);
+}
+
+const splittable = (condition: Condition): condition is Extract<Condition, { kind: 'group' }> =>
+  condition.kind === 'group' &&
+  !condition.negated &&
+  condition.operator === 'or' &&
+  condition.children.length >= 2 &&
+  condition.children.length <= MAX_BRANCHES &&
+  condition.children.every(pinsAColumn);
+
+/**
+ * The OR to split, or undefined when the rewrite does not apply (no ORDER BY, no positive LIMIT, no top-level OR
+ * whose every disjunct pins a column). The first such OR in query order is taken.
+ */
+export function planBranchSplit(where: readonly Condition[], order: readonly OrderColumn[], limit: bigint | undefined): BranchSplit | undefined {
+  if (order.length === 0 || limit === undefined || limit <= 0n) return undefined;
+  const all = conjuncts(where);
+  const index = all.findIndex(splittable);
+  if (index < 0) return undefined;
+  const split = all[index] as Extract<Condition, { kind: 'group' }>;
+  const common = all.filter((_, i) => i !== index);
+  const implied = common.flatMap((condition) => (condition.kind === 'group' && !condition.negated && condition.operator === 'or' ? [...bounds(condition).values()] : [])).map(boundCondition);
+  return { common, implied, disjuncts: split.children };
+}
+
+/** `column` is at most (`upper`) or at least (`lower`) `value` wherever the condition is TRUE. */
+interface Bound {
+  readonly column: string;
+  readonly side: 'upper' | 'lower';
+  readonly value: string;
+}
+
+const boundKey = (bound: Bound) => JSON.stringify([bound.column, bound.side, bound.value]);
+
+/** The bounds a condition implies, by key (only plain comparisons, ANDs and ORs of them; nothing under NOT). */
+function bounds(condition: Condition): Map<string, Bound> {
+  const found = new Map<string, Bound>();
+  if (condition.kind === 'filter') {
+    const { negated, operation } = condition.expr;
+    if (negated || operation.kind !== 'quant' || operation.quantifier !== undefined) return found;
+    const add = (side: Bound['side']) => found.set(boundKey({ column: condition.column, side, value: operation.value }), { column: condition.column, side, value: operation.value });
+    if (operation.operator === 'eq' || operation.operator === 'lt' || operation.operator === 'lte') add('upper');
+    if (operation.operator === 'eq' || operation.operator === 'gt' || operation.operator === 'gte') add('lower');
+    return found;
+  }
+  if (condition.negated || condition.children.length === 0) return found;
+  const each = condition.children.map(bounds);
+  if (condition.operator === 'and') {
+    for (const map of each) for (const [key, bound] of map) found.set(key, bound);
+    return found;
+  }
+  // OR: only what every disjunct implies.
+  for (const [key, bound] of each[0]!) if (each.every((map) => map.has(key))) found.set(key, bound);
+  return found;
+}
+
+function boundCondition(bound: Bound): Condition {
+  return { kind: 'filter', column: bound.column, expr: { negated: false, operation: { kind: 'quant', operator: bound.side === 'upper' ? 'lte' : 'gte', value: bound.value } } };
+}
+
+export interface BranchSqlInput {
+  readonly split: BranchSplit;
+  /** `"schema"."relation"`: what the branches read. */
+  readonly relation: string;
+  /** Renders one condition as SQL (binding its values as parameters): read-sql.ts's own renderer. */
+  readonly condition: (condition: Condition) => string;
+  /** The ORDER BY list over `relation` (without the keywords). */
+  readonly orderBy: string;
+  /** The parameter placeholder holding each branch's row limit: the page's LIMIT + OFFSET. */
+  readonly branchLimit: string;
+  /** The alias the page reads the union as; the page's select list and ORDER BY refer to it. */
+  readonly alias: string;
+  /** The plain WHERE rendered over `alias` with the plain statement's own placeholders (see replayPlaceholders). */
+  readonly where: string;
+}
+
+/**
+ * A parameter list that hands out the placeholders of values already bound, in the same order: rendering the same
+ * conditions again (over another reference) then gives the same `$n`, each in the same column's context, so each
+ * keeps its type. Throws if the rendering asks for anything else (a renderer that is not deterministic).
+ */
+export function replayPlaceholders(bound: readonly (string | null)[]): { readonly values: string[]; add(value: string): string } {
+  let next = 0;
+  return {
+    values: [],
+    add(value: string): string {
+      if (next >= bound.length || bound[next] !== value) throw new Error('read-sql-branches: the WHERE did not render the same parameters twice');
+      return `$${++next}`;
+    },
+  };
+}
+
+/** `FROM (branch UNION ALL branch …) AS alias WHERE …`: the page's FROM and WHERE in place of `FROM relation WHERE …`. */
+export function branchesFromSql(input: BranchSqlInput): string {
+  const { split } = input;
+  const branches = split.disjuncts.map((disjunct, j) => {
+    const parts = [
+      ...split.common.map((condition) => input.condition(condition)),
+      ...split.implied.map((condition) => input.condition(condition)),
+      input.condition(disjunct),
+      ...split.disjuncts.slice(0, j).map((earlier) => `(${input.condition(earlier)}) IS NOT TRUE`),
+    ];
+    return `(SELECT ${input.relation}.* FROM ${input.relation} WHERE ${parts.join(' AND ')} ORDER BY ${input.orderBy} LIMIT ${input.branchLimit})`;
+  });
+  return `FROM (${branches.join(' UNION ALL ')}) AS ${input.alias} WHERE (${input.where}) OR TRUE`;
+}
