@@ -10,9 +10,12 @@
 //   the schema version. At this build's version, unreadable by that login (its owner keeps it), or the original
 //   indexer's unversioned tables (that indexer may still be writing): left alone, no writes. Missing (an empty
 //   database) or older: migrated with that login when it may (in PostgREST deployments it often owns the schema);
-//   otherwise one clear error line names what to run (`adm-infra transfers --migrate` by an owner, or the indexer
-//   once), the schema cache answers 503 PGRST002 and the check is retried with backoff until it passes, without a
-//   restart. Newer than the build: the actor crashes with SchemaTooNewError, as the indexer's open does.
+//   an older schema it may not migrate is served as it is (a warning names what to run); an empty one gets one
+//   clear error line naming what to run (`adm-infra transfers --migrate` by an owner, or the indexer once), the
+//   schema cache answers 503 PGRST002 and the check is retried with backoff until it passes, without a restart.
+//   Newer than the build: the actor crashes with SchemaTooNewError, as the indexer's open does.
+// - Concurrent index builds (PostgreSQL) run in the background after the transactional migrations: the listener
+//   serves and the indexer writes meanwhile; closing cancels a build, the next start resumes it.
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -21,7 +24,7 @@ import { fromPromise } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { INDEXER_VERSION, type TransfersConfig, type PgConnection } from '../../src/transfers/config.js';
 import { anonymousReadInTransaction, anonymousSessionSetup, type AnonymousRead } from '../../storage/transfers/gateway-store.js';
-import { SCHEMA_VERSION, SchemaTooNewError } from '../../storage/transfers/schema.js';
+import { buildPendingIndexes, SCHEMA_VERSION, SchemaTooNewError } from '../../storage/transfers/schema.js';
 import { readSchemaStatus } from '../../storage/transfers/schema-status.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
@@ -104,6 +107,38 @@ export function databaseLogic(options: DatabaseActorOptions) {
   };
   const pgClient = (connection: PgConnection, max: number, applicationName: string, sessionSetup?: string) =>
     track(openPgClient({ connection, maxConnections: max, applicationName, sessionSetup }));
+  /**
+   * PostgreSQL's concurrent index builds (schema.ts) run in the background once the transactional migrations are
+   * done, so the service serves (and the indexer writes) while an upgrade builds indexes on a large table; closing
+   * the database cancels a build (its INVALID index is rebuilt at the next start).
+   */
+  let indexBuild: { readonly controller: AbortController; readonly done: Promise<void> } | undefined;
+  const buildIndexesInBackground = (connection: PgConnection) => {
+    if (indexBuild) return;
+    const controller = new AbortController();
+    const client = track(schemaClient(connection, 'adm-infra transfers index builds'));
+    const started = Date.now();
+    logger.info('building the new indexes in the background (CREATE INDEX CONCURRENTLY): reads and writes go on meanwhile');
+    const done = buildPendingIndexes(client, { signal: controller.signal, onProgress: (progress) => logger.info(progress, 'building index') })
+      .then(
+        (built) => {
+          if (built.applied.length > 0) logger.info({ applied: built.applied, indexes: built.builtIndexes.map((index) => index.name), ms: Date.now() - started }, 'database schema migrated: indexes built');
+        },
+        (error: unknown) => {
+          if (controller.signal.aborted) logger.info('index build interrupted by the shutdown: it starts again at the next start');
+          else logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'index build failed: it is tried again at the next start');
+        },
+      )
+      .finally(() => release(client).catch(() => undefined));
+    indexBuild = { controller, done };
+  };
+  const stopIndexBuild = async () => {
+    const build = indexBuild;
+    indexBuild = undefined;
+    if (!build) return;
+    build.controller.abort();
+    await build.done;
+  };
   const logSetup = ({ migration, role }: SchemaSetupReport, login?: string) => {
     if (migration.applied.length > 0) logger.info({ from: migration.from, to: migration.to, applied: migration.applied, ...(login ? { login } : {}) }, 'database schema migrated');
     if (role.created) logger.info({ role: config.gateway.anonRole }, 'anonymous read-only role created');
@@ -138,7 +173,11 @@ export function databaseLogic(options: DatabaseActorOptions) {
           // The indexer's login owns the schema: it migrates and sets up the anonymous role before any gateway
           // connection exists (their SET ROLE needs the role).
           const writer = indexer.enabled ? pgClient(database.indexer, WRITER_CONNECTIONS, 'adm-infra transfers indexer') : undefined;
-          if (writer) logSetup(await setUpSchema(writer, gateway.anonRole, INDEXER_VERSION));
+          if (writer) {
+            const setup = await setUpSchema(writer, gateway.anonRole, INDEXER_VERSION, { indexBuilds: 'defer' });
+            logSetup(setup);
+            if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(database.indexer);
+          }
           // pg pools connect lazily: nothing below reaches the server before the schema is known to be there.
           const reader = gateway.enabled ? pgClient(database.gateway, gateway.poolSize, 'adm-infra transfers gateway', anonymousSessionSetup(gateway.anonRole)) : undefined;
           if (reader && !writer) {
@@ -153,6 +192,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
           logger.info({ backend: 'postgresql' }, 'transfers database open');
           return { schema: 'ready' };
         } catch (error) {
+          await stopIndexBuild();
           await closeAll();
           throw error;
         }
@@ -182,7 +222,9 @@ export function databaseLogic(options: DatabaseActorOptions) {
             try {
               if (status.migrating) throw new MigrationInProgressError();
               if (lastFailure === undefined) logger.info({ login, from, to: SCHEMA_VERSION }, 'the database schema is not migrated: migrating it with the gateway\'s login');
-              logSetup(await setUpSchema(client, gateway.anonRole, INDEXER_VERSION), login);
+              const setup = await setUpSchema(client, gateway.anonRole, INDEXER_VERSION, { indexBuilds: 'defer' });
+              logSetup(setup, login);
+              if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(database.gateway);
             } catch (error) {
               // An older schema already has every public relation (they exist since version 1; later versions add
               // indexes and internal state): a gateway upgraded before its indexer keeps serving it rather than
@@ -214,6 +256,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
       closeDatabase: fromPromise<void>(async () => {
         holder.set(undefined);
         pending = undefined;
+        await stopIndexBuild();
         await closeAll();
       }),
     },

@@ -57,7 +57,14 @@ export async function runMigrateCommand(config: TransfersConfig, io: MigrateComm
     // migrate() refuses a newer schema too; checked first so nothing (not even a lock) is taken on such a database.
     if (status.state === 'versioned' && status.version > SCHEMA_VERSION) throw new SchemaTooNewError(status.version);
     if (status.migrating) io.err('another session is migrating this database (the indexer?): waiting for it to finish');
-    const { migration, role } = await setUpSchema(db, gateway.anonRole, INDEXER_VERSION);
+    // Index builds on a large table take minutes: say what is happening while they run.
+    const { migration, role } = await setUpSchema(db, gateway.anonRole, INDEXER_VERSION, {
+      onProgress: (progress) => {
+        if (progress.event === 'waiting for another process') io.out('  waiting for another process that is building the indexes');
+        else if (progress.event === 'built') io.out(`  built index ${progress.index} in ${(progress.elapsedMs / 1000).toFixed(1)} s`);
+        else io.out(`  building index ${progress.index}: ${progress.phase ?? ''}${progress.blocksTotal ? ` (${progress.blocksDone}/${progress.blocksTotal} blocks)` : ''}`);
+      },
+    });
     io.out(`${migration.applied.length > 0 ? 'Migrated' : 'Checked'} the transfers database ${target} (login ${login})`);
     io.out(`  from: ${migration.from}`);
     io.out(`  to: ${migration.to}`);

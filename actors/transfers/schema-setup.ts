@@ -4,7 +4,7 @@
 // their messages share: which kind of failure it was, and what an operator runs about it.
 
 import type { PgConnection } from '../../src/transfers/config.js';
-import { ensureAnonRole, migrate, type AnonRoleReport, type MigrationReport } from '../../storage/transfers/schema.js';
+import { ensureAnonRole, migrate, type AnonRoleReport, type MigrateOptions, type MigrationReport } from '../../storage/transfers/schema.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 
@@ -14,8 +14,8 @@ export interface SchemaSetupReport {
 }
 
 /** The migrations, then the anonymous role's creation and grants (best effort: problems are reported, not thrown). */
-export async function setUpSchema(db: SqlClient, anonRole: string, indexerVersion: string): Promise<SchemaSetupReport> {
-  const migration = await migrate(db, indexerVersion);
+export async function setUpSchema(db: SqlClient, anonRole: string, indexerVersion: string, options: MigrateOptions = {}): Promise<SchemaSetupReport> {
+  const migration = await migrate(db, indexerVersion, options);
   const role = await ensureAnonRole(db, anonRole);
   return { migration, role };
 }

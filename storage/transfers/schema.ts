@@ -136,6 +136,8 @@ export interface MigrationReport {
   readonly applied: readonly string[];
   /** Each index this run built (a migration another process completed meanwhile builds nothing here). */
   readonly builtIndexes: readonly IndexBuildReport[];
+  /** Index migrations left for buildPendingIndexes (`indexBuilds: 'defer'` on PostgreSQL only). */
+  readonly pendingIndexBuilds: boolean;
 }
 
 export interface IndexBuildReport {
@@ -160,11 +162,22 @@ export interface IndexBuildProgress {
   readonly tuplesTotal?: number;
 }
 
-export interface MigrateOptions {
+export interface IndexBuildOptions {
   /** Called now and then while index migrations build (every PROGRESS_INTERVAL_MS per index) and when each is done. */
   readonly onProgress?: (progress: IndexBuildProgress) => void;
   /** Apply migrations up to this version only (tests and benchmarks that need an older layout). */
   readonly upTo?: number;
+  /** Cancels a build in progress (pg_cancel_backend): the INVALID index it leaves is rebuilt next time. */
+  readonly signal?: AbortSignal;
+}
+
+export interface MigrateOptions extends IndexBuildOptions {
+  /**
+   * `defer`: return after the transactional migrations, leaving PostgreSQL's concurrent index builds to a
+   * buildPendingIndexes call (a service builds them in the background while it serves; `pendingIndexBuilds` says
+   * whether there are any). Default: build them before returning.
+   */
+  readonly indexBuilds?: 'wait' | 'defer';
 }
 
 /** A database written by a newer build: running on it could corrupt what that build relies on. */
@@ -227,12 +240,33 @@ export async function migrate(db: SqlClient, indexerVersion: string, options: Mi
     await refreshMaxBlockView(tx, indexerVersion);
     return { from, applied, pending: concurrently ? wanted.filter((m) => isIndexMigration(m) && !done.has(m.version)) : [] };
   });
-  const applied = [...first.applied];
-  if (first.pending.length > 0) {
-    await db.session(async (session) => {
+  if (first.pending.length > 0 && options.indexBuilds === 'defer') {
+    return { from: first.from, to: await recordedVersion(db), applied: first.applied, builtIndexes, pendingIndexBuilds: true };
+  }
+  const built = first.pending.length > 0 ? await buildPendingIndexes(db, options) : { applied: [], builtIndexes: [] };
+  return { from: first.from, to: await recordedVersion(db), applied: [...first.applied, ...built.applied], builtIndexes: [...builtIndexes, ...built.builtIndexes], pendingIndexBuilds: false };
+}
+
+/**
+ * The index migrations the transactional ones left (PostgreSQL): CREATE INDEX CONCURRENTLY on one dedicated session
+ * holding a session-level advisory lock, so that writers are never blocked and two processes never build at once (a
+ * second one waits, then finds the work done). Each migration is recorded once all its indexes are valid.
+ */
+export async function buildPendingIndexes(db: SqlClient, options: IndexBuildOptions = {}): Promise<{ applied: string[]; builtIndexes: IndexBuildReport[] }> {
+  const upTo = options.upTo ?? SCHEMA_VERSION;
+  const { signal } = options;
+  const applied: string[] = [];
+  const builtIndexes: IndexBuildReport[] = [];
+  await db.session(async (session) => {
+    const [self] = await session.query('SELECT pg_backend_pid() AS pid');
+    // An abort cancels the statement running on this session (from another connection: this one is busy).
+    const cancel = () => void db.query('SELECT pg_cancel_backend($1)', [self?.pid]).catch(() => undefined);
+    signal?.addEventListener('abort', cancel, { once: true });
+    try {
       const started = Date.now();
       let told = false;
       while (!(await session.query(`SELECT pg_try_advisory_lock(hashtext('${INDEX_BUILD_LOCK}')) AS locked`))[0]?.locked) {
+        signal?.throwIfAborted();
         if (!told) options.onProgress?.({ index: '*', event: 'waiting for another process', elapsedMs: Date.now() - started });
         told = true;
         await sleep(INDEX_LOCK_POLL_MS);
@@ -242,16 +276,25 @@ export async function migrate(db: SqlClient, indexerVersion: string, options: Mi
       // every start; this session is closed afterwards, so the setting goes with it.
       await session.query('SET statement_timeout = 0');
       const done = await recordedVersions(session);
-      for (const migration of first.pending) {
-        if (done.has(migration.version) || !isIndexMigration(migration)) continue;
-        for (const index of migration.indexes) builtIndexes.push(await buildIndex(session, index, true, options.onProgress, db));
+      for (const migration of MIGRATIONS) {
+        if (migration.version > upTo || done.has(migration.version) || !isIndexMigration(migration)) continue;
+        for (const index of migration.indexes) {
+          signal?.throwIfAborted();
+          builtIndexes.push(await buildIndex(session, index, true, options.onProgress, db));
+        }
         await record(session, migration);
         applied.push(`${migration.version} ${migration.name}`);
       }
-    });
-  }
-  const [row] = await db.query('SELECT coalesce(max(version), 0)::int AS version FROM indexer.migrations');
-  return { from: first.from, to: Number(row?.version ?? 0), applied, builtIndexes };
+    } finally {
+      signal?.removeEventListener('abort', cancel);
+    }
+  });
+  return { applied, builtIndexes };
+}
+
+async function recordedVersion(q: SqlQuery): Promise<number> {
+  const [row] = await q.query('SELECT coalesce(max(version), 0)::int AS version FROM indexer.migrations');
+  return Number(row?.version ?? 0);
 }
 
 async function recordedVersions(q: SqlQuery): Promise<Set<number>> {
@@ -281,7 +324,7 @@ async function buildIndex(
   q: SqlQuery,
   index: IndexDefinition,
   concurrently: boolean,
-  onProgress: MigrateOptions['onProgress'],
+  onProgress: IndexBuildOptions['onProgress'],
   monitor?: SqlQuery,
 ): Promise<IndexBuildReport> {
   const started = Date.now();

@@ -8,6 +8,7 @@
 //   - a gateway alone whose login may not create: one clear error line naming what to run, 503 PGRST002 meanwhile,
 //     and after `--migrate` by the owner the same process serves, without a restart;
 //   - a gateway alone on a schema newer than the build refuses to start (SchemaTooNewError), as the indexer does;
+//   - a gateway alone on an older schema its login may not migrate serves it (a warning names what to run);
 //   - a gateway alone does not wait behind another process's migration (its listener opens, 503 meanwhile);
 //   - a gateway alone on the original indexer's tables (no indexer.migrations) serves them and migrates nothing;
 //   - `--migrate` on the embedded database migrates DATA_DIR.
@@ -19,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { SCHEMA_VERSION } from '../../storage/transfers/schema.js';
+import { migrate, SCHEMA_VERSION } from '../../storage/transfers/schema.js';
+import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
@@ -136,7 +138,11 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     assert.equal(await aval.text(), '[{"status":true}]');
     assert.equal(await (await get('/max_block')).text(), '[{"max":null,"version":"3.0.0"}]');
     const migrated = cli.lines.find((line) => line.msg === 'database schema migrated');
-    assert.deepEqual([migrated?.login, migrated?.from, migrated?.to], ['owner_login', 0, SCHEMA_VERSION]);
+    // The transactional migrations before serving; the index migration (CREATE INDEX CONCURRENTLY) after, in the
+    // background, while it already answers.
+    assert.deepEqual([migrated?.login, migrated?.from, migrated?.to], ['owner_login', 0, SCHEMA_VERSION - 1]);
+    const indexes = await cli.waitForLine((line) => line.msg === 'database schema migrated: indexes built', 30_000);
+    assert.deepEqual(indexes.applied, [`${SCHEMA_VERSION} composite indexes for address and token history pages`]);
     assert.ok(cli.lines.some((line) => line.msg === 'anonymous read-only role created' && line.role === 'anon_owned'));
     assert.equal(cli.lines.some((line) => line.level === 'warn' || line.level === 'error'), false, `no warning or error: ${cli.stdout()}`);
     assert.equal(await cli.stop(), 0);
@@ -179,6 +185,32 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     assert.ok(retries.length > 0 && retries.every((line, i) => i === 0 || Date.parse(String(line.time)) - Date.parse(String(retries[i - 1]!.time)) >= 900), 'retries are logged at most once a second (the backoff)');
     assert.ok(cli.lines.some((line) => line.msg === 'the database schema is ready: the gateway serves now'));
     assert.equal(cli.lines.some((line) => line.msg === 'database schema migrated'), false, 'the gateway itself wrote nothing');
+    assert.equal(await cli.stop(), 0);
+  });
+
+  test('a gateway alone on an older schema its login may not migrate serves it as it is, with a warning naming what to run', async () => {
+    await admin('postgres', `CREATE ROLE old_owner LOGIN; CREATE DATABASE olddb OWNER old_owner;
+      CREATE ROLE old_auth LOGIN NOINHERIT; CREATE ROLE anon_old NOLOGIN; GRANT anon_old TO old_auth`);
+    // An older build's layout: version 1 only, as the owner left it (the anonymous role granted by hand).
+    const owner = openPgClient({ connection: { connectionString: url('old_owner', 'olddb') }, maxConnections: 1, applicationName: 'older build' });
+    try {
+      assert.equal((await migrate(owner, '3.0.0', { upTo: 1 })).to, 1);
+      await owner.exec('GRANT USAGE ON SCHEMA public TO anon_old; GRANT SELECT ON public.ethtxs, public.max_block, public.aval TO anon_old');
+      // A login that may read the version (so it knows the schema is older) but not change the schema.
+      await owner.exec('GRANT USAGE ON SCHEMA indexer TO old_auth; GRANT SELECT ON indexer.migrations TO old_auth');
+    } finally {
+      await owner.close();
+    }
+    const { cli, get } = await gateway({ PGRST_DB_URI: url('old_auth', 'olddb'), PGRST_DB_ANON_ROLE: 'anon_old' });
+    await cli.waitForLine(listening, 30_000);
+    const aval = await get('/aval');
+    assert.equal(aval.status, 200, await aval.clone().text());
+    assert.equal(await aval.text(), '[{"status":true}]');
+    const warning = cli.lines.find((line) => line.level === 'warn' && /older than this build/.test(String(line.msg)));
+    assert.ok(warning, cli.stdout());
+    assert.match(String(warning.msg), /adm-infra transfers --migrate/);
+    assert.deepEqual([warning.from, warning.to], [1, SCHEMA_VERSION]);
+    assert.equal(cli.lines.some((line) => line.level === 'error'), false, 'no error: it serves');
     assert.equal(await cli.stop(), 0);
   });
 
