@@ -60,7 +60,8 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
 const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
 
 benchmarks:
-  rates   /get throughput and latency against a plain node:http baseline (sections: get),
+  rates   /get throughput, latency and server CPU per request against a plain node:http baseline and a
+          bare-uWS replay (sections: get),
           /getHistory over 100,000 stored snapshots (history), the merge pipeline (merge)
   files   256 MiB upload over HTTP against the same import in-process, with the node's peak RSS (upload);
           its download against unixfs.cat in-process, with time to first byte, and the node's peak RSS during

@@ -1,9 +1,17 @@
 // The HTTP edge (DESIGN.md, "The HTTP edge") on one of two engines (http/engine.ts: uWebSockets.js by default,
-// node:http where uWS cannot load or a listener asks for it). Every route goes through `#wrap`, which keeps
-// uWS's rules in one place (the node engine honours the same surface): request data is copied before the first await, `onAborted` is attached
-// synchronously, writes after an await happen inside `res.cork()`, nothing touches `res` after an abort,
-// large bodies go out with tryEnd/onWritable backpressure, and request bodies are bounded before and while
-// they are read. Handlers are plain async functions from a copied request to a reply.
+// node:http where uWS cannot load or a listener asks for it). Every request is one `Exchange`, which keeps uWS's rules
+// in one place (the node engine honours the same surface): request data is copied before the callback returns with an
+// answer pending, `onAborted` is attached synchronously whenever the answer outlives the callback, writes after an
+// await happen inside `res.cork()`, nothing touches `res` after an abort, large bodies go out with tryEnd/onWritable
+// backpressure, and request bodies are bounded before and while they are read. Handlers are plain (async) functions
+// from a copied request to a reply.
+//
+// The per-request path is lean on purpose (issue "Rates: fast as the edge allows"): a synchronous answer allocates
+// the Exchange and the strings copied from `req`, and nothing else of the edge's own (~0.2 KB). The request and
+// context this file used to build were object literals with getters, which V8 makes in dictionary mode (slow to build,
+// large), plus seven closures: ~1.4 KB per request, and under load scavenges of 7-13 ms that kept most of the young
+// generation. Exchange keeps its behaviour on the class prototype; closures are made only for answers that outlive
+// the callback.
 
 import { STATUS_CODES } from 'node:http';
 import { Readable } from 'node:stream';
@@ -158,8 +166,387 @@ interface Route {
 }
 
 const NO_HEADERS: HeaderList = [];
+/** The params of a route without `:name` segments: shared, so such a request allocates no array for them. */
+const NO_PARAMS: readonly string[] = Object.freeze([]);
 
 type Method = EngineMethod;
+
+/** Upper-case method names without a string built per request (engines give them lower-case). */
+function methodName(lower: string): string {
+  switch (lower) {
+    case 'get':
+      return 'GET';
+    case 'post':
+      return 'POST';
+    case 'head':
+      return 'HEAD';
+    case 'options':
+      return 'OPTIONS';
+    case 'put':
+      return 'PUT';
+    case 'delete':
+      return 'DELETE';
+    case 'patch':
+      return 'PATCH';
+    default:
+      return lower.toUpperCase();
+  }
+}
+
+/** What the writers need of a request's state: whether `res` is still ours, and a way to keep it past the callback. */
+interface AnswerState {
+  /** True once the client went away: `res` must not be touched any more. */
+  readonly aborted: boolean;
+  /** Attaches `onAborted` (needed whenever an answer outlives the route callback); idempotent. */
+  attachAbortHandler(): void;
+}
+
+/**
+ * What every request of one listener shares with the server: its options, totals, the set of requests in flight, and
+ * the writers. Made once per listener; the per-request state lives in Exchange.
+ */
+class ListenerCore {
+  /** Requests whose answer outlives the route callback; `cancel` aborts the handler's signal on close. */
+  readonly inFlight = new Set<Exchange>();
+  /** Resolves the server's current wait for in-flight requests (a drain, or a kill cutting it short). */
+  drained: (() => void) | undefined = undefined;
+  closing = false;
+  /** The default headers as [name, value, name, value, …]. */
+  readonly #defaultHeaders: readonly string[];
+
+  constructor(
+    readonly options: HttpServerOptions,
+    readonly totals: ListenerTotals,
+  ) {
+    this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {}).flat();
+  }
+
+  /** An answer that outlived its callback is done (or abandoned). */
+  settled(exchange: Exchange): void {
+    this.inFlight.delete(exchange);
+    if (this.inFlight.size === 0) this.drained?.();
+  }
+
+  writeHead(res: EdgeResponse, reply: HttpReply, extraHeaders: HeaderList): void {
+    res.writeStatus(statusLine(reply.status));
+    const defaults = this.#defaultHeaders;
+    for (let i = 0; i < defaults.length; i += 2) res.writeHeader(defaults[i]!, defaults[i + 1]!);
+    for (let i = 0; i < extraHeaders.length; i++) res.writeHeader(extraHeaders[i]![0], extraHeaders[i]![1]);
+    const headers = reply.headers;
+    if (headers) for (const key in headers) res.writeHeader(key, headers[key]!);
+  }
+
+  /** Streams `stream.chunks` with tryEnd/onWritable; resolves when done, aborted or cut off. */
+  async stream(
+    res: EdgeResponse,
+    reply: HttpReply,
+    stream: NonNullable<HttpReply['stream']>,
+    state: AnswerState,
+    whenAborted: Promise<void>,
+    extraHeaders: HeaderList,
+  ): Promise<void> {
+    const total = stream.length;
+    // One reaction for the whole body: a `.then` per chunk would pile up on a promise that settles only on abort.
+    const abortedAsDone = whenAborted.then(() => true);
+    let started = false;
+    const iterator = stream.chunks[Symbol.asyncIterator]();
+    try {
+      if (total === 0) {
+        res.cork(() => {
+          this.writeHead(res, reply, extraHeaders);
+          res.end();
+        });
+        return;
+      }
+      for (;;) {
+        const next = await iterator.next();
+        if (state.aborted) return;
+        if (next.done) {
+          // The source ended short of the announced length: never let it pass for a complete answer.
+          if (started) res.close();
+          return;
+        }
+        const chunk = next.value;
+        if (!started) {
+          started = true;
+          res.cork(() => this.writeHead(res, reply, extraHeaders));
+        }
+        const done = await Promise.race([sendChunk(res, chunk, total, state), abortedAsDone]);
+        if (done || state.aborted) return;
+      }
+    } catch (error) {
+      if (state.aborted) return;
+      this.options.logger.warn({ listener: this.options.name, err: error }, 'response stream failed');
+      if (started) res.close();
+      else res.cork(() => this.write(res, this.options.mapError(error, EMPTY_REQUEST), state, 'keep', extraHeaders));
+    } finally {
+      // Ends the source (for example a unixfs cat) when the client went away or the body is complete.
+      await iterator.return?.();
+    }
+  }
+
+  write(res: EdgeResponse, reply: HttpReply, state: AnswerState, ending: ConnectionEnding, extraHeaders: HeaderList): void {
+    this.writeHead(res, reply, extraHeaders);
+    // An answer given before the body was read whole (a refusal): the client is told the connection ends, and uWS
+    // reads and drops the rest of the body meanwhile, so a client still sending gets to read the answer instead of
+    // a reset. A body that missed its deadline is cut: uWS closes the connection once the answer is sent.
+    if (ending === 'announce') res.writeHeader('connection', 'close');
+    const force = ending === 'force';
+    if (reply.status === 304 || reply.status === 204 || reply.withoutBody) {
+      res.endWithoutBody();
+      return;
+    }
+    const raw = reply.body ?? '';
+    // Small bodies go out in one write (strings without a copy); large ones with backpressure below.
+    if (force || raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
+      res.end(raw, force);
+      return;
+    }
+    const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
+    state.attachAbortHandler();
+    // Large body: stream with backpressure instead of buffering it all in uWS.
+    const startOffset = res.getWriteOffset();
+    const [ok, done] = res.tryEnd(body, body.length);
+    if (ok || done) return;
+    res.onWritable((offset) => {
+      if (state.aborted) return true;
+      const [retryOk] = res.tryEnd(body.subarray(offset - startOffset), body.length);
+      return retryOk;
+    });
+  }
+}
+
+/**
+ * One request and its answer: the request the handler reads, the context it gets, and the state of the answer, in one
+ * object whose behaviour lives on this prototype. A synchronous answer (the common case: rates /get, status routes)
+ * allocates this object and the strings copied from `req`, nothing else; closures and promises are made only where an
+ * answer outlives the route callback (an async handler, a body, a stream, backpressure). Handlers see it only as
+ * HttpRequest and RequestContext; its own state is in private fields, so spreading or serialising it shows the request.
+ *
+ * uWS's rules, kept here (DESIGN.md "The HTTP edge"): `req` is valid only during the route callback, so path, query and
+ * params are copied at once and headers and the remote address at the latest before the callback returns with an answer
+ * still pending (`#outlive`); `onAborted` is attached whenever an answer outlives the callback; writes after an await
+ * happen inside `res.cork()`; nothing touches `res` after an abort.
+ */
+class Exchange implements HttpRequest, RequestContext, AnswerState {
+  readonly method: string;
+  readonly path: string;
+  readonly query: string;
+  readonly params: readonly string[];
+  /** Set before the handler runs, for a route that asked for its body. */
+  body: Buffer | undefined = undefined;
+  bodyStream: Readable | undefined = undefined;
+
+  readonly #core: ListenerCore;
+  readonly #route: Route;
+  readonly #res: EdgeResponse;
+  /** Dropped once what the handler may read of it was copied (the answer outlives the callback). */
+  #req: EdgeRequest | undefined;
+  #headers: Record<string, string> | undefined = undefined;
+  #remoteAddress: string | undefined = undefined;
+  readonly #cors: HeaderList;
+  readonly #started: number;
+  /** Made only when the handler reads `signal`: most answers are synchronous and never need it. */
+  #controller: AbortController | undefined = undefined;
+  /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
+  #abortReason: Error | undefined = undefined;
+  /** The client went away: `res` must not be touched any more. */
+  #aborted = false;
+  #abortHandlerAttached = false;
+  /** Answered within the route callback (uWS is corked there). */
+  #synchronous = false;
+  #responded = false;
+  #status = 0;
+  /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
+  #wakeStream: (() => void) | undefined = undefined;
+  /** Set when the route streams its body: un-pauses the socket before the response is written. */
+  #releaseBody: (() => void) | undefined = undefined;
+  /** The body's deadlines and progress, for routes that read a body. */
+  #watch: BodyWatch | undefined = undefined;
+
+  constructor(core: ListenerCore, route: Route, res: EdgeResponse, req: EdgeRequest) {
+    this.#core = core;
+    this.#route = route;
+    this.#res = res;
+    this.#req = req;
+    this.method = methodName(req.getMethod());
+    this.path = req.getUrl();
+    this.query = req.getQuery() ?? '';
+    if (route.paramCount === 0) this.params = NO_PARAMS;
+    else {
+      const params: string[] = [];
+      for (let i = 0; i < route.paramCount; i++) params.push(req.getParameter(i) ?? '');
+      this.params = params;
+    }
+    const { cors } = core.options;
+    const origin = cors ? req.getHeader('origin') : '';
+    this.#cors = !origin ? NO_HEADERS : route.cors === 'preflight' ? cors!.preflightHeaders(origin) : cors!.answerHeaders(origin);
+    this.#started = performance.now();
+    core.totals.started();
+  }
+
+  /** Lower-cased header names; copied from `req` on first read (most handlers never read them). */
+  get headers(): Readonly<Record<string, string>> {
+    if (!this.#headers) {
+      const copy: Record<string, string> = {};
+      this.#req!.forEach((key, value) => (copy[key] = value));
+      this.#headers = copy;
+    }
+    return this.#headers;
+  }
+
+  get remoteAddress(): string {
+    return (this.#remoteAddress ??= Buffer.from(this.#res.getRemoteAddressAsText()).toString());
+  }
+
+  /** Aborts when the client disconnects or the server closes. */
+  get signal(): AbortSignal {
+    const controller = (this.#controller ??= new AbortController());
+    if (this.#abortReason && !controller.signal.aborted) controller.abort(this.#abortReason);
+    return controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+
+  attachAbortHandler(): void {
+    if (this.#abortHandlerAttached) return;
+    this.#abortHandlerAttached = true;
+    // uWS aborts the process if a handler returns before the response is finished without an abort handler.
+    this.#res.onAborted(() => {
+      this.#aborted = true;
+      this.#abortWith(new AbortedError('client disconnected'));
+      this.#wakeStream?.();
+    });
+  }
+
+  /** The server is closing: the handler's signal aborts with `reason` (now, or when the handler first reads it). */
+  cancel(reason: Error): void {
+    this.#abortWith(reason);
+  }
+
+  #abortWith(reason: Error): void {
+    this.#abortReason ??= reason;
+    this.#controller?.abort(this.#abortReason);
+  }
+
+  /** Answers the request; called within the engine's route callback. */
+  run(): void {
+    const { handler, options } = this.#route;
+    const bodyOptions = options.body ?? options.stream;
+    if (bodyOptions) return this.#runWithBody(bodyOptions);
+    let result: HttpReply | Promise<HttpReply>;
+    try {
+      result = handler(this, this);
+    } catch (error) {
+      result = this.#failed(error);
+    }
+    if (!(result instanceof Promise) && !result.stream) {
+      // The fast path: answered right here, nothing outlives the callback.
+      this.#synchronous = true;
+      this.#respond(result);
+      this.#finish();
+      return;
+    }
+    this.#outlive();
+    void this.#answerLater(result);
+  }
+
+  /** The answer outlives the route callback: copy what is left of `req`, attach onAborted, count it in flight. */
+  #outlive(): void {
+    void this.headers;
+    void this.remoteAddress;
+    this.#req = undefined;
+    this.attachAbortHandler();
+    this.#core.inFlight.add(this);
+  }
+
+  #runWithBody(bodyOptions: NonNullable<RouteOptions['body']>): void {
+    // uWS delivers body chunks only to an onData attached before this callback returns.
+    this.#outlive();
+    const res = this.#res;
+    const { handler, options } = this.#route;
+    const finished = () => this.#aborted || this.#responded;
+    const watch = (this.#watch = new BodyWatch(res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished));
+    let result: Promise<HttpReply>;
+    if (options.body) {
+      result = collectBody(res, this.headers, options.body.maxBytes, this.signal, watch).then((body) => {
+        this.body = body;
+        return handler(this, this);
+      });
+    } else {
+      const body = streamBody(res, bodyOptions.maxBytes, this.signal, finished, watch);
+      this.#releaseBody = body.release;
+      this.bodyStream = body.stream;
+      result = Promise.resolve().then(() => handler(this, this));
+    }
+    void this.#answerLater(result);
+  }
+
+  async #answerLater(result: HttpReply | Promise<HttpReply>): Promise<void> {
+    try {
+      let reply: HttpReply;
+      try {
+        reply = await result;
+      } catch (error) {
+        reply = this.#failed(error);
+      }
+      const streaming = this.#respond(reply);
+      if (streaming) await streaming;
+    } catch (error) {
+      this.#core.options.logger.error({ listener: this.#core.options.name, route: this.#route.pattern, err: error }, 'writing the response failed');
+    } finally {
+      this.#watch?.stop();
+      this.#finish();
+      this.#core.settled(this);
+    }
+  }
+
+  #respond(reply: HttpReply): Promise<void> | undefined {
+    observe(this.#route.metrics, reply.status, performance.now() - this.#started);
+    this.#status = reply.status;
+    if (this.#aborted) return undefined;
+    // A socket left paused would never read the next request of this keep-alive connection (or, after an early
+    // refusal, never read the rest of the body the client is still sending).
+    this.#releaseBody?.();
+    this.#responded = true;
+    const core = this.#core;
+    const res = this.#res;
+    if (reply.stream) {
+      const whenAborted = new Promise<void>((resolve) => (this.#wakeStream = resolve));
+      return core.stream(res, reply, reply.stream, this, whenAborted, this.#cors);
+    }
+    const ending = this.#watch ? this.#watch.ending() : 'keep';
+    // Inside the route callback uWS is already corked; after an await it is not.
+    if (this.#synchronous) core.write(res, reply, this, ending, this.#cors);
+    else res.cork(() => core.write(res, reply, this, ending, this.#cors));
+    return undefined;
+  }
+
+  #failed(error: unknown): HttpReply {
+    const { options } = this.#core;
+    // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
+    if (this.#aborted || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
+    if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
+      options.logger.debug({ listener: options.name, route: this.#route.pattern, err: error }, 'handler error');
+    }
+    try {
+      return options.mapError(error, this);
+    } catch (mappingError) {
+      // mapError itself failed: never leave the response hanging.
+      options.logger.error({ listener: options.name, err: mappingError }, 'error mapping failed');
+      return { status: 500, body: '' };
+    }
+  }
+
+  /** The answer is complete (or abandoned): totals and the request log. */
+  #finish(): void {
+    const { totals, options } = this.#core;
+    totals.finished(this.#status, this.#aborted, performance.now() - this.#started);
+    if (options.logRequests) options.logger.info({ method: this.method, route: this.#route.pattern, status: this.#aborted ? 'aborted' : this.#status }, 'request');
+  }
+}
 
 export class HttpServer {
   readonly metrics: HttpMetrics;
@@ -167,20 +554,15 @@ export class HttpServer {
   readonly totals = new ListenerTotals();
   readonly #options: HttpServerOptions;
   readonly #engine: Engine;
+  readonly #core: ListenerCore;
   #port = 0;
-  /** Asynchronous requests still being answered; `abort` cancels the handler's signal on close. */
-  #inFlight = new Set<{ abort(reason: Error): void }>();
-  #drained: (() => void) | undefined;
-  #closing = false;
   #killed = false;
   #closed: Promise<void> | undefined;
-
-  readonly #defaultHeaders: ReadonlyArray<[string, string]>;
 
   constructor(options: HttpServerOptions) {
     this.#options = options;
     this.metrics = options.metrics ?? new HttpMetrics();
-    this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {});
+    this.#core = new ListenerCore(options, this.totals);
     this.#engine = resolveEngine(options.engine, options.logger) === 'uws' ? new UwsEngine() : new NodeEngine(options.nodeEngine);
   }
 
@@ -194,12 +576,11 @@ export class HttpServer {
   }
 
   get inFlight(): number {
-    return this.#inFlight.size;
+    return this.#core.inFlight.size;
   }
 
   route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
-    const route = this.#route(pattern, handler, options);
-    this.#engine.route(method, pattern, (res, req) => this.#wrap(route, res, req));
+    this.#bind(method, pattern, this.#route(pattern, handler, options));
     return this;
   }
 
@@ -208,11 +589,9 @@ export class HttpServer {
     const { cors } = this.#options;
     if (cors) {
       // Every path answers a preflight (the original's express `cors` did), before the catch-all 404.
-      const preflight = { ...this.#route('/*', () => ({ status: 204 }), {}), cors: 'preflight' as const };
-      this.#engine.route('options', '/*', (res, req) => this.#wrap(preflight, res, req));
+      this.#bind('options', '/*', { ...this.#route('/*', () => ({ status: 204 }), {}), cors: 'preflight' });
     }
-    const notFound = this.#route('*', (request) => this.#options.notFound(request), {});
-    this.#engine.route('any', '/*', (res, req) => this.#wrap(notFound, res, req));
+    this.#bind('any', '/*', this.#route('*', (request) => this.#options.notFound(request), {}));
     const { host, port, name, logger } = this.#options;
     return this.#engine.listen(host, port).then(
       (bound) => {
@@ -235,33 +614,34 @@ export class HttpServer {
       // Already closing: a second call with no drain time (a supervisor's kill) cuts the drain short.
       if (drainMs === 0) {
         this.#killed = true;
-        this.#drained?.();
+        this.#core.drained?.();
       }
       return this.#closed;
     }
-    this.#closing = true;
+    this.#core.closing = true;
     this.#closed = this.#close(drainMs);
     return this.#closed;
   }
 
   async #close(drainMs: number): Promise<void> {
+    const core = this.#core;
     this.#engine.stopAccepting();
-    if (this.#inFlight.size > 0) {
+    if (core.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, drainMs);
-        this.#drained = () => {
+        core.drained = () => {
           clearTimeout(timer);
           resolve();
         };
       });
     }
-    if (this.#options.inFlightOutlivesDrain && this.#inFlight.size > 0 && !this.#killed && drainMs > 0) {
-      this.#options.logger.info({ listener: this.#options.name, inFlight: this.#inFlight.size }, 'drain time over; requests in flight go on');
-      await new Promise<void>((resolve) => (this.#drained = resolve));
+    if (this.#options.inFlightOutlivesDrain && core.inFlight.size > 0 && !this.#killed && drainMs > 0) {
+      this.#options.logger.info({ listener: this.#options.name, inFlight: core.inFlight.size }, 'drain time over; requests in flight go on');
+      await new Promise<void>((resolve) => (core.drained = resolve));
     }
-    for (const controller of this.#inFlight) controller.abort(new AbortedError('server closing'));
+    for (const exchange of core.inFlight) exchange.cancel(new AbortedError('server closing'));
     this.#engine.closeAll();
-    this.#options.logger.info({ listener: this.#options.name, abandoned: this.#inFlight.size }, 'closed');
+    this.#options.logger.info({ listener: this.#options.name, abandoned: core.inFlight.size }, 'closed');
   }
 
   /** What a route needs per request, worked out once at registration. */
@@ -269,240 +649,10 @@ export class HttpServer {
     return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern), cors: 'answer' };
   }
 
-  #wrap(route: Route, res: EdgeResponse, req: EdgeRequest): void {
-    const { pattern, handler, options, metrics } = route;
-    // `req` is stack-allocated and invalid once this callback returns. Path, query and params are copied
-    // now; headers and the remote address are copied on first read (most handlers never read them) and at
-    // the latest before this callback returns with an answer still pending (`settle` below).
-    const params: string[] = [];
-    for (let i = 0; i < route.paramCount; i++) params.push(req.getParameter(i) ?? '');
-    let headers: Record<string, string> | undefined;
-    let remoteAddress: string | undefined;
-    const request: HttpRequest = {
-      method: req.getMethod().toUpperCase(),
-      path: req.getUrl(),
-      query: req.getQuery() ?? '',
-      params,
-      get headers() {
-        if (!headers) {
-          const copy: Record<string, string> = {};
-          req.forEach((key, value) => (copy[key] = value));
-          headers = copy;
-        }
-        return headers;
-      },
-      get remoteAddress() {
-        return (remoteAddress ??= Buffer.from(res.getRemoteAddressAsText()).toString());
-      },
-    };
-    const settle = () => void (request.headers, request.remoteAddress);
-    const { cors } = this.#options;
-    const origin = cors ? req.getHeader('origin') : '';
-    const corsHeaders = !origin ? NO_HEADERS : route.cors === 'preflight' ? cors!.preflightHeaders(origin) : cors!.answerHeaders(origin);
-    // The controller is made only when a handler reads `signal`: most answers are synchronous and never need it.
-    let controller: AbortController | undefined;
-    let aborted = false;
-    const context: RequestContext = {
-      get signal() {
-        controller ??= new AbortController();
-        if (aborted) controller.abort(new AbortedError('client disconnected'));
-        return controller.signal;
-      },
-    };
-    // uWS aborts the process if a handler returns before the response is finished without an abort
-    // handler, so one is attached whenever an answer outlives this callback (async handler, backpressure).
-    let abortHandlerAttached = false;
-    /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
-    let wakeStream: (() => void) | undefined;
-    const attachAbortHandler = () => {
-      if (abortHandlerAttached) return;
-      abortHandlerAttached = true;
-      res.onAborted(() => {
-        aborted = true;
-        controller?.abort(new AbortedError('client disconnected'));
-        wakeStream?.();
-      });
-    };
-    const started = performance.now();
-    this.totals.started();
-    let status = 0;
-    /** Called once the answer is complete (or abandoned): totals and the request log. */
-    const finish = () => {
-      this.totals.finished(status, aborted, performance.now() - started);
-      if (this.#options.logRequests) this.#options.logger.info({ method: request.method, route: pattern, status: aborted ? 'aborted' : status }, 'request');
-    };
-    let responded = false;
-    /** Set when the route streams its body: un-pauses the socket before the response is written. */
-    let releaseBody: (() => void) | undefined;
-    /** The body's deadlines and progress, for routes that read a body. */
-    let watch: BodyWatch | undefined;
-    /** Answered within the route callback (uWS is corked there). */
-    let synchronous = false;
-    const respond = (reply: HttpReply): Promise<void> | undefined => {
-      observe(metrics, reply.status, performance.now() - started);
-      status = reply.status;
-      if (aborted) return undefined;
-      // A socket left paused would never read the next request of this keep-alive connection (or, after an early
-      // refusal, never read the rest of the body the client is still sending).
-      releaseBody?.();
-      responded = true;
-      if (reply.stream) {
-        const whenAborted = new Promise<void>((resolve) => (wakeStream = resolve));
-        return this.#stream(res, reply, reply.stream, () => aborted, whenAborted, corsHeaders);
-      }
-      const ending = watch ? watch.ending() : 'keep';
-      // Inside the route callback uWS is already corked; after an await it is not (one closure fewer per fast answer).
-      if (synchronous) this.#write(res, reply, attachAbortHandler, () => aborted, ending, corsHeaders);
-      else res.cork(() => this.#write(res, reply, attachAbortHandler, () => aborted, ending, corsHeaders));
-      return undefined;
-    };
-    const onError = (error: unknown): HttpReply => {
-      // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
-      if (aborted || (this.#closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
-      if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
-        this.#options.logger.debug({ listener: this.#options.name, route: pattern, err: error }, 'handler error');
-      }
-      try {
-        return this.#options.mapError(error, request);
-      } catch (mappingError) {
-        // mapError itself failed: never leave the response hanging.
-        this.#options.logger.error({ listener: this.#options.name, err: mappingError }, 'error mapping failed');
-        return { status: 500, body: '' };
-      }
-    };
-
-    // Fast path: a handler without a body that answers synchronously is answered right here.
-    let result: HttpReply | Promise<HttpReply>;
-    const bodyOptions = options.body ?? options.stream;
-    if (bodyOptions) {
-      // uWS delivers body chunks only to an onData attached before this callback returns.
-      settle();
-      attachAbortHandler();
-      watch = new BodyWatch(res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, () => aborted || responded);
-      const withBody = (extra: Partial<HttpRequest>) => handler({ ...request, headers: request.headers, remoteAddress: request.remoteAddress, ...extra }, context);
-      if (options.body) {
-        result = collectBody(res, request.headers, options.body.maxBytes, context.signal, watch).then((buffer) => withBody({ body: buffer }));
-      } else {
-        const body = streamBody(res, bodyOptions.maxBytes, context.signal, () => aborted || responded, watch);
-        releaseBody = body.release;
-        result = Promise.resolve().then(() => withBody({ bodyStream: body.stream }));
-      }
-    } else {
-      try {
-        result = handler(request, context);
-      } catch (error) {
-        result = onError(error);
-      }
-      if (!(result instanceof Promise) && !result.stream) {
-        synchronous = true;
-        respond(result);
-        finish();
-        return;
-      }
-      result = Promise.resolve(result);
-    }
-
-    // Asynchronous answer: copy what is left of `req`, and count the request as in flight for a graceful close.
-    settle();
-    attachAbortHandler();
-    const inFlight = { abort: (reason: Error) => controller?.abort(reason) };
-    this.#inFlight.add(inFlight);
-    result
-      .catch(onError)
-      .then(respond)
-      .catch((error: unknown) => this.#options.logger.error({ listener: this.#options.name, route: pattern, err: error }, 'writing the response failed'))
-      .finally(() => {
-        watch?.stop();
-        finish();
-        this.#inFlight.delete(inFlight);
-        if (this.#inFlight.size === 0) this.#drained?.();
-      });
-  }
-
-  #writeHead(res: EdgeResponse, reply: HttpReply, extraHeaders: HeaderList): void {
-    res.writeStatus(statusLine(reply.status));
-    for (const [key, value] of this.#defaultHeaders) res.writeHeader(key, value);
-    for (const [key, value] of extraHeaders) res.writeHeader(key, value);
-    if (reply.headers) for (const key in reply.headers) res.writeHeader(key, reply.headers[key]!);
-  }
-
-  /** Streams `stream.chunks` with tryEnd/onWritable; resolves when done, aborted or cut off. */
-  async #stream(
-    res: EdgeResponse,
-    reply: HttpReply,
-    stream: NonNullable<HttpReply['stream']>,
-    isAborted: () => boolean,
-    whenAborted: Promise<void>,
-    extraHeaders: HeaderList,
-  ): Promise<void> {
-    const total = stream.length;
-    // One reaction for the whole body: a `.then` per chunk would pile up on a promise that settles only on abort.
-    const abortedAsDone = whenAborted.then(() => true);
-    let started = false;
-    const iterator = stream.chunks[Symbol.asyncIterator]();
-    try {
-      if (total === 0) {
-        res.cork(() => {
-          this.#writeHead(res, reply, extraHeaders);
-          res.end();
-        });
-        return;
-      }
-      for (;;) {
-        const next = await iterator.next();
-        if (isAborted()) return;
-        if (next.done) {
-          // The source ended short of the announced length: never let it pass for a complete answer.
-          if (started) res.close();
-          return;
-        }
-        const chunk = next.value;
-        if (!started) {
-          started = true;
-          res.cork(() => this.#writeHead(res, reply, extraHeaders));
-        }
-        const done = await Promise.race([sendChunk(res, chunk, total, isAborted), abortedAsDone]);
-        if (done || isAborted()) return;
-      }
-    } catch (error) {
-      if (isAborted()) return;
-      this.#options.logger.warn({ listener: this.#options.name, err: error }, 'response stream failed');
-      if (started) res.close();
-      else res.cork(() => this.#write(res, this.#options.mapError(error, EMPTY_REQUEST), () => {}, isAborted, 'keep', extraHeaders));
-    } finally {
-      // Ends the source (for example a unixfs cat) when the client went away or the body is complete.
-      await iterator.return?.();
-    }
-  }
-
-  #write(res: EdgeResponse, reply: HttpReply, attachAbortHandler: () => void, isAborted: () => boolean, ending: ConnectionEnding, extraHeaders: HeaderList): void {
-    this.#writeHead(res, reply, extraHeaders);
-    // An answer given before the body was read whole (a refusal): the client is told the connection ends, and uWS
-    // reads and drops the rest of the body meanwhile, so a client still sending gets to read the answer instead of
-    // a reset. A body that missed its deadline is cut: uWS closes the connection once the answer is sent.
-    if (ending === 'announce') res.writeHeader('connection', 'close');
-    const force = ending === 'force';
-    if (reply.status === 304 || reply.status === 204 || reply.withoutBody) {
-      res.endWithoutBody();
-      return;
-    }
-    const raw = reply.body ?? '';
-    // Small bodies go out in one write (strings without a copy); large ones with backpressure below.
-    if (force || raw.length <= SMALL_BODY_BYTES / 4 || (typeof raw !== 'string' && raw.length <= SMALL_BODY_BYTES)) {
-      res.end(raw, force);
-      return;
-    }
-    const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
-    attachAbortHandler();
-    // Large body: stream with backpressure instead of buffering it all in uWS.
-    const startOffset = res.getWriteOffset();
-    const [ok, done] = res.tryEnd(body, body.length);
-    if (ok || done) return;
-    res.onWritable((offset) => {
-      if (isAborted()) return true;
-      const [retryOk] = res.tryEnd(body.subarray(offset - startOffset), body.length);
-      return retryOk;
-    });
+  /** One engine callback per route, made once: each request is one Exchange. */
+  #bind(method: Method, pattern: string, route: Route): void {
+    const core = this.#core;
+    this.#engine.route(method, pattern, (res, req) => new Exchange(core, route, res, req).run());
   }
 }
 
@@ -554,7 +704,7 @@ const EMPTY_REQUEST: HttpRequest = { method: '', path: '', query: '', headers: {
  * Sends one chunk of a body of `total` bytes. Resolves with true once the whole body has been sent,
  * false when this chunk is accepted and more may follow; waits on onWritable under backpressure.
  */
-function sendChunk(res: EdgeResponse, chunk: Uint8Array, total: number, isAborted: () => boolean): Promise<boolean> {
+function sendChunk(res: EdgeResponse, chunk: Uint8Array, total: number, state: AnswerState): Promise<boolean> {
   const lastOffset = res.getWriteOffset();
   let ok = false;
   let done = false;
@@ -568,7 +718,7 @@ function sendChunk(res: EdgeResponse, chunk: Uint8Array, total: number, isAborte
     // stalls for good after a few MiB (found by `npm run bench -- files`). The continuation runs on the next turn.
     const settle = (done: boolean) => setImmediate(() => resolve(done));
     res.onWritable((offset) => {
-      if (isAborted()) {
+      if (state.aborted) {
         settle(true);
         return true;
       }

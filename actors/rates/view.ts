@@ -17,6 +17,13 @@ export interface RatesView {
    * re-evaluated for another window (spec §4.1).
    */
   table(rateLifetimeMinutes?: number): { table: RateTable; cached: boolean };
+  /**
+   * The published table when `rateLifetimeMinutes` is the configured lifetime (or absent), else undefined (then
+   * `table()` evaluates the window): /get's hot path, with no object made per call.
+   */
+  cachedTable(rateLifetimeMinutes?: number): RateTable | undefined;
+  /** `status().last_updated`, without building the status object. */
+  lastUpdated(): number | null;
   history(query: HistoryQuery, signal: AbortSignal): Promise<Snapshot[]>;
 }
 
@@ -51,6 +58,14 @@ export function ratesView(runtime: Runtime): RatesView {
       if (lifetimeMs === context.lifetimeMs) return { table: context.table, cached: true };
       const now = runtime.clock.now();
       return { table: evaluate({ retained: context.retained, previous: context.resolved, settings: context.merge, now, lifetimeMs }).table, cached: false };
+    },
+    cachedTable(rateLifetimeMinutes) {
+      const context = current()?.context;
+      if (!context) return EMPTY;
+      return rateLifetimeMinutes === undefined || rateLifetimeMinutes * 60_000 === context.lifetimeMs ? context.table : undefined;
+    },
+    lastUpdated() {
+      return current()?.context.lastUpdated ?? null;
     },
     history: (query, signal) => runtime.ask<Snapshot[]>(RATES_HISTORY_ID, { type: 'history.query', query }, { signal, timeoutMs: HISTORY_ASK_TIMEOUT_MS }),
   };

@@ -107,17 +107,22 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
     notFound: () => failure(404, 'Not found'),
   });
 
+  // Only on uWS, which is done with a small body when `end()` returns (UWS_WRITTEN_AT_ONCE_BYTES).
+  const writesAtOnce = server.engine === 'uws';
   server.route('get', '/get', (request) => {
     const parsed = getQueries.get(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
-    const { table, cached } = view.table(parsed.rateLifetime);
-    if (!cached) return success(`"result":${JSON.stringify(parsed.coins ? filterByCoins(table, parsed.coins) : table)}`);
+    const table = view.cachedTable(parsed.rateLifetime);
+    if (table === undefined) {
+      const evaluated = view.table(parsed.rateLifetime).table;
+      return success(`"result":${JSON.stringify(parsed.coins ? filterByCoins(evaluated, parsed.coins) : evaluated)}`);
+    }
     const result = bodies.json(table, parsed.coins);
-    // The hot path (issue 17): the whole answer was encoded once for this table; only the date is written into it.
-    // Only on uWS, which is done with a small body when `end()` returns (UWS_WRITTEN_AT_ONCE_BYTES).
-    if (server.engine === 'uws') {
-      const body = prepared.answer(result, view.status().last_updated, runtime.clock.now());
-      if (body) return { status: 200, headers: JSON_HEADERS, body };
+    // The hot path (issue 17): the whole answer, reply object included, was made once for this table and coin list;
+    // only the date is written into it, so an answer allocates nothing here.
+    if (writesAtOnce) {
+      const answer = prepared.reply(result, view.lastUpdated(), runtime.clock.now());
+      if (answer) return answer;
     }
     return success(`"result":${result}`);
   });
@@ -140,38 +145,62 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
 }
 
 /** Where the date goes in a prepared answer: right after `{"success":true,"date":`. */
-const DATE_PREFIX = Buffer.from('{"success":true,"date":');
+const DATE_PREFIX = '{"success":true,"date":';
 /** Milliseconds since 1970 have 13 digits from 2001 to 2286; another width (a test clock) takes the ordinary path. */
 const DATE_DIGITS = 13;
+const DATE_MIN = 10 ** (DATE_DIGITS - 1);
+const DATE_LIMIT = 10 ** DATE_DIGITS;
+const DIGIT_ZERO = 0x30;
+
+interface PreparedAnswer {
+  readonly body: Buffer;
+  /** The reply handed to the edge each time: the same object, its body rewritten in place. */
+  readonly reply: HttpReply;
+}
 
 /**
  * `/get` success answers encoded once per result JSON and `last_updated` (so once per table and coin list), with a
  * 13-digit slot for the date that each answer overwrites in place: no per-request string of the table's size to
- * build, flatten and collect. Bounded like the bodies it wraps.
+ * build, flatten and collect, and no reply object either. Bounded like the bodies it wraps.
  */
 export class PreparedAnswers {
   static readonly MAX_ANSWERS = 256;
-  readonly #answers = new Map<string, Buffer>();
+  readonly #answers = new Map<string, PreparedAnswer>();
   #lastUpdated: number | null = null;
 
-  /** The answer with `now` as its date, or undefined when it cannot be prepared (too large, another date width). */
+  /** The answer's body with `now` as its date, or undefined when it cannot be prepared (too large, another date width). */
   answer(resultJson: string, lastUpdated: number | null, now: number): Buffer | undefined {
-    const date = String(now);
-    if (date.length !== DATE_DIGITS) return undefined;
+    return this.#dated(resultJson, lastUpdated, now)?.body;
+  }
+
+  /** The same as a reply: one object per prepared answer, returned again for every request. */
+  reply(resultJson: string, lastUpdated: number | null, now: number): HttpReply | undefined {
+    return this.#dated(resultJson, lastUpdated, now)?.reply;
+  }
+
+  #dated(resultJson: string, lastUpdated: number | null, now: number): PreparedAnswer | undefined {
+    if (!Number.isInteger(now) || now < DATE_MIN || now >= DATE_LIMIT) return undefined;
     if (lastUpdated !== this.#lastUpdated) {
       this.#answers.clear();
       this.#lastUpdated = lastUpdated;
     }
-    let body = this.#answers.get(resultJson);
-    if (body === undefined) {
-      const text = `${DATE_PREFIX.toString()}${'0'.repeat(DATE_DIGITS)},"result":${resultJson},"last_updated":${lastUpdated},"version":${VERSION_JSON}}`;
+    let prepared = this.#answers.get(resultJson);
+    if (prepared === undefined) {
+      const text = `${DATE_PREFIX}${'0'.repeat(DATE_DIGITS)},"result":${resultJson},"last_updated":${lastUpdated},"version":${VERSION_JSON}}`;
       if (Buffer.byteLength(text) > UWS_WRITTEN_AT_ONCE_BYTES) return undefined;
-      body = Buffer.from(text);
+      const body = Buffer.from(text);
+      prepared = { body, reply: { status: 200, headers: JSON_HEADERS, body } };
       if (this.#answers.size >= PreparedAnswers.MAX_ANSWERS) this.#answers.clear();
-      this.#answers.set(resultJson, body);
+      this.#answers.set(resultJson, prepared);
     }
-    body.write(date, DATE_PREFIX.length, 'latin1');
-    return body;
+    // The digits from the last one back, without a string per answer (`now` is an integer below 2^53).
+    const body = prepared.body;
+    let rest = now;
+    for (let at = DATE_PREFIX.length + DATE_DIGITS - 1; at >= DATE_PREFIX.length; at--) {
+      body[at] = DIGIT_ZERO + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+    return prepared;
   }
 }
 

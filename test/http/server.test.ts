@@ -53,6 +53,28 @@ test('routes get the copied request (path, query, headers, params) and default h
   }
 });
 
+test('the request a handler gets is only the request: serialised or spread, it shows no edge state', async () => {
+  const server = newServer();
+  server.route('get', '/seen/:id', (request, context) => ({
+    status: 200,
+    body: JSON.stringify({ json: JSON.parse(JSON.stringify(request)), keys: Object.keys({ ...request }).sort(), same: request === (context as unknown), headers: request.headers['x-test'] }),
+  }));
+  const port = await server.listen();
+  try {
+    const response = await get(port, '/seen/7?x=1', { headers: { 'x-test': 'yes' } });
+    assert.equal(response.status, 200);
+    const seen = JSON.parse(response.body.toString()) as { json: unknown; keys: string[]; same: boolean; headers: string };
+    assert.deepEqual(seen.json, { method: 'GET', path: '/seen/7', query: 'x=1', params: ['7'] });
+    // `body` and `bodyStream` are there (undefined) for every route; everything else of the exchange is private.
+    assert.deepEqual(seen.keys, ['body', 'bodyStream', 'method', 'params', 'path', 'query']);
+    assert.equal(seen.headers, 'yes');
+    assert.equal(server.inFlight, 0, 'a synchronous answer is never counted in flight');
+    assert.equal(server.totals.snapshot().responses['2xx'], 1);
+  } finally {
+    await server.close();
+  }
+});
+
 test('a handler error after an await is mapped by the service table, never crashing the process', async () => {
   const server = newServer();
   server.route('get', '/fail', async () => {
@@ -198,6 +220,28 @@ test('graceful close gives up on requests that outlive the drain time', async ()
   await server.close(50);
   assert.equal(signalAborted, true);
   assert.ok((await pending) instanceof Error, 'the client sees the connection close');
+});
+
+test('a handler that reads its signal only after the server gave up on it sees it aborted (server closing)', async () => {
+  const server = newServer();
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let seen: { aborted: boolean; reason: string } | undefined;
+  server.route('get', '/late', async (_request, context) => {
+    await gate;
+    const { signal } = context;
+    seen = { aborted: signal.aborted, reason: (signal.reason as Error | undefined)?.message ?? '' };
+    return { status: 200, body: 'late' };
+  });
+  const port = await server.listen();
+  const pending = get(port, '/late').catch((error: unknown) => error);
+  await waitFor(() => server.inFlight === 1, { what: 'request in flight' });
+  await server.close(50);
+  release();
+  await waitFor(() => seen !== undefined, { what: 'the handler ran on' });
+  assert.deepEqual(seen, { aborted: true, reason: 'server closing' });
+  assert.ok((await pending) instanceof Error, 'the client sees the connection close');
+  await waitFor(() => server.inFlight === 0, { what: 'the abandoned request settled' });
 });
 
 test('large bodies are streamed whole with backpressure', async () => {

@@ -22,6 +22,8 @@ test('before any refresh snapshot: not ready, updating, next_update = start; an 
   assert.deepEqual(view.status(), { ready: false, updating: true, next_update: 5_000, last_updated: null });
   assert.deepEqual(view.table().table, {});
   assert.deepEqual(view.table(5).table, {});
+  assert.deepEqual(view.cachedTable(), {});
+  assert.equal(view.lastUpdated(), null);
 });
 
 test('while rates.refresh is restarting, the last table is served and the status says updating', async () => {
@@ -51,4 +53,9 @@ test('while rates.refresh is restarting, the last table is served and the status
   assert.deepEqual(view.status(), { ready: true, updating: true, next_update: 1_600_000, last_updated: 1_000_000 });
   assert.equal(view.table().table['BTC/USD'], 100);
   assert.equal(view.table(30).table['BTC/USD'], 100, 'a per-request window is evaluated over the last retained quotes');
+  // The hot path's reads: the published table itself for the configured lifetime (60 min), none for another window.
+  assert.equal(view.cachedTable(), view.table().table);
+  assert.equal(view.cachedTable(60), view.table().table);
+  assert.equal(view.cachedTable(30), undefined);
+  assert.equal(view.lastUpdated(), view.status().last_updated);
 });

@@ -1,5 +1,6 @@
 // The /get query cache of the rates listener (http/rates/rates.routes.ts ParsedQueries): a string is parsed once,
-// refusals are kept like answers, and the cache stays bounded whatever strings clients send.
+// refusals are kept like answers, and the cache stays bounded whatever strings clients send; and the prepared answers
+// (PreparedAnswers) /get hands out on uWS.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -48,4 +49,29 @@ test('prepared /get answers: the date is written into one encoded answer per res
   assert.equal(prepared.answer(result, null, 5), undefined);
   // Too large for one write: not prepared.
   assert.equal(prepared.answer(`"${'x'.repeat(70 * 1024)}"`, null, 1_764_000_000_000), undefined);
+  // Dates that are not 13-digit integers (test clocks, fractions) take the ordinary path.
+  for (const date of [999_999_999_999, 10_000_000_000_000, 1_764_000_000_000.5, -1_764_000_000_000, Number.NaN]) {
+    assert.equal(prepared.answer(result, null, date), undefined, String(date));
+  }
+});
+
+test('prepared /get replies: one reply object per prepared answer, handed out again with its body re-dated', async () => {
+  const { PreparedAnswers } = await import('../../../http/rates/rates.routes.js');
+  const prepared = new PreparedAnswers();
+  const result = '{"ETH/USD":3000}';
+  const first = prepared.reply(result, 1_700_000_000_000, 1_764_000_000_000)!;
+  assert.equal(first.status, 200);
+  assert.equal(first.headers?.['content-type'], 'application/json; charset=utf-8');
+  assert.equal(JSON.parse(String(first.body)).date, 1_764_000_000_000);
+  const second = prepared.reply(result, 1_700_000_000_000, 1_799_999_999_999)!;
+  assert.equal(second, first, 'no reply object per request');
+  assert.equal(second.body, prepared.answer(result, 1_700_000_000_000, 1_799_999_999_999));
+  assert.equal(
+    String(second.body),
+    '{"success":true,"date":1799999999999,"result":{"ETH/USD":3000},"last_updated":1700000000000,"version":"4.2.0"}',
+  );
+  // Every date of the 13-digit range, digit by digit.
+  for (const date of [1_000_000_000_000, 1_234_567_890_123, 9_999_999_999_999]) {
+    assert.equal(JSON.parse(String(prepared.reply(result, 1_700_000_000_000, date)!.body)).date, date);
+  }
 });
