@@ -42,7 +42,7 @@ import { getJson } from './support/http-json.js';
 import { runLoad, terminateLoadWorkers, type PostRequest } from './support/load.js';
 import { combineRounds, interleave, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
 import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
-import { prng } from './support/random.js';
+import { prng } from '../test/support/random.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, median, table } from './support/stats.js';
 

@@ -27,7 +27,7 @@ import { getJson } from './support/http-json.js';
 import { runLoad, terminateLoadWorkers } from './support/load.js';
 import { measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
 import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
-import { prng } from './support/random.js';
+import { prng } from '../test/support/random.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
 

@@ -14,7 +14,7 @@ import { migrate } from '../../storage/transfers/schema.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import type { Anvil } from '../../test/support/anvil.js';
 import { captureLogger } from '../../test/support/logger.js';
-import { prng } from './random.js';
+import { prng } from '../../test/support/random.js';
 
 /** `count` hex digits from the PRNG. */
 export function randomHex(random: () => number, count: number): string {

@@ -15,7 +15,7 @@
 
 import { toChecksumAddress } from '../../src/transfers/rows.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { prng } from './random.js';
+import { prng } from '../../test/support/random.js';
 import { randomHex } from './transfers-chain.js';
 
 export interface DataPlan {

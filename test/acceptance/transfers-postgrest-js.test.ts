@@ -19,6 +19,7 @@ import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../support/transfers-node.js';
+import { prng as random } from '../support/random.js';
 
 // ---- the seed: a few hundred varied rows, deterministic ---------------------------------------------------------
 
@@ -45,18 +46,6 @@ const BIG_VALUE = '123456789012345678901234567890';
  */
 const SINGULAR_MESSAGE = 'Cannot coerce the result to a single JSON object';
 const word = (address: string) => `000000000000000000000000${address.slice(2).toLowerCase()}`;
-
-/** mulberry32: a small seeded PRNG, so the seed is the same on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** 300 rows over blocks 1–60: native and token transfers, contract creations (null txto), huge values. */
 function seed(): TransferRow[] {

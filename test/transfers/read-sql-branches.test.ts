@@ -16,6 +16,7 @@ import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
+import { prng } from '../support/random.js';
 
 const MAX_ROWS = 10_000;
 
@@ -115,17 +116,6 @@ describe('read-sql-branches: when the rewrite applies', () => {
 
 // ---------------------------------------------------------------------------------------------------------------
 // Real PostgreSQL.
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface PlanNode {
   readonly 'Node Type': string;

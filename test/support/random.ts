@@ -1,4 +1,4 @@
-// Seeded randomness for the benchmarks' generated data, so every run measures the same bytes, rows and payloads.
+// Seeded randomness for generated test and benchmark data, so every run sees the same bytes, rows and payloads.
 
 /** Deterministic PRNG (mulberry32): uniform in [0, 1), the same sequence for the same seed. */
 export function prng(seed: number): () => number {
