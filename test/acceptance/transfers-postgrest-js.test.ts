@@ -13,13 +13,11 @@ import { after, before, describe, test } from 'node:test';
 import { PostgrestClient } from '@supabase/postgrest-js';
 import pg from 'pg';
 import type { TransferRow } from '../../src/transfers/rows.js';
-import { writeBlocks } from '../../storage/transfers/indexer-store.js';
-import { ensureAnonRole, migrate } from '../../storage/transfers/schema.js';
-import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../support/transfers-node.js';
 import { prng as random } from '../support/random.js';
+import { seedTransfers } from '../support/transfers-seed.js';
 
 // ---- the seed: a few hundred varied rows, deterministic ---------------------------------------------------------
 
@@ -137,25 +135,15 @@ const skip = skipWithout(postgresServerPackage(), 'the postgrest-js client tests
 describe('transfers gateway through @supabase/postgrest-js (PostgreSQL)', { skip }, () => {
   before(async () => {
     cluster = await startPostgres();
-    const db = openPgClient({ connection: { connectionString: cluster.url }, maxConnections: 1, applicationName: 'seed' });
-    await migrate(db, '3.0.0');
-    await ensureAnonRole(db, 'web_anon');
-    const byBlock = new Map<number, TransferRow[]>();
-    for (const row of ROWS) byBlock.set(row.block, [...(byBlock.get(row.block) ?? []), row]);
-    await writeBlocks(
-      db,
-      [...byBlock.entries()].map(([number, rows]) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows })),
-      256,
-    );
     // A second exposed schema for the Accept-Profile tests: a view over ethtxs, readable by the anonymous role.
-    await db.exec(`
-      CREATE SCHEMA api;
-      CREATE VIEW api.transfers AS SELECT txhash, block, txfrom, txto, value FROM public.ethtxs;
-      GRANT USAGE ON SCHEMA api TO web_anon;
-      GRANT SELECT ON api.transfers TO web_anon;
-      ANALYZE public.ethtxs;
-    `);
-    await db.close();
+    await seedTransfers(cluster.url, ROWS, {
+      extraSql: `
+        CREATE SCHEMA api;
+        CREATE VIEW api.transfers AS SELECT txhash, block, txfrom, txto, value FROM public.ethtxs;
+        GRANT USAGE ON SCHEMA api TO web_anon;
+        GRANT SELECT ON api.transfers TO web_anon;
+        ANALYZE public.ethtxs;`,
+    });
     sql = new pg.Client({ connectionString: cluster.url });
     await sql.connect();
     node = await startTransfersNode({ DB_NAME: cluster.url, INDEXER: 'false' });

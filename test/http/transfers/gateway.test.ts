@@ -6,13 +6,11 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import type { TransferRow } from '../../../src/transfers/rows.js';
-import { writeBlocks } from '../../../storage/transfers/indexer-store.js';
-import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
-import { openPgClient } from '../../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
 import { rawRequest } from '../../support/raw-http.js';
 import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../../support/transfers-node.js';
+import { seedTransfers } from '../../support/transfers-seed.js';
 
 // Checksummed addresses as the indexer stores them; queries use other letter cases on purpose.
 const A = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
@@ -77,22 +75,13 @@ const skip = skipWithout(postgresServerPackage(), 'the transfers gateway tests (
 describe('transfers gateway (black box, PostgreSQL)', { skip }, () => {
   before(async () => {
     cluster = await startPostgres();
-    const db = openPgClient({ connection: { connectionString: cluster.url }, maxConnections: 1, applicationName: 'seed' });
-    await migrate(db, '3.0.0');
-    await ensureAnonRole(db, 'web_anon');
-    const byBlock = new Map<number, TransferRow[]>();
-    for (const row of ROWS) byBlock.set(row.block, [...(byBlock.get(row.block) ?? []), row]);
-    await writeBlocks(
-      db,
-      [...byBlock.entries()].map(([number, list]) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows: list })),
-      256,
-    );
-    // Two more empty blocks: max_block runs past the last row.
-    await writeBlocks(db, [20, 21].map((number) => ({ number, hash: `0x${number}`, parentHash: `0x${number - 1}`, rows: [] })), 256);
-    // A second schema for the profile tests: one view over the transfers, readable by the anonymous role.
-    await db.exec(`CREATE SCHEMA api; CREATE VIEW api.transfers AS SELECT txhash, block FROM public.ethtxs;
-      GRANT USAGE ON SCHEMA api TO web_anon; GRANT SELECT ON api.transfers TO web_anon;`);
-    await db.close();
+    // Two empty blocks past the last row: max_block runs past it. A second schema for the profile tests: one view
+    // over the transfers, readable by the anonymous role.
+    await seedTransfers(cluster.url, ROWS, {
+      emptyBlocks: [20, 21],
+      extraSql: `CREATE SCHEMA api; CREATE VIEW api.transfers AS SELECT txhash, block FROM public.ethtxs;
+        GRANT USAGE ON SCHEMA api TO web_anon; GRANT SELECT ON api.transfers TO web_anon;`,
+    });
     node = await startTransfersNode({ DB_NAME: cluster.url, INDEXER: 'false' });
   });
   after(async () => {
