@@ -16,7 +16,7 @@ import { createInterface } from 'node:readline';
 import { systemClock } from '../actors/clock.js';
 import { CONSOLE_VERSION, consoleMethods } from '../actors/console/methods.js';
 import { nodeClient } from '../actors/console/node-client.js';
-import { helpText, parseCommand, splitWords, type CommandSpec } from './console/commands.js';
+import { helpText, parseCommand, splitOptions, splitWords, type CommandSpec } from './console/commands.js';
 import { loadConsoleConfig, PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js';
 import { answerBody, type MethodTable } from './console/jsonrpc.js';
 import { ConfigError } from './errors.js';
@@ -115,13 +115,14 @@ function prompt(methods: MethodTable, passphrase: string | undefined): Promise<v
     atPrompt = false;
     queue = queue.then(async () => {
       if (typedExit) return;
-      const words = splitWords(line);
+      // -p on a line signs that line's command (the session's -p or config otherwise).
+      const { passphrase: given, words } = splitOptions(splitWords(line));
       if (words[0] === 'exit' || words[0] === 'quit') {
         typedExit = true;
         readline.close();
         return;
       }
-      if (words.length > 0) await dispatch(methods, words, passphrase, false);
+      if (words.length > 0) await dispatch(methods, words, given ?? passphrase, false);
       if (!closed) showPrompt();
     });
   });
@@ -162,14 +163,7 @@ async function dispatch(methods: MethodTable, words: readonly string[], passphra
 }
 
 async function run(argv: string[]): Promise<number> {
-  let passphrase: string | undefined;
-  const words: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (word === '-p' || word === '--passphrase') passphrase = argv[++i];
-    else if (word.startsWith('--passphrase=')) passphrase = word.slice('--passphrase='.length);
-    else words.push(word);
-  }
+  const { passphrase, words } = splitOptions(argv);
   // Whatever needs no config or node runs before the config is read.
   const parsed = parseCommand(words);
   if (words.length > 0 && parsed.kind !== 'run') return dispatch(new Map(), words, passphrase, true);

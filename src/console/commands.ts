@@ -214,6 +214,19 @@ const argCount = (args: readonly string[]) => ({
 const showArg = (arg: string) => (arg.endsWith('?') ? `[${arg.slice(0, -1)}]` : `<${arg}>`);
 const commandLine = (command: CommandHelp) => [...command.words, ...command.args.map(showArg)].join(' ');
 
+/** Takes `-p <phrase>`, `--passphrase <phrase>` and `--passphrase=<phrase>` out of the words, wherever they stand. */
+export function splitOptions(argv: readonly string[]): { passphrase: string | undefined; words: string[] } {
+  let passphrase: string | undefined;
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '-p' || word === '--passphrase') passphrase = argv[++i];
+    else if (word.startsWith('--passphrase=')) passphrase = word.slice('--passphrase='.length);
+    else words.push(word);
+  }
+  return { passphrase, words };
+}
+
 /** Splits a prompt line into words: whitespace separates, double or single quotes group (no escapes inside). */
 export function splitWords(line: string): string[] {
   const words: string[] = [];
@@ -260,6 +273,7 @@ function unknown(words: readonly string[]): ParsedCommand {
   if (group && (words.length === 1 || HELP_FLAGS.has(words[1]!))) {
     return words.length === 1 ? { kind: 'error', message: `'adm ${group}' needs a command`, usage: groupText(group) } : { kind: 'usage', text: groupText(group) };
   }
+  if (words[0]!.startsWith('-')) return { kind: 'error', message: `unknown option '${words[0]}'`, usage: SEE_HELP };
   const typed = words.slice(0, 2).filter((word) => !word.startsWith('-'));
   const near = suggestions(typed);
   const named = typed.join(' ');
@@ -316,6 +330,8 @@ export function helpText(): string {
     '  -p, --passphrase <phrase>   the account for send, vote and delegate commands (else the config)',
     '  -v, --version               the console version',
     '  -h, --help                  this list; after a command: its usage and examples',
+    '',
+    'Run `adm <command> --help` for a command\'s usage and examples.',
   ].join('\n');
 }
 

@@ -246,6 +246,13 @@ test('the prompt reads piped lines in order and ends its last line when the inpu
   assert.match(session.stderr, /Did you mean `adm node height`/);
   // Whether the input ended at a prompt or while a command ran, the output ends with a whole line.
   assert.ok(session.stdout.endsWith('\n') && !session.stdout.endsWith('adm > '), JSON.stringify(session.stdout.slice(-40)));
+  // -p on a prompt line signs that line's command; the passphrase is never printed.
+  const recipient = addressFromPublicKey(keyPairFromPassphrase(RECIPIENT).publicKey);
+  const before = node.received.length;
+  const signed = await adm([], { input: `send message ${recipient} "from the prompt" -p "${SENDER}"\n` });
+  assert.equal(signed.code, 0, signed.stderr);
+  assert.deepEqual(node.received.slice(before).map(({ text }) => text), ['from the prompt']);
+  for (const output of [signed.stdout, signed.stderr]) assert.equal(output.includes(SENDER), false);
   const left = await adm([], { input: 'exit\n' });
   assert.equal(left.code, 0);
   assert.ok(left.stdout.endsWith('adm > '), 'exit typed on its line needs no newline from adm');

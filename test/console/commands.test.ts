@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { COMMANDS, helpText, levenshtein, parseCommand, SPECIAL_COMMANDS, splitWords, suggestions, usageText } from '../../src/console/commands.js';
+import { COMMANDS, helpText, splitOptions, levenshtein, parseCommand, SPECIAL_COMMANDS, splitWords, suggestions, usageText } from '../../src/console/commands.js';
 
 const run = (line: string, passphrase?: string) => {
   const parsed = parseCommand(splitWords(line));
@@ -37,6 +37,7 @@ test('special commands, usage errors and suggestions', () => {
   assert.deepEqual(parseCommand(['node', 'height', 'extra']), { kind: 'error', message: "too many arguments for 'adm node height'", usage: usageText(height) });
   assert.deepEqual(parseCommand(['get', 'adress', 'U1']), { kind: 'error', message: "unknown command 'get adress'. Did you mean `adm get address`?", usage: 'Run `adm help` for the list of commands.' });
   assert.deepEqual(parseCommand(['fly', 'away']), { kind: 'error', message: "unknown command 'fly away'.", usage: 'Run `adm help` for the list of commands.' });
+  assert.deepEqual(parseCommand(['--verbose', 'node', 'height']), { kind: 'error', message: "unknown option '--verbose'", usage: 'Run `adm help` for the list of commands.' });
   assert.equal(levenshtein('kitten', 'sitting'), 3);
   assert.match(helpText(), /send tokens <address> <amount>/);
   assert.match(helpText(), /init \[path\]/);
@@ -79,4 +80,11 @@ test('near-miss commands suggest the nearest names, nearest first', () => {
   assert.deepEqual(suggestions(['inti']), ['init']);
   assert.deepEqual(suggestions(['fly', 'away']), []);
   assert.match((parseCommand(['get', 'height']) as { message: string }).message, /Did you mean `adm node height`\?$/);
+});
+
+test('-p and --passphrase are options wherever they stand, on the command line and on a prompt line', () => {
+  assert.deepEqual(splitOptions(['send', 'tokens', '-p', 'a b', 'U1', '1']), { passphrase: 'a b', words: ['send', 'tokens', 'U1', '1'] });
+  assert.deepEqual(splitOptions(['--passphrase=x y', 'node', 'height']), { passphrase: 'x y', words: ['node', 'height'] });
+  assert.deepEqual(splitOptions(splitWords('vote for lynx --passphrase "w o r d s"')), { passphrase: 'w o r d s', words: ['vote', 'for', 'lynx'] });
+  assert.deepEqual(splitOptions(['get', 'address', 'U1']), { passphrase: undefined, words: ['get', 'address', 'U1'] });
 });
