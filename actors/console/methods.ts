@@ -8,6 +8,7 @@ import { readMethods } from './read-methods.js';
 import { sendMethods } from './send-methods.js';
 import { addressFromPublicKey, keyPairFromPassphrase, newAccount } from '../../src/console/crypto.js';
 import type { Clock } from '../clock.js';
+import { setPassphrase } from '../../src/console/amount.js';
 
 /** `clientVersion.version` (notes F.14): the console semver; 3.x matches the v3 method set. */
 export const CONSOLE_VERSION = '3.0.0';
@@ -22,7 +23,8 @@ export interface ConsoleMethodsOptions {
 
 export function consoleMethods(options: ConsoleMethodsOptions): MethodTable {
   const methods = readMethods(options.node);
-  const defaultPassphrase = options.passphrase ?? options.config.passphrase;
+  // The template's placeholder passphrase counts as not set, from -p as from the config.
+  const defaultPassphrase = setPassphrase(options.passphrase) ?? setPassphrase(options.config.passphrase);
   for (const [name, method] of sendMethods({ node: options.node, clock: options.clock, defaultPassphrase })) methods.set(name, method);
   // clientVersion shows the configured account's address, never its passphrase.
   const accountAddress = defaultPassphrase ? addressFromPublicKey(keyPairFromPassphrase(defaultPassphrase).publicKey) : undefined;

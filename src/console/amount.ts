@@ -28,9 +28,20 @@ export function parseAmount(value: unknown): number {
   return Number(sats);
 }
 
+/**
+ * The placeholder passphrase of the packaged config.default.jsonc (the original's too): a config copied by `adm init`
+ * and not yet edited holds it. It counts as no passphrase wherever one is read, so it never derives an account.
+ */
+export const TEMPLATE_PASSPHRASE = 'distance expect praise frequent..';
+
+/** A passphrase someone actually set: not empty, not the template's placeholder. */
+export function setPassphrase(value: string | undefined): string | undefined {
+  return value && value !== TEMPLATE_PASSPHRASE ? value : undefined;
+}
+
 /** notes C.2: a passphrase is a string of more than 30 characters (isPassphrase); its value never appears in the error. */
 export function validatePassphrase(value: unknown): string {
-  if (!isPassphrase(value)) throw new WrongParameterError('passphrase');
+  if (!isPassphrase(value) || value === TEMPLATE_PASSPHRASE) throw new WrongParameterError('passphrase');
   return value;
 }
 

@@ -1,48 +1,231 @@
 // The `adm` command line's grammar (notes C.3): words → the JSON-RPC method they run and its params, so the command
 // line and the RPC server share one implementation. Pure.
 
-export interface CommandSpec {
+/** What help shows for a command: its words, arguments, one line of summary and examples. */
+export interface CommandHelp {
   /** The words that name the command, e.g. ['get', 'address']. */
   readonly words: readonly string[];
-  /** Argument names for help; a trailing `...` takes the rest. */
+  /**
+   * Argument names: `name` required, `name?` optional, `name...` one or more (the rest), `name...?` any number.
+   */
   readonly args: readonly string[];
+  readonly summary: string;
+  /** Whole command lines, shown after `$ `. */
+  readonly examples: readonly string[];
+  /** Notes on the arguments, printed under "Arguments:". */
+  readonly notes?: readonly string[];
+  /** The command signs with an account: help mentions -p. */
+  readonly signs?: boolean;
+}
+
+export interface CommandSpec extends CommandHelp {
   readonly method: string;
   /** How the arguments become params. */
   readonly params: (args: readonly string[], passphrase: string | undefined) => unknown[] | Record<string, unknown>;
   /** The field name the result is printed under (`{success: true, <field>: result}`); undefined: merged as is. */
   readonly field?: string;
-  readonly summary: string;
+  /**
+   * The original's wording for a wrong argument (e.g. getDelegate: "Wrong 'name' parameter. Use username, publicKey,
+   * or address"): a WrongParameterError of this command is reported as `Wrong '<parameter>' parameter. <hint>`.
+   */
+  readonly wrongParameter?: { readonly parameter: string; readonly hint: string };
 }
 
 const withPassphrase = (fields: Record<string, unknown>, passphrase: string | undefined) => (passphrase === undefined ? fields : { ...fields, passphrase });
+const QUERY_NOTE = 'query: URL-style k=v items, separated by spaces, "," or "&"; "and:" or "or:" before a key groups it';
+const U1 = 'U1234567890123456';
+const U2 = 'U9876543210987654';
 
 export const COMMANDS: readonly CommandSpec[] = [
-  { words: ['account', 'new'], args: [], method: 'accountNew', params: () => [], summary: 'create a new account (passphrase, address, keys)' },
-  { words: ['client', 'version'], args: [], method: 'clientVersion', params: () => [], summary: 'console version and configuration' },
-  { words: ['delegate', 'new'], args: ['username'], method: 'delegateNew', params: ([username], p) => (p === undefined ? [username] : [username, p]), field: 'transaction', summary: 'register the account as a delegate' },
-  { words: ['get', 'address'], args: ['address'], method: 'getAddress', params: (args) => [...args], field: 'account', summary: 'account details' },
-  { words: ['get', 'block'], args: ['id'], method: 'getBlock', params: (args) => [...args], field: 'block', summary: 'a block by id' },
-  { words: ['get', 'blocks'], args: ['query...'], method: 'getBlocks', params: (args) => [...args], field: 'blocks', summary: 'blocks matching k=v filters' },
-  { words: ['get', 'delegate'], args: ['name'], method: 'getDelegate', params: (args) => [...args], field: 'delegate', summary: 'a delegate by name, address or public key' },
-  { words: ['get', 'message'], args: ['txid'], method: 'getMessage', params: ([id], p) => (p === undefined ? [id] : [id, p]), field: 'transaction', summary: 'a chat message, decrypted when it is yours' },
-  { words: ['get', 'transaction'], args: ['txid'], method: 'getTransaction', params: (args) => [...args], field: 'transaction', summary: 'a transaction by id' },
-  { words: ['get', 'transactions'], args: ['query...'], method: 'getTransactions', params: (args) => [...args], field: 'transactions', summary: 'transactions matching k=v filters' },
-  { words: ['get', 'chats'], args: ['address'], method: 'getChats', params: (args) => [...args], field: 'chats', summary: "an address's chats" },
-  { words: ['get', 'chat'], args: ['own', 'partner'], method: 'getChatMessages', params: (args) => [...args], field: 'messages', summary: 'messages between two addresses' },
-  { words: ['node', 'height'], args: [], method: 'nodeHeight', params: () => [], field: 'height', summary: 'the node height' },
-  { words: ['node', 'version'], args: [], method: 'nodeVersion', params: () => [], summary: 'the node version and commit' },
-  { words: ['node', 'status'], args: [], method: 'nodeStatus', params: () => [], summary: 'node, network, loader and WebSocket status' },
-  { words: ['send', 'tokens'], args: ['address', 'amount'], method: 'sendTokens', params: ([address, amount], p) => withPassphrase({ address, amount }, p), field: 'transactionId', summary: 'send ADM (amount in sats, or "1.5ADM")' },
-  { words: ['send', 'message'], args: ['address', 'text', 'amount?'], method: 'sendMessage', params: ([address, message, amount], p) => withPassphrase({ address, message, ...(amount === undefined ? {} : { amount }) }, p), field: 'transactionId', summary: 'send an encrypted message' },
-  { words: ['send', 'rich'], args: ['address', 'json'], method: 'sendRich', params: ([address, data], p) => withPassphrase({ address, data }, p), field: 'transactionId', summary: 'send a rich message' },
-  { words: ['send', 'signal'], args: ['address', 'json'], method: 'sendSignal', params: ([address, data], p) => withPassphrase({ address, data }, p), field: 'transactionId', summary: 'send a signal message' },
-  { words: ['vote', 'for'], args: ['delegates...'], method: 'voteFor', params: (votes, p) => withPassphrase({ votes: [...votes] }, p), field: 'transaction', summary: 'vote for (+name) or against (-name) delegates' },
+  { words: ['account', 'new'], args: [], method: 'accountNew', params: () => [], summary: 'create a new account (passphrase, address, keys)', examples: ['adm account new'] },
+  { words: ['client', 'version'], args: [], method: 'clientVersion', params: () => [], summary: 'console version, network, config file and account', examples: ['adm client version'] },
+  {
+    words: ['delegate', 'new'],
+    args: ['username'],
+    method: 'delegateNew',
+    params: ([username], p) => (p === undefined ? [username] : [username, p]),
+    field: 'transaction',
+    summary: 'register the account as a delegate',
+    notes: ['username: 1 to 20 of a-z 0-9 ! @ $ & _'],
+    examples: ['adm delegate new lynx', 'adm -p "<passphrase>" delegate new lynx'],
+    signs: true,
+  },
+  { words: ['get', 'address'], args: ['address'], method: 'getAddress', params: (args) => [...args], field: 'account', summary: 'account details (balance, public key)', examples: [`adm get address ${U1}`] },
+  { words: ['get', 'block'], args: ['id'], method: 'getBlock', params: (args) => [...args], field: 'block', summary: 'a block by id', examples: ['adm get block 11114690216332606721'] },
+  {
+    words: ['get', 'blocks'],
+    args: ['query...'],
+    method: 'getBlocks',
+    params: (args) => [...args],
+    field: 'blocks',
+    summary: 'blocks matching k=v filters, newest first',
+    notes: [QUERY_NOTE],
+    examples: ['adm get blocks limit=10', 'adm get blocks orderBy=height:desc,limit=5'],
+  },
+  {
+    words: ['get', 'delegate'],
+    args: ['name'],
+    method: 'getDelegate',
+    params: (args) => [...args],
+    field: 'delegate',
+    summary: 'a delegate by username, public key or address',
+    notes: ['name: a username, a public key (64 hex) or an ADAMANT address'],
+    examples: ['adm get delegate lynx', `adm get delegate ${U1}`],
+    wrongParameter: { parameter: 'name', hint: 'Use username, publicKey, or address' },
+  },
+  {
+    words: ['get', 'message'],
+    args: ['txid'],
+    method: 'getMessage',
+    params: ([id], p) => (p === undefined ? [id] : [id, p]),
+    field: 'transaction',
+    summary: 'a chat message, decrypted when it is yours',
+    examples: ['adm get message 8958126469643732272'],
+    signs: true,
+  },
+  {
+    words: ['get', 'transaction'],
+    args: ['txid', 'query...?'],
+    method: 'getTransaction',
+    params: (args) => [...args],
+    field: 'transaction',
+    summary: 'a transaction by id',
+    notes: [QUERY_NOTE],
+    examples: ['adm get transaction 8958126469643732272', 'adm get transaction 8958126469643732272 returnUnconfirmed=1'],
+  },
+  {
+    words: ['get', 'transactions'],
+    args: ['query...'],
+    method: 'getTransactions',
+    params: (args) => [...args],
+    field: 'transactions',
+    summary: 'transactions matching k=v filters',
+    notes: [QUERY_NOTE],
+    examples: [`adm get transactions senderId=${U1}`, `adm get transactions recipientId=${U1},limit=10`, `adm get transactions senderId=${U1},and:recipientId=${U2}`, "adm get transactions 'types=0&orderBy=timestamp:desc&returnUnconfirmed=1'"],
+  },
+  {
+    words: ['get', 'chats'],
+    args: ['address', 'query...?'],
+    method: 'getChats',
+    params: (args) => [...args],
+    field: 'chats',
+    summary: "an address's chats",
+    notes: [QUERY_NOTE],
+    examples: [`adm get chats ${U1}`, `adm get chats ${U1} includeDirectTransfers=1`],
+  },
+  {
+    words: ['get', 'chat'],
+    args: ['own', 'partner', 'query...?'],
+    method: 'getChatMessages',
+    params: (args) => [...args],
+    field: 'messages',
+    summary: 'messages between two addresses',
+    notes: [QUERY_NOTE],
+    examples: [`adm get chat ${U1} ${U2}`, `adm get chat ${U1} ${U2} returnUnconfirmed=1`],
+  },
+  { words: ['node', 'height'], args: [], method: 'nodeHeight', params: () => [], field: 'height', summary: 'the node height', examples: ['adm node height'] },
+  { words: ['node', 'version'], args: [], method: 'nodeVersion', params: () => [], summary: 'the node version and commit', examples: ['adm node version'] },
+  { words: ['node', 'status'], args: [], method: 'nodeStatus', params: () => [], summary: 'node, network, loader and WebSocket status', examples: ['adm node status'] },
+  {
+    words: ['send', 'tokens'],
+    args: ['address', 'amount'],
+    method: 'sendTokens',
+    params: ([address, amount], p) => withPassphrase({ address, amount }, p),
+    field: 'transactionId',
+    summary: 'send ADM (amount in sats, or "1.5ADM")',
+    notes: ['address: an ADAMANT address or a 64-hex public key', 'amount: an integer number of sats (1 ADM = 100000000), or ADM with the suffix ADM'],
+    examples: [`adm send tokens ${U1} 1.5ADM`, `adm send tokens ${U1} 150000000`],
+    signs: true,
+  },
+  {
+    words: ['send', 'message'],
+    args: ['address', 'text', 'amount?'],
+    method: 'sendMessage',
+    params: ([address, message, amount], p) => withPassphrase({ address, message, ...(amount === undefined ? {} : { amount }) }, p),
+    field: 'transactionId',
+    summary: 'send an encrypted message (with ADM, optionally)',
+    examples: [`adm send message ${U1} "Hello!"`, `adm send message ${U1} "Here you are" 1ADM`],
+    signs: true,
+  },
+  {
+    words: ['send', 'rich'],
+    args: ['address', 'json'],
+    method: 'sendRich',
+    params: ([address, data], p) => withPassphrase({ address, data }, p),
+    field: 'transactionId',
+    summary: 'send a rich message',
+    examples: [`adm send rich ${U1} '{"type":"eth_transaction","amount":"0.1","hash":"0x12","comments":"thanks"}'`],
+    signs: true,
+  },
+  {
+    words: ['send', 'signal'],
+    args: ['address', 'json'],
+    method: 'sendSignal',
+    params: ([address, data], p) => withPassphrase({ address, data }, p),
+    field: 'transactionId',
+    summary: 'send a signal message',
+    examples: [`adm send signal ${U1} '{"amount":"0","type":"ping"}'`],
+    signs: true,
+  },
+  {
+    words: ['vote', 'for'],
+    args: ['delegates...'],
+    method: 'voteFor',
+    params: (votes, p) => withPassphrase({ votes: [...votes] }, p),
+    field: 'transaction',
+    summary: 'vote for (+name) or against (-name) delegates',
+    notes: ['delegates: +/- (none: +) before a username, an address or a public key; at most 33'],
+    examples: ['adm vote for lynx +lion -U1234567890123456'],
+    signs: true,
+  },
+];
+
+/** Commands that run no JSON-RPC method. */
+export const SPECIAL_COMMANDS: readonly (CommandHelp & { readonly name: 'rpc server' | 'init' | 'help' })[] = [
+  { name: 'rpc server', words: ['rpc', 'server'], args: [], summary: 'run the JSON-RPC server (rpc.port, default 5080)', examples: ['adm rpc server'] },
+  {
+    name: 'init',
+    words: ['init'],
+    args: ['path?'],
+    summary: 'write the default config.jsonc (never over an existing file)',
+    notes: ['path: a folder (config.jsonc is written in it) or a file ending in .json or .jsonc; default: ~/.adm ($ADM_CONFIG_PATH)'],
+    examples: ['adm init', 'adm init .', 'adm init ./adm-config'],
+  },
+  { name: 'help', words: ['help'], args: ['command...?'], summary: 'the commands, or the usage of one', examples: ['adm help', 'adm help send tokens'] },
 ];
 
 export type ParsedCommand =
   | { readonly kind: 'run'; readonly spec: CommandSpec; readonly args: readonly string[] }
-  | { readonly kind: 'special'; readonly name: 'rpc server' | 'init' | 'help'; readonly args: readonly string[] }
-  | { readonly kind: 'error'; readonly message: string };
+  | { readonly kind: 'special'; readonly name: 'rpc server' | 'init' | 'help' | 'version'; readonly args: readonly string[] }
+  /** `--help` or `-h` after a command (or `help <command>`): its usage, exit 0. */
+  | { readonly kind: 'usage'; readonly text: string }
+  /** A usage mistake: the message, then `usage` (the command's, or where to find the commands); exit 1. */
+  | { readonly kind: 'error'; readonly message: string; readonly usage: string };
+
+const HELP_FLAGS = new Set(['--help', '-h']);
+const ALL_COMMANDS: readonly CommandHelp[] = [...COMMANDS, ...SPECIAL_COMMANDS];
+const GROUPS = [...new Set(ALL_COMMANDS.filter((command) => command.words.length > 1).map((command) => command.words[0]!))];
+const SEE_HELP = 'Run `adm help` for the list of commands.';
+
+const argCount = (args: readonly string[]) => ({
+  needed: args.filter((arg) => !arg.endsWith('?')).length,
+  unlimited: args.some((arg) => arg.includes('...')),
+});
+const showArg = (arg: string) => (arg.endsWith('?') ? `[${arg.slice(0, -1)}]` : `<${arg}>`);
+const commandLine = (command: CommandHelp) => [...command.words, ...command.args.map(showArg)].join(' ');
+
+/** Takes `-p <phrase>`, `--passphrase <phrase>` and `--passphrase=<phrase>` out of the words, wherever they stand. */
+export function splitOptions(argv: readonly string[]): { passphrase: string | undefined; words: string[] } {
+  let passphrase: string | undefined;
+  const words: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (word === '-p' || word === '--passphrase') passphrase = argv[++i];
+    else if (word.startsWith('--passphrase=')) passphrase = word.slice('--passphrase='.length);
+    else words.push(word);
+  }
+  return { passphrase, words };
+}
 
 /** Splits a prompt line into words: whitespace separates, double or single quotes group (no escapes inside). */
 export function splitWords(line: string): string[] {
@@ -52,36 +235,103 @@ export function splitWords(line: string): string[] {
 }
 
 export function parseCommand(words: readonly string[]): ParsedCommand {
-  if (words.length === 0 || words[0] === 'help' || words[0] === '--help' || words[0] === '-h') return { kind: 'special', name: 'help', args: [] };
-  if (words[0] === 'rpc' && words[1] === 'server') return { kind: 'special', name: 'rpc server', args: words.slice(2) };
-  if (words[0] === 'init') return { kind: 'special', name: 'init', args: words.slice(1) };
-  const spec = COMMANDS.find((command) => command.words.every((word, i) => words[i] === word));
-  if (!spec) {
-    const typed = words.slice(0, 2).join(' ');
-    const near = COMMANDS.map((command) => command.words.join(' ')).filter((name) => levenshtein(name, typed) < 3);
-    return { kind: 'error', message: `Unknown command '${typed}'.${near.length > 0 ? ` Did you mean ${near.map((name) => `'${name}'`).join(' or ')}?` : ''}` };
+  if (words.length === 0 || HELP_FLAGS.has(words[0]!)) return { kind: 'special', name: 'help', args: [] };
+  if (words[0] === '--version' || words[0] === '-v') return { kind: 'special', name: 'version', args: [] };
+  if (words[0] === 'help') return words.length === 1 ? { kind: 'special', name: 'help', args: [] } : helpFor(words.slice(1));
+  const command = findCommand(words);
+  if (!command) return unknown(words);
+  const args = words.slice(command.words.length);
+  // --help anywhere after the command asks for its usage; it is never an argument.
+  if (args.some((arg) => HELP_FLAGS.has(arg))) return { kind: 'usage', text: usageText(command) };
+  const { needed, unlimited } = argCount(command.args);
+  if (args.length < needed) {
+    const missing = command.args.filter((arg) => !arg.endsWith('?'))[args.length]!.replace('...', '');
+    return { kind: 'error', message: `missing required argument '${missing}'`, usage: usageText(command) };
   }
-  const args = words.slice(spec.words.length);
-  const needed = spec.args.filter((arg) => !arg.endsWith('?') && !arg.endsWith('...')).length;
-  const variadic = spec.args.some((arg) => arg.endsWith('...'));
-  if (args.length < needed || (!variadic && args.length > spec.args.length)) {
-    return { kind: 'error', message: `Usage: adm ${spec.words.join(' ')} ${spec.args.map((arg) => `<${arg}>`).join(' ')}`.trimEnd() };
+  if (!unlimited && args.length > command.args.length) return { kind: 'error', message: `too many arguments for 'adm ${command.words.join(' ')}'`, usage: usageText(command) };
+  if ('method' in command) return { kind: 'run', spec: command as CommandSpec, args };
+  return { kind: 'special', name: (command as (typeof SPECIAL_COMMANDS)[number]).name, args };
+}
+
+function findCommand(words: readonly string[]): CommandHelp | undefined {
+  return ALL_COMMANDS.find((command) => command.words.every((word, i) => words[i] === word));
+}
+
+/** `adm help get address`, `adm help get`. */
+function helpFor(given: readonly string[]): ParsedCommand {
+  const words = given.filter((word) => !HELP_FLAGS.has(word));
+  if (words.length === 0) return { kind: 'usage', text: usageText(SPECIAL_COMMANDS.find((command) => command.name === 'help')!) };
+  const command = findCommand(words);
+  if (command && command.words.length === words.length) return { kind: 'usage', text: usageText(command) };
+  if (words.length === 1 && GROUPS.includes(words[0]!)) return { kind: 'usage', text: groupText(words[0]!) };
+  return unknown(words);
+}
+
+/** An unknown command: the group's commands when the first word is a group, and the nearest names. */
+function unknown(words: readonly string[]): ParsedCommand {
+  const group = GROUPS.includes(words[0]!) ? words[0]! : undefined;
+  if (group && (words.length === 1 || HELP_FLAGS.has(words[1]!))) {
+    return words.length === 1 ? { kind: 'error', message: `'adm ${group}' needs a command`, usage: groupText(group) } : { kind: 'usage', text: groupText(group) };
   }
-  return { kind: 'run', spec, args };
+  if (words[0]!.startsWith('-')) return { kind: 'error', message: `unknown option '${words[0]}'`, usage: SEE_HELP };
+  const typed = words.slice(0, 2).filter((word) => !word.startsWith('-'));
+  const near = suggestions(typed);
+  const named = typed.join(' ');
+  return {
+    kind: 'error',
+    message: `unknown command '${named}'.${near.length > 0 ? ` Did you mean ${near.map((name) => `\`adm ${name}\``).join(' or ')}?` : ''}`,
+    usage: group && near.length === 0 ? groupText(group) : SEE_HELP,
+  };
+}
+
+/**
+ * The names the user probably meant, nearest first: an edit distance under 3 (the original's rule), or the same
+ * last word under another group (`get height` → `node height`).
+ */
+export function suggestions(typed: readonly string[]): string[] {
+  const text = typed.join(' ');
+  const scored = ALL_COMMANDS.map((command) => {
+    const name = command.words.join(' ');
+    const last = command.words.at(-1)!;
+    const distance = Math.min(levenshtein(name, text), typed.some((word) => word === last || (word.length > 3 && levenshtein(word, last) < 2)) ? 1 : Infinity);
+    return { name, distance };
+  });
+  return scored
+    .filter(({ distance }) => distance < 3)
+    .sort((a, b) => a.distance - b.distance)
+    .slice(0, 3)
+    .map(({ name }) => name);
+}
+
+/** One command's usage, description, arguments, examples and options. */
+export function usageText(command: CommandHelp): string {
+  const lines = [`Usage: adm ${command.signs ? '[-p <passphrase>] ' : ''}${commandLine(command)}`, '', `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.`];
+  if (command.notes?.length) lines.push('', 'Arguments:', ...command.notes.map((note) => `  ${note}`));
+  lines.push('', 'Examples:', ...command.examples.map((example) => `  $ ${example}`), '', 'Options:');
+  if (command.signs) lines.push('  -p, --passphrase <phrase>  the account that signs (else the config\'s passphrase)');
+  lines.push('  -h, --help                 this usage');
+  return lines.join('\n');
+}
+
+function groupText(group: string): string {
+  const commands = ALL_COMMANDS.filter((command) => command.words[0] === group && command.words.length > 1);
+  return [`Usage: adm ${group} <command>`, '', 'Commands:', ...commands.map((command) => `  ${commandLine(command).padEnd(42)} ${command.summary}`), '', `Run \`adm ${group} <command> --help\` for a command's usage and examples.`].join('\n');
 }
 
 export function helpText(): string {
-  const lines = COMMANDS.map((command) => `  ${[...command.words, ...command.args.map((arg) => `<${arg}>`)].join(' ').padEnd(42)} ${command.summary}`);
+  const lines = ALL_COMMANDS.map((command) => `  ${commandLine(command).padEnd(42)} ${command.summary}`);
   return [
     'Usage: adm [-p <passphrase>] <command>   (no command: interactive prompt)',
     '',
     'Commands:',
     ...lines,
-    `  ${'rpc server'.padEnd(42)} run the JSON-RPC server (rpc.port, default 5080)`,
-    `  ${'init [path]'.padEnd(42)} write a default config.jsonc (never overwrites)`,
     '',
     'Options:',
     '  -p, --passphrase <phrase>   the account for send, vote and delegate commands (else the config)',
+    '  -v, --version               the console version',
+    '  -h, --help                  this list; after a command: its usage and examples',
+    '',
+    'Run `adm <command> --help` for a command\'s usage and examples.',
   ].join('\n');
 }
 

@@ -8,10 +8,19 @@
 
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, normalize, resolve } from 'node:path';
+import { dirname, join, normalize, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
 import { deepFreeze, HTTP_ENGINES, readConfigFile, schemaProblems, type ConfigOrigin, type HttpEngineName } from '../config.js';
 import { ConfigError } from '../errors.js';
+import { setPassphrase } from './amount.js';
+
+/**
+ * The packaged default config (the project root's config.default.jsonc; this file runs as dist/src/console/config.js):
+ * what `adm init` copies, and what clientVersion names when no config file was found. CONSOLE_DEFAULT_CONFIG holds
+ * the same settings (a test keeps them equal), minus the placeholder passphrase.
+ */
+export const PACKAGED_CONSOLE_CONFIG = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'config.default.jsonc');
 
 /** The packaged config.default.jsonc of the original (its public node lists), minus its placeholder passphrase. */
 export const CONSOLE_DEFAULT_CONFIG = {
@@ -48,7 +57,7 @@ export interface ConsoleConfig {
   readonly rpc: { readonly port: number; readonly host: string | undefined; readonly engine?: HttpEngineName };
   /** Node base URLs of the selected network, `protocol://ip[:port]`. */
   readonly nodes: readonly string[];
-  /** The file the settings came from, for clientVersion (`(defaults)` without one). */
+  /** The file the settings came from, for clientVersion (the packaged config.default.jsonc without one). */
   readonly source: string;
 }
 
@@ -98,7 +107,8 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
   return {
     ok: true,
     config: deepFreeze({
-      passphrase: shaped.passphrase ? shaped.passphrase : undefined,
+      // The template's placeholder counts as not set (an `adm init` copy nobody edited yet).
+      passphrase: setPassphrase(shaped.passphrase),
       network,
       rpc: { port: shaped.rpc?.port ?? DEFAULT_RPC_PORT, host: shaped.rpc?.host, ...(shaped.rpc?.engine ? { engine: shaped.rpc.engine } : {}) },
       nodes: nodes.map((node) => `${node.protocol}://${node.ip}${node.port === '' ? '' : `:${node.port}`}`),
@@ -110,7 +120,7 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
 /** Resolves, reads and validates the console config (notes C.3); `useDefaults` skips every file (`adm-infra all`). */
 export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string; origin: ConfigOrigin } {
   const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
-  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? '(packaged defaults)');
+  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? PACKAGED_CONSOLE_CONFIG);
   if (!result.ok) throw new ConfigError('Config validation error', result.problems, file);
   return { config: result.config, source: result.config.source, origin: { file, lookup: useDefaults ? undefined : consoleConfigLookup(env, homedir()), defaults: 'the packaged defaults' } };
 }

@@ -2,8 +2,8 @@
 // helpful errors, init.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -11,6 +11,10 @@ import { after, before, test } from 'node:test';
 import { startFakeAdamantNode, type FakeAdamantNode } from '../support/adamant-node.js';
 import { DIST, POLYFILL } from '../support/cli.js';
 import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
+import { COMMANDS, SPECIAL_COMMANDS, usageText } from '../../src/console/commands.js';
+import { TEMPLATE_PASSPHRASE } from '../../src/console/amount.js';
+import { PACKAGED_CONSOLE_CONFIG } from '../../src/console/config.js';
+import { CONSOLE_VERSION } from '../../actors/console/methods.js';
 
 const run = promisify(execFile);
 const ADM = join(DIST, 'src', 'adm.js');
@@ -21,9 +25,14 @@ const RECIPIENT = `${'zoo '.repeat(11)}wrong`;
 let node: FakeAdamantNode;
 let dir: string;
 
-async function adm(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs adm; by default HOME is the test folder and its .adm/config.jsonc names the fake node. */
+async function adm(args: string[], options: { home?: string; cwd?: string; env?: Record<string, string>; input?: string } = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const home = options.home ?? dir;
+  const env = { PATH: process.env.PATH, HOME: home, ...(options.home === undefined ? { ADM_CONFIG_PATH: join(dir, '.adm') } : {}), ...options.env };
   try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', POLYFILL, ADM, ...args], { env: { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm') }, timeout: 30_000 });
+    const child = run(process.execPath, ['--import', POLYFILL, ADM, ...args], { env, cwd: options.cwd ?? home, timeout: 30_000 });
+    if (options.input !== undefined) child.child.stdin!.end(options.input);
+    const { stdout, stderr } = await child;
     return { code: 0, stdout, stderr };
   } catch (error) {
     const failed = error as { code: number; stdout: string; stderr: string };
@@ -53,7 +62,8 @@ test('adm node height and get address print pretty JSON with success', async () 
 test('a mistyped command suggests the right one and exits 1; help lists the commands', async () => {
   const typo = await adm(['get', 'adress', 'U1']);
   assert.equal(typo.code, 1);
-  assert.deepEqual(JSON.parse(typo.stdout), { success: false, error: "Unknown command 'get adress'. Did you mean 'get address'?" });
+  assert.equal(typo.stdout, '');
+  assert.equal(typo.stderr, "error: unknown command 'get adress'. Did you mean `adm get address`?\n\nRun `adm help` for the list of commands.\n");
   const help = await adm(['help']);
   assert.equal(help.code, 0);
   assert.match(help.stdout, /get transactions <query\.\.\.>/);
@@ -89,7 +99,7 @@ test('adm init writes a default config once and never overwrites it', async () =
   assert.match(readFileSync(target, 'utf8'), /"rpc"/);
   const second = await adm(['init', target]);
   assert.equal(second.code, 1);
-  assert.match(JSON.parse(second.stdout).error, /already exists/);
+  assert.match(second.stderr, /already exists; it was left as it is/);
 });
 
 test('adm account new prints a new account; adm send message with -p delivers the text, never printing the passphrase', async () => {
@@ -108,4 +118,191 @@ test('adm account new prints a new account; adm send message with -p delivers th
   const refused = await adm(['send', 'tokens', 'U1', '1.5', '-p', SENDER]);
   assert.equal(refused.code, 1);
   for (const output of [sent.stdout, sent.stderr, refused.stdout, refused.stderr]) assert.equal(output.includes(SENDER), false);
+});
+
+/** Node requests other than the health checks, since `from`. */
+const asked = (from: number) => node.requests.slice(from).filter((request) => request.path !== 'node/status');
+
+test('adm <command> --help and -h print the usage with examples and exit 0, for every command, without asking the node', async () => {
+  const from = node.requests.length;
+  const commands = [...COMMANDS, ...SPECIAL_COMMANDS];
+  // A few at a time: the machine is shared.
+  for (let i = 0; i < commands.length; i += 4) {
+    await Promise.all(
+      commands.slice(i, i + 4).map(async (command, j) => {
+        // Required arguments given or not, --help wins; "-h" for every other command.
+        const flag = (i + j) % 2 === 0 ? '--help' : '-h';
+        const args = (i + j) % 3 === 0 ? command.args.filter((arg) => !arg.endsWith('?')).map(() => 'lynx') : [];
+        const shown = await adm([...command.words, ...args, flag]);
+        assert.equal(shown.code, 0, `${command.words.join(' ')} ${flag}: ${shown.stderr}`);
+        assert.equal(shown.stdout, `${usageText(command)}\n`);
+        assert.match(shown.stdout, /\nExamples:\n {2}\$ adm /);
+        assert.equal(shown.stderr, '');
+      }),
+    );
+  }
+  const delegate = await adm(['delegate', 'new', '--help']);
+  assert.match(delegate.stdout, /^Usage: adm \[-p <passphrase>\] delegate new <username>\n/);
+  const blocks = await adm(['get', 'blocks', '-h']);
+  assert.match(blocks.stdout, /\$ adm get blocks limit=10\n/);
+  assert.deepEqual(asked(from), [], 'no help asked the node');
+});
+
+test('a missing required argument exits 1 with the usage; nothing reaches the node', async () => {
+  const from = node.requests.length;
+  for (const words of [['get', 'transactions'], ['get', 'blocks'], ['get', 'address'], ['send', 'tokens', 'U1'], ['vote', 'for']]) {
+    const missing = await adm(words);
+    assert.equal(missing.code, 1, words.join(' '));
+    assert.equal(missing.stdout, '');
+    const command = COMMANDS.find((spec) => spec.words.every((word, i) => words[i] === word))!;
+    assert.match(missing.stderr, /^error: missing required argument '[a-z]+'\n\n/);
+    assert.ok(missing.stderr.endsWith(`${usageText(command)}\n`), missing.stderr);
+  }
+  const extra = await adm(['node', 'height', '42']);
+  assert.equal(extra.code, 1);
+  assert.match(extra.stderr, /^error: too many arguments for 'adm node height'\n\nUsage: adm node height\n/);
+  assert.deepEqual(asked(from), []);
+});
+
+test('adm --version and -v print the version', async () => {
+  for (const flag of ['--version', '-v']) {
+    const version = await adm([flag]);
+    assert.equal(version.code, 0);
+    assert.equal(version.stdout, `${CONSOLE_VERSION}\n`);
+  }
+});
+
+test('adm init in a fresh HOME creates ~/.adm and its config; adm init . writes ./config.jsonc; neither overwrites', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'adm-home-'));
+  try {
+    const created = await adm(['init'], { home });
+    assert.equal(created.code, 0, created.stderr);
+    const target = join(home, '.adm', 'config.jsonc');
+    assert.match(created.stdout, new RegExp(`^Config written to ${target}\n`));
+    assert.equal(readFileSync(target, 'utf8'), readFileSync(PACKAGED_CONSOLE_CONFIG, 'utf8'));
+    assert.equal(statSync(target).mode & 0o777, 0o600);
+    writeFileSync(target, '{"network": "mainnet"}');
+    const again = await adm(['init'], { home });
+    assert.equal(again.code, 1);
+    assert.equal(again.stderr, `adm init: ${target} already exists; it was left as it is (remove or rename it to start again)\n`);
+    assert.equal(readFileSync(target, 'utf8'), '{"network": "mainnet"}');
+
+    const folder = join(home, 'project');
+    mkdirSync(folder);
+    const here = await adm(['init', '.'], { home, cwd: folder });
+    assert.equal(here.code, 0, here.stderr);
+    assert.ok(existsSync(join(folder, 'config.jsonc')));
+    assert.equal((await adm(['init', '.'], { home, cwd: folder })).code, 1);
+    const named = await adm(['init', 'fresh/folder'], { home, cwd: folder });
+    assert.equal(named.code, 0, named.stderr);
+    assert.ok(existsSync(join(folder, 'fresh', 'folder', 'config.jsonc')));
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('the template passphrase counts as not set; without a config, client version names the packaged config file', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'adm-home-'));
+  try {
+    const bare = await adm(['client', 'version'], { home });
+    assert.equal(bare.code, 0, bare.stderr);
+    assert.deepEqual(JSON.parse(bare.stdout), { success: true, version: CONSOLE_VERSION, network: 'testnet', config: PACKAGED_CONSOLE_CONFIG, account: 'Not set' });
+    assert.ok(existsSync(PACKAGED_CONSOLE_CONFIG));
+
+    // An init copy nobody edited, pointed at the fake node.
+    assert.equal((await adm(['init'], { home })).code, 0);
+    const target = join(home, '.adm', 'config.jsonc');
+    const port = Number(new URL(node.url).port);
+    writeFileSync(target, readFileSync(target, 'utf8').replace(/"nodes": \[[^\]]*\]/, `"nodes": [{ "ip": "127.0.0.1", "protocol": "http", "port": ${port} }]`));
+    const copied = await adm(['client', 'version'], { home });
+    assert.deepEqual(JSON.parse(copied.stdout), { success: true, version: CONSOLE_VERSION, network: 'testnet', config: target, account: 'Not set' });
+    const given = await adm(['client', 'version', '-p', TEMPLATE_PASSPHRASE], { home });
+    assert.equal(JSON.parse(given.stdout).account, 'Not set');
+    const from = node.requests.length;
+    const send = await adm(['send', 'tokens', 'U1234567890123456', '1'], { home });
+    assert.equal(send.code, 1);
+    assert.deepEqual(JSON.parse(send.stdout), { success: false, error: "Wrong 'passphrase' parameter" });
+    assert.deepEqual(asked(from), [], 'nothing was signed or sent');
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+});
+
+test('near-miss commands suggest the right one; get delegate reads its parameter error like the original', async () => {
+  const height = await adm(['get', 'height']);
+  assert.equal(height.code, 1);
+  assert.match(height.stderr, /^error: unknown command 'get height'\. Did you mean `adm node height`\?\n/);
+  const from = node.requests.length;
+  const delegate = await adm(['get', 'delegate', 'Not A Name']);
+  assert.equal(delegate.code, 1);
+  assert.deepEqual(JSON.parse(delegate.stdout), { success: false, error: "Wrong 'name' parameter. Use username, publicKey, or address" });
+  assert.deepEqual(asked(from), []);
+});
+
+test('the prompt reads piped lines in order and ends its last line when the input ends', async () => {
+  const session = await adm([], { input: 'node height\nget height\n' });
+  assert.equal(session.code, 0, session.stderr);
+  assert.match(session.stdout, /"height": 9001/);
+  assert.match(session.stderr, /Did you mean `adm node height`/);
+  // Whether the input ended at a prompt or while a command ran, the output ends with a whole line.
+  assert.ok(session.stdout.endsWith('\n') && !session.stdout.endsWith('adm > '), JSON.stringify(session.stdout.slice(-40)));
+  // -p on a prompt line signs that line's command; the passphrase is never printed.
+  const recipient = addressFromPublicKey(keyPairFromPassphrase(RECIPIENT).publicKey);
+  const before = node.received.length;
+  const signed = await adm([], { input: `send message ${recipient} "from the prompt" -p "${SENDER}"\n` });
+  assert.equal(signed.code, 0, signed.stderr);
+  assert.deepEqual(node.received.slice(before).map(({ text }) => text), ['from the prompt']);
+  for (const output of [signed.stdout, signed.stderr]) assert.equal(output.includes(SENDER), false);
+  const left = await adm([], { input: 'exit\n' });
+  assert.equal(left.code, 0);
+  assert.ok(left.stdout.endsWith('adm > '), 'exit typed on its line needs no newline from adm');
+});
+
+const hasScript = (() => {
+  try {
+    return statSync('/usr/bin/script').isFile();
+  } catch {
+    return false;
+  }
+})();
+
+test('in a terminal, Ctrl-C clears the line, a second Ctrl-C on an empty line leaves with a newline', { skip: hasScript ? false : 'script (util-linux) is not installed' }, async () => {
+  const quote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
+  // script(1) gives adm a pseudo-terminal: readline runs in raw mode, so Ctrl-C reaches it as a key.
+  const child = spawn('script', ['-qefc', [process.execPath, '--import', POLYFILL, ADM].map(quote).join(' '), '/dev/null'], {
+    env: { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm'), TERM: 'xterm' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const waitFor = async (predicate: (text: string) => boolean, what: string) => {
+    for (let waited = 0; !predicate(output); waited += 20) {
+      if (waited > 15_000) throw new Error(`no ${what} within 15 s; output: ${JSON.stringify(output)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const prompts = () => output.split('adm > ').length - 1;
+  try {
+    await waitFor(() => prompts() >= 1, 'first prompt');
+    child.stdin.write('node hei');
+    await waitFor((text) => text.includes('node hei'), 'echo');
+    let mark = output.length;
+    child.stdin.write('\x03');
+    await waitFor((text) => text.slice(mark).includes('adm > '), 'a fresh prompt after Ctrl-C');
+    child.stdin.write('help\r');
+    await waitFor((text) => text.includes('Commands:') && text.slice(text.lastIndexOf('Commands:')).includes('adm > '), 'help and a prompt');
+    assert.equal(output.includes('unknown command'), false, 'the cleared text did not run');
+    mark = output.length;
+    child.stdin.write('\x03');
+    await waitFor((text) => text.slice(mark).includes('(To leave, press Ctrl-C again)'), 'the hint');
+    await waitFor((text) => text.slice(text.lastIndexOf('(To leave')).includes('adm > '), 'the prompt after the hint');
+    mark = output.length;
+    child.stdin.write('\x03');
+    assert.equal(await Promise.race([exit, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 15_000))]), 0, output);
+    assert.ok(output.slice(mark).includes('\r\n'), `leaving ends the line: ${JSON.stringify(output.slice(mark))}`);
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
 });

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { helpText, levenshtein, parseCommand, splitWords } from '../../src/console/commands.js';
+import { COMMANDS, helpText, splitOptions, levenshtein, parseCommand, SPECIAL_COMMANDS, splitWords, suggestions, usageText } from '../../src/console/commands.js';
 
 const run = (line: string, passphrase?: string) => {
   const parsed = parseCommand(splitWords(line));
@@ -28,10 +28,63 @@ test('special commands, usage errors and suggestions', () => {
   assert.deepEqual(parseCommand([]), { kind: 'special', name: 'help', args: [] });
   assert.deepEqual(parseCommand(['rpc', 'server']), { kind: 'special', name: 'rpc server', args: [] });
   assert.deepEqual(parseCommand(['init', '/tmp/x.jsonc']), { kind: 'special', name: 'init', args: ['/tmp/x.jsonc'] });
-  assert.deepEqual(parseCommand(['get', 'address']), { kind: 'error', message: 'Usage: adm get address <address>' });
-  assert.deepEqual(parseCommand(['node', 'height', 'extra']), { kind: 'error', message: 'Usage: adm node height' });
-  assert.deepEqual(parseCommand(['get', 'adress', 'U1']), { kind: 'error', message: "Unknown command 'get adress'. Did you mean 'get address'?" });
-  assert.deepEqual(parseCommand(['fly', 'away']), { kind: 'error', message: "Unknown command 'fly away'." });
+  assert.deepEqual(parseCommand(['init']), { kind: 'special', name: 'init', args: [] });
+  assert.deepEqual(parseCommand(['--version']), { kind: 'special', name: 'version', args: [] });
+  assert.deepEqual(parseCommand(['-v']), { kind: 'special', name: 'version', args: [] });
+  const address = COMMANDS.find((command) => command.method === 'getAddress')!;
+  assert.deepEqual(parseCommand(['get', 'address']), { kind: 'error', message: "missing required argument 'address'", usage: usageText(address) });
+  const height = COMMANDS.find((command) => command.method === 'nodeHeight')!;
+  assert.deepEqual(parseCommand(['node', 'height', 'extra']), { kind: 'error', message: "too many arguments for 'adm node height'", usage: usageText(height) });
+  assert.deepEqual(parseCommand(['get', 'adress', 'U1']), { kind: 'error', message: "unknown command 'get adress'. Did you mean `adm get address`?", usage: 'Run `adm help` for the list of commands.' });
+  assert.deepEqual(parseCommand(['fly', 'away']), { kind: 'error', message: "unknown command 'fly away'.", usage: 'Run `adm help` for the list of commands.' });
+  assert.deepEqual(parseCommand(['--verbose', 'node', 'height']), { kind: 'error', message: "unknown option '--verbose'", usage: 'Run `adm help` for the list of commands.' });
   assert.equal(levenshtein('kitten', 'sitting'), 3);
   assert.match(helpText(), /send tokens <address> <amount>/);
+  assert.match(helpText(), /init \[path\]/);
+});
+
+test('--help or -h after any command is its usage, never an argument; help <command> too', () => {
+  for (const command of [...COMMANDS, ...SPECIAL_COMMANDS]) {
+    for (const flag of ['--help', '-h']) {
+      const words = [...command.words, ...command.args.filter((arg) => !arg.endsWith('?')).map(() => 'x'), flag];
+      assert.deepEqual(parseCommand(words), { kind: 'usage', text: usageText(command) }, words.join(' '));
+      assert.deepEqual(parseCommand([...command.words, flag]), { kind: 'usage', text: usageText(command) });
+    }
+    const text = usageText(command);
+    assert.match(text, new RegExp(`^Usage: adm (\\[-p <passphrase>\\] )?${command.words.join(' ')}`));
+    assert.match(text, /\nExamples:\n {2}\$ adm /);
+    for (const example of command.examples) assert.ok(example.startsWith(`adm ${command.words.join(' ')}`) || example.startsWith('adm -p'), example);
+  }
+  assert.deepEqual(parseCommand(['help', 'send', 'tokens']), { kind: 'usage', text: usageText(COMMANDS.find((command) => command.method === 'sendTokens')!) });
+  assert.equal(parseCommand(['get', '--help']).kind, 'usage');
+  assert.equal(parseCommand(['help', 'get']).kind, 'usage');
+  assert.equal(parseCommand(['get']).kind, 'error');
+});
+
+test('required and optional arguments: queries are required where the original required them', () => {
+  assert.equal(parseCommand(['get', 'transactions']).kind, 'error');
+  assert.equal(parseCommand(['get', 'blocks']).kind, 'error');
+  assert.equal(parseCommand(['vote', 'for']).kind, 'error');
+  assert.equal(parseCommand(['get', 'chats', 'U1']).kind, 'run');
+  assert.deepEqual(run('get chats U1 includeDirectTransfers=1').params, ['U1', 'includeDirectTransfers=1']);
+  assert.deepEqual(run('get transaction 1 returnUnconfirmed=1').params, ['1', 'returnUnconfirmed=1']);
+  assert.equal(parseCommand(['send', 'message', 'U1']).kind, 'error');
+  assert.equal(parseCommand(['send', 'message', 'U1', 'hi', '1', 'extra']).kind, 'error');
+});
+
+test('near-miss commands suggest the nearest names, nearest first', () => {
+  assert.deepEqual(suggestions(['get', 'height']), ['node height']);
+  assert.deepEqual(suggestions(['height']), ['node height']);
+  assert.deepEqual(suggestions(['send', 'token']), ['send tokens']);
+  assert.deepEqual(suggestions(['node', 'versoin']), ['node version']);
+  assert.deepEqual(suggestions(['inti']), ['init']);
+  assert.deepEqual(suggestions(['fly', 'away']), []);
+  assert.match((parseCommand(['get', 'height']) as { message: string }).message, /Did you mean `adm node height`\?$/);
+});
+
+test('-p and --passphrase are options wherever they stand, on the command line and on a prompt line', () => {
+  assert.deepEqual(splitOptions(['send', 'tokens', '-p', 'a b', 'U1', '1']), { passphrase: 'a b', words: ['send', 'tokens', 'U1', '1'] });
+  assert.deepEqual(splitOptions(['--passphrase=x y', 'node', 'height']), { passphrase: 'x y', words: ['node', 'height'] });
+  assert.deepEqual(splitOptions(splitWords('vote for lynx --passphrase "w o r d s"')), { passphrase: 'w o r d s', words: ['vote', 'for', 'lynx'] });
+  assert.deepEqual(splitOptions(['get', 'address', 'U1']), { passphrase: undefined, words: ['get', 'address', 'U1'] });
 });

@@ -6,7 +6,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { parseConsoleConfig, resolveConsoleConfigPath } from '../../src/console/config.js';
+import { CONSOLE_DEFAULT_CONFIG, PACKAGED_CONSOLE_CONFIG, parseConsoleConfig, resolveConsoleConfigPath } from '../../src/console/config.js';
+import { TEMPLATE_PASSPHRASE, validatePassphrase } from '../../src/console/amount.js';
+import { readConfigFile } from '../../src/config.js';
 
 test('the defaults: testnet nodes, port 5080, no passphrase', () => {
   const result = parseConsoleConfig(undefined, '(defaults)');
@@ -62,4 +64,18 @@ test('rpc.engine picks the HTTP engine of the JSON-RPC listener (additive key)',
   assert.ok(result.ok);
   assert.equal(result.config.rpc.engine, 'node');
   assert.equal(parseConsoleConfig({ rpc: { engine: 'apache' } }, 'x').ok, false);
+});
+
+test('the packaged config.default.jsonc holds the defaults and the template passphrase, which counts as not set', () => {
+  const packaged = readConfigFile(PACKAGED_CONSOLE_CONFIG) as Record<string, unknown>;
+  assert.equal(packaged.passphrase, TEMPLATE_PASSPHRASE);
+  assert.deepEqual({ ...packaged, passphrase: '' }, CONSOLE_DEFAULT_CONFIG);
+  const copied = parseConsoleConfig(packaged, '/home/x/.adm/config.jsonc');
+  assert.ok(copied.ok);
+  assert.equal(copied.config.passphrase, undefined);
+  // Given with a call, it is no passphrase either (it is public: an account derived from it is anybody's).
+  assert.throws(() => validatePassphrase(TEMPLATE_PASSPHRASE), { name: 'WrongParameterError', message: "Wrong 'passphrase' parameter" });
+  const own = parseConsoleConfig({ passphrase: `${'abandon '.repeat(11)}about` }, 'x');
+  assert.ok(own.ok);
+  assert.equal(own.config.passphrase, `${'abandon '.repeat(11)}about`);
 });
