@@ -26,6 +26,15 @@ export type AnonymousRead = (text: string, values: readonly (string | null)[]) =
 export const GATEWAY_STATEMENT_TIMEOUT = '30s';
 
 /**
+ * Distinct read statements a gateway connection keeps prepared (sql-client.pg.ts namedStatementsPerConnection). The
+ * spec's reads are a handful of shapes (a shape is the query string without its values: filters, order, select,
+ * limit present or not, Prefer count, Accept), so 256 holds every shape a real client sends; a stranger inventing
+ * shapes fills it and the rest run unnamed. Each kept statement is a parse tree and maybe a plan in the backend
+ * (tens of KB at most): 256 × pool size stays small.
+ */
+export const GATEWAY_NAMED_STATEMENTS = 256;
+
+/**
  * The session settings of a gateway connection (pg): the anonymous role, read-only transactions and the statement
  * timeout, set once per connection (openPgClient's sessionSetup; a connection whose setup fails is never used).
  */
