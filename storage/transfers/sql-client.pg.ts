@@ -26,8 +26,18 @@ export interface PgClientOptions {
  * same name on every connection and different texts never share one (pg refuses a name reused for another text).
  */
 export function statementName(text: string): string {
-  return `adm_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `adm_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    if (statementNames.size >= MAX_REMEMBERED_NAMES) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
 }
+
+/** Names of recent statement texts: the same few texts come again and again, hashing each was ~1% of a read's CPU. */
+const statementNames = new Map<string, string>();
+const MAX_REMEMBERED_NAMES = 1024;
 
 /**
  * pg keeps, per connection, the names of the statements the server has parsed (`connection.parsedStatements`, set on
