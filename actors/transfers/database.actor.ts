@@ -23,11 +23,11 @@ import { databaseMachine, type DatabaseOpened } from '../../machines/transfers/d
 import { fromPromise } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { INDEXER_VERSION, type TransfersConfig, type PgConnection } from '../../src/transfers/config.js';
-import { anonymousReadInTransaction, anonymousSessionSetup, type AnonymousRead } from '../../storage/transfers/gateway-store.js';
+import { anonymousReadInTransaction, anonymousSessionSetup, GATEWAY_NAMED_STATEMENTS, type AnonymousRead } from '../../storage/transfers/gateway-store.js';
 import { buildPendingIndexes, SCHEMA_VERSION, SchemaTooNewError } from '../../storage/transfers/schema.js';
 import { readSchemaStatus } from '../../storage/transfers/schema-status.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
+import { openPgClient, type PgSqlClient } from '../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../storage/transfers/sql-client.pglite.js';
 import { MIGRATE_ADVICE, MigrationInProgressError, schemaClient, schemaFailureKind, setUpSchema, type SchemaFailureKind, type SchemaSetupReport } from './schema-setup.js';
 
@@ -105,8 +105,8 @@ export function databaseLogic(options: DatabaseActorOptions) {
     clients = clients.filter((c) => c !== client);
     await client.close();
   };
-  const pgClient = (connection: PgConnection, max: number, applicationName: string, sessionSetup?: string) =>
-    track(openPgClient({ connection, maxConnections: max, applicationName, sessionSetup }));
+  const pgClient = (connection: PgConnection, max: number, applicationName: string, sessionSetup?: string, namedStatementsPerConnection?: number) =>
+    track(openPgClient({ connection, maxConnections: max, applicationName, sessionSetup, namedStatementsPerConnection }));
   /**
    * PostgreSQL's concurrent index builds (schema.ts) run in the background once the transactional migrations are
    * done, so the service serves (and the indexer writes) while an upgrade builds indexes on a large table; closing
@@ -150,10 +150,11 @@ export function databaseLogic(options: DatabaseActorOptions) {
       () => undefined,
       (error: Error) => logger.warn({ role: config.gateway.anonRole, reason: error.message }, 'the gateway cannot read as the anonymous role yet'),
     );
-  const readerOf = (reader: SqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
+  // Reads run as named prepared statements (a few shapes, many parameters); catalog reads stay unnamed.
+  const readerOf = (reader: PgSqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
     writer,
     catalog: reader,
-    read: reader && ((text, values) => reader.query(text, values)),
+    read: reader && ((text, values) => reader.queryPrepared(text, values)),
   });
 
   return databaseMachine.provide({
@@ -179,7 +180,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
             if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(database.indexer);
           }
           // pg pools connect lazily: nothing below reaches the server before the schema is known to be there.
-          const reader = gateway.enabled ? pgClient(database.gateway, gateway.poolSize, 'adm-infra transfers gateway', anonymousSessionSetup(gateway.anonRole)) : undefined;
+          const reader = gateway.enabled ? pgClient(database.gateway, gateway.poolSize, 'adm-infra transfers gateway', anonymousSessionSetup(gateway.anonRole), GATEWAY_NAMED_STATEMENTS) : undefined;
           if (reader && !writer) {
             // A gateway alone: preparingSchema checks the schema (and migrates it when this login can) before reads.
             pending = readerOf(reader, undefined);

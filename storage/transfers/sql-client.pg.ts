@@ -1,7 +1,8 @@
 // SqlClient over a `pg` pool (PostgreSQL 15+ in production and CI).
 
+import { createHash } from 'node:crypto';
 import pg from 'pg';
-import type { SqlClient, SqlQuery } from './sql-client.js';
+import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 
 export interface PgClientOptions {
   /** pg connection settings (connectionString or discrete fields; unset fields fall back to libpq's PG* variables). */
@@ -11,9 +12,49 @@ export interface PgClientOptions {
   readonly sessionSetup?: string;
   /** Named in pg_stat_activity so an operator can tell the indexer from the gateway. */
   readonly applicationName: string;
+  /**
+   * `queryPrepared` runs a statement as a named prepared statement, so PostgreSQL parses and analyses a repeated
+   * statement once per connection and may keep its plan (the gateway's reads: a few statement shapes, each run with
+   * new parameters). At most this many distinct statements per connection (anyone can send a new query shape: the
+   * server's and pg's memory per connection stay bounded); past that, statements run unnamed. Unset or 0: never named.
+   */
+  readonly namedStatementsPerConnection?: number;
 }
 
-export function openPgClient(options: PgClientOptions): SqlClient {
+/**
+ * The name of a named prepared statement: a hash of its text (a name may hold 63 bytes), so the same text gets the
+ * same name on every connection and different texts never share one (pg refuses a name reused for another text).
+ */
+export function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `adm_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
+    if (statementNames.size >= MAX_REMEMBERED_NAMES) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/** Names of recent statement texts: the same few texts come again and again, hashing each was ~1% of a read's CPU. */
+const statementNames = new Map<string, string>();
+const MAX_REMEMBERED_NAMES = 1024;
+
+/**
+ * pg keeps, per connection, the names of the statements the server has parsed (`connection.parsedStatements`, set on
+ * ParseComplete): after an error it tells whether the server kept the statement (it failed at bind or execution) or
+ * not (the Parse itself failed). undefined when this pg version keeps no such record.
+ */
+function serverHasStatement(client: pg.PoolClient, name: string): boolean | undefined {
+  const parsed = (client as unknown as { connection?: { parsedStatements?: Record<string, unknown> } }).connection?.parsedStatements;
+  return parsed === undefined || typeof parsed !== 'object' ? undefined : parsed[name] !== undefined;
+}
+
+export interface PgSqlClient extends SqlClient {
+  /** `query`, as a named prepared statement while the connection has fewer than namedStatementsPerConnection. */
+  queryPrepared(text: string, values?: readonly unknown[]): Promise<SqlRow[]>;
+}
+
+export function openPgClient(options: PgClientOptions): PgSqlClient {
   const pool = new pg.Pool({ ...options.connection, max: options.maxConnections, application_name: options.applicationName, idleTimeoutMillis: 30_000 });
   // An idle connection that breaks (server restart) must not crash the process: the next query reconnects.
   pool.on('error', () => undefined);
@@ -34,6 +75,29 @@ export function openPgClient(options: PgClientOptions): SqlClient {
   };
   const run = async (client: pg.PoolClient | pg.Pool, text: string, values?: readonly unknown[]) =>
     (await client.query({ text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
+  const maxNamed = options.namedStatementsPerConnection ?? 0;
+  /**
+   * Per connection, the names of the statements it has prepared (or is preparing): a name counts from the moment it
+   * is sent, so concurrent first uses cannot overshoot the cap, and is given back when the server did not keep the
+   * statement. The server keeps a statement that failed after its Parse (a bind or execution error): it stays
+   * counted, so strangers' failing statements cannot grow a connection's statements past the cap either.
+   */
+  const named = new WeakMap<pg.PoolClient, Set<string>>();
+  const runNamed = async (client: pg.PoolClient, text: string, values?: readonly unknown[]) => {
+    let names = named.get(client);
+    if (names === undefined) named.set(client, (names = new Set()));
+    const name = statementName(text);
+    if (!names.has(name)) {
+      if (names.size >= maxNamed) return run(client, text, values);
+      names.add(name);
+    }
+    try {
+      return (await client.query({ name, text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
+    } catch (error) {
+      if (serverHasStatement(client, name) === false) names.delete(name);
+      throw error;
+    }
+  };
   return {
     backend: 'postgresql',
     async query(text, values) {
@@ -41,6 +105,15 @@ export function openPgClient(options: PgClientOptions): SqlClient {
       const client = await acquire();
       try {
         return await run(client, text, values);
+      } finally {
+        client.release();
+      }
+    },
+    async queryPrepared(text, values) {
+      if (maxNamed <= 0) return this.query(text, values);
+      const client = await acquire();
+      try {
+        return await runNamed(client, text, values);
       } finally {
         client.release();
       }

@@ -1,0 +1,114 @@
+// The gateway's named prepared statements on PostgreSQL (storage/transfers/sql-client.pg.ts queryPrepared): the same
+// rows as unnamed statements, at most namedStatementsPerConnection statements kept per connection whatever is sent,
+// failures that do not leave a statement behind give its slot back, and the session setup (SET ROLE) still applies.
+// Each client here has one connection, so pg_prepared_statements read through `query` (unnamed) is that connection's.
+
+import assert from 'node:assert/strict';
+import { INDEXER_VERSION } from '../../../src/transfers/config.js';
+import { after, before, describe, test } from 'node:test';
+import { anonymousSessionSetup } from '../../../storage/transfers/gateway-store.js';
+import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
+import { openPgClient, statementName, type PgSqlClient } from '../../../storage/transfers/sql-client.pg.js';
+import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
+import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
+
+const skip = skipWithout(postgresServerPackage(), 'the named prepared statements of the gateway on PostgreSQL (test/storage/transfers/prepared-statements.test.ts)');
+
+describe('named prepared statements on PostgreSQL', { skip }, () => {
+  let cluster: PostgresCluster;
+  let url: string;
+  const clients: PgSqlClient[] = [];
+  const open = (cap: number, sessionSetup?: string) => {
+    const client = openPgClient({
+      connection: { connectionString: url },
+      maxConnections: 1,
+      applicationName: 'test prepared',
+      namedStatementsPerConnection: cap,
+      ...(sessionSetup === undefined ? {} : { sessionSetup }),
+    });
+    clients.push(client);
+    return client;
+  };
+  const preparedNames = async (client: PgSqlClient) =>
+    (await client.query('SELECT name FROM pg_prepared_statements ORDER BY name')).map((row) => String(row.name));
+
+  before(async () => {
+    cluster = await startPostgres();
+    url = cluster.url;
+    const admin = openPgClient({ connection: { connectionString: url }, maxConnections: 1, applicationName: 'test setup' });
+    try {
+      await migrate(admin, INDEXER_VERSION);
+      assert.deepEqual((await ensureAnonRole(admin, 'web_anon')).problems, []);
+      await admin.query(`INSERT INTO public.ethtxs (time, txfrom, txto, gas, gasprice, block, txhash, value, contract_to, contract_value)
+        SELECT 1700000000 + n, '0xaa', '0xbb', 21000, 1, n, '0x' || lpad(to_hex(n), 64, '0'), n * 1000000000000000000::numeric, '', '' FROM generate_series(1, 50) n`);
+    } finally {
+      await admin.close();
+    }
+  });
+  after(async () => {
+    await Promise.all(clients.map((client) => client.close()));
+    await cluster?.stop();
+  });
+
+  test('the same rows as unnamed statements; a repeated statement is prepared once, under the name of its text', async () => {
+    const client = open(4);
+    const text = 'SELECT block::text, value::text FROM public.ethtxs WHERE block >= $1 ORDER BY block DESC LIMIT $2';
+    for (const [from, limit] of [['10', '3'], ['45', '10'], ['60', '5'], ['1', '50'], ['2', '1'], ['3', '2'], ['48', '4']]) {
+      assert.deepEqual(await client.queryPrepared(text, [from, limit]), await client.query(text, [from, limit]));
+    }
+    assert.deepEqual(await preparedNames(client), [statementName(text)]);
+  });
+
+  test('at most the cap of distinct statements per connection; the others still answer, unnamed', async () => {
+    const client = open(3);
+    for (let round = 0; round < 2; round++) {
+      for (let k = 0; k < 20; k++) {
+        const rows = await client.queryPrepared(`SELECT count(*)::int AS n, ${k} AS k FROM public.ethtxs WHERE block > $1`, [String(k)]);
+        assert.deepEqual(rows, [{ n: 50 - k, k }]);
+      }
+    }
+    const names = await preparedNames(client);
+    assert.deepEqual(names.sort(), [0, 1, 2].map((k) => statementName(`SELECT count(*)::int AS n, ${k} AS k FROM public.ethtxs WHERE block > $1`)).sort());
+    // Concurrent first uses of new statements cannot overshoot the cap either.
+    const wide = open(2);
+    await Promise.all(Array.from({ length: 12 }, (_, k) => wide.queryPrepared(`SELECT ${k} + $1::int AS v`, ['1'])));
+    assert.equal((await preparedNames(wide)).length, 2);
+  });
+
+  test('a statement the server refused to parse gives its slot back; one that failed later keeps it (it is prepared)', async () => {
+    const client = open(2);
+    for (let k = 0; k < 5; k++) {
+      await assert.rejects(client.queryPrepared(`SELECT no_such_column_${k} FROM public.ethtxs WHERE block = $1`, ['1']), (error: { code?: string }) => error.code === '42703');
+    }
+    assert.deepEqual(await preparedNames(client), []);
+    // Parsed, then failed at bind: the server keeps it; it counts and runs again with valid values.
+    const typed = 'SELECT count(*)::int AS n FROM public.ethtxs WHERE block = $1';
+    await assert.rejects(client.queryPrepared(typed, ['abc']), (error: { code?: string }) => error.code === '22P02');
+    assert.deepEqual(await client.queryPrepared(typed, ['7']), [{ n: 1 }]);
+    await assert.rejects(client.queryPrepared('SELECT count(*)::int AS n FROM public.ethtxs WHERE time = $1', ['x']), (error: { code?: string }) => error.code === '22P02');
+    // Full: a third statement, failing or not, runs unnamed.
+    await assert.rejects(client.queryPrepared('SELECT count(*)::int AS n FROM public.ethtxs WHERE gas = $1', ['y']), (error: { code?: string }) => error.code === '22P02');
+    assert.deepEqual(await client.queryPrepared('SELECT 1 AS one WHERE $1::int = 1', ['1']), [{ one: 1 }]);
+    assert.equal((await preparedNames(client)).length, 2);
+  });
+
+  test('prepared statements run in the session the setup made: the anonymous role, read-only', async () => {
+    const client = open(8, anonymousSessionSetup('web_anon'));
+    for (let k = 0; k < 3; k++) {
+      assert.deepEqual(await client.queryPrepared('SELECT current_user::text AS who, count(*)::int AS n FROM public.ethtxs WHERE block <= $1', ['10']), [{ who: 'web_anon', n: 10 }]);
+    }
+    await assert.rejects(client.queryPrepared('SELECT * FROM indexer.state WHERE $1::int = 1', ['1']), (error: { code?: string }) => error.code === '42501');
+    await assert.rejects(client.queryPrepared('DELETE FROM public.ethtxs WHERE block = $1', ['1']), (error: { code?: string }) => error.code === '25006' || error.code === '42501');
+    assert.deepEqual(await client.queryPrepared('SELECT current_user::text AS who, count(*)::int AS n FROM public.ethtxs WHERE block <= $1', ['50']), [{ who: 'web_anon', n: 50 }]);
+    // Planned for each execution's values, never generically (a generic plan misjudges skewed values: gateway-store.ts).
+    for (let k = 0; k < 8; k++) await client.queryPrepared("SELECT count(*)::int AS n FROM public.ethtxs WHERE contract_to = $1 AND txfrom = $2", ['', '0xaa']);
+    const [plans] = await client.query("SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%contract_to = $1%'");
+    assert.deepEqual(plans, { generic: 0, custom: 8 });
+  });
+
+  test('a client without a cap never names a statement', async () => {
+    const client = open(0);
+    assert.deepEqual(await client.queryPrepared('SELECT $1::int + 1 AS v', ['1']), [{ v: 2 }]);
+    assert.deepEqual(await preparedNames(client), []);
+  });
+});
