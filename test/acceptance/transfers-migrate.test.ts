@@ -144,7 +144,9 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     const indexes = await cli.waitForLine((line) => line.msg === 'database schema migrated: indexes built', 30_000);
     assert.deepEqual(indexes.applied, [`${SCHEMA_VERSION} composite indexes for address and token history pages`]);
     assert.ok(cli.lines.some((line) => line.msg === 'anonymous read-only role created' && line.role === 'anon_owned'));
-    assert.equal(cli.lines.some((line) => line.level === 'warn' || line.level === 'error'), false, `no warning or error: ${cli.stdout()}`);
+    // (The one warning allowed is the edge's own when CI runs this suite on the node:http engine.)
+    const problems = cli.lines.filter((line) => (line.level === 'warn' || line.level === 'error') && line.reason !== 'ADM_HTTP_UWS=missing');
+    assert.deepEqual(problems, [], `no warning or error: ${cli.stdout()}`);
     assert.equal(await cli.stop(), 0);
   });
 
