@@ -144,6 +144,12 @@ export function databaseLogic(options: DatabaseActorOptions) {
     if (role.created) logger.info({ role: config.gateway.anonRole }, 'anonymous read-only role created');
     for (const problem of role.problems) logger.warn({ role: config.gateway.anonRole }, `anonymous role not fully set up: ${problem}`);
   };
+  /** The transactional migrations and the role now; the concurrent index builds in the background (connection). */
+  const setUpSchemaThenIndexes = async (db: SqlClient, connection: PgConnection, login?: string) => {
+    const setup = await setUpSchema(db, config.gateway.anonRole, INDEXER_VERSION, { indexBuilds: 'defer' });
+    logSetup(setup, login);
+    if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(connection);
+  };
   /** A gateway login that cannot take the anonymous role answers every read with an error: say so now. */
   const checkAnonymousRead = (reader: SqlClient) =>
     reader.query('SELECT 1').then(
@@ -174,11 +180,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
           // The indexer's login owns the schema: it migrates and sets up the anonymous role before any gateway
           // connection exists (their SET ROLE needs the role).
           const writer = indexer.enabled ? pgClient(database.indexer, WRITER_CONNECTIONS, 'adm-infra transfers indexer') : undefined;
-          if (writer) {
-            const setup = await setUpSchema(writer, gateway.anonRole, INDEXER_VERSION, { indexBuilds: 'defer' });
-            logSetup(setup);
-            if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(database.indexer);
-          }
+          if (writer) await setUpSchemaThenIndexes(writer, database.indexer);
           // pg pools connect lazily: nothing below reaches the server before the schema is known to be there.
           const reader = gateway.enabled ? pgClient(database.gateway, gateway.poolSize, 'adm-infra transfers gateway', anonymousSessionSetup(gateway.anonRole), GATEWAY_NAMED_STATEMENTS) : undefined;
           if (reader && !writer) {
@@ -223,9 +225,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
             try {
               if (status.migrating) throw new MigrationInProgressError();
               if (lastFailure === undefined) logger.info({ login, from, to: SCHEMA_VERSION }, 'the database schema is not migrated: migrating it with the gateway\'s login');
-              const setup = await setUpSchema(client, gateway.anonRole, INDEXER_VERSION, { indexBuilds: 'defer' });
-              logSetup(setup, login);
-              if (setup.migration.pendingIndexBuilds) buildIndexesInBackground(database.gateway);
+              await setUpSchemaThenIndexes(client, database.gateway, login);
             } catch (error) {
               // An older schema already has every public relation (they exist since version 1; later versions add
               // indexes and internal state): a gateway upgraded before its indexer keeps serving it rather than

@@ -2,6 +2,7 @@
 // Envelope key order follows the original's interceptor: success, date, the endpoint's fields,
 // last_updated, version. Failures carry only success, date and msg.
 
+import { BoundedMemo } from '../../src/bounded-memo.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { ratesView } from '../../actors/rates/view.js';
 import { scrubSecrets, type Logger } from '../../src/logger.js';
@@ -64,20 +65,11 @@ export class TableBodies {
  * work of an answer whose body is cached (TableBodies). A parse depends on the string alone, so answers (refusals
  * too) are kept; clients choose the strings, so the cache is bounded and starts over when full.
  */
-export class ParsedQueries<T> {
+export class ParsedQueries<T> extends BoundedMemo<T> {
   static readonly MAX_ENTRIES = 256;
-  readonly #parsed = new Map<string, T>();
 
-  constructor(private readonly parse: (raw: string) => T) {}
-
-  get(raw: string): T {
-    let parsed = this.#parsed.get(raw);
-    if (parsed === undefined) {
-      parsed = this.parse(raw);
-      if (this.#parsed.size >= ParsedQueries.MAX_ENTRIES) this.#parsed.clear();
-      this.#parsed.set(raw, parsed);
-    }
-    return parsed;
+  constructor(parse: (raw: string) => T) {
+    super(parse, ParsedQueries.MAX_ENTRIES);
   }
 }
 

@@ -3,6 +3,7 @@
 // connections and roles are the caller's. Failures are thrown (GatewayError for the request's own faults,
 // PostgreSQL and connection errors as the executor raised them) and turned into replies by gatewayErrorReply.
 
+import { BoundedMemo } from '../bounded-memo.js';
 import type { GatewayReply } from './gateway-errors.js';
 import { negotiateMedia, notSingular } from './negotiate.js';
 import { parseQueryParams, planRead, type ParsedQuery } from './query-params.js';
@@ -79,31 +80,19 @@ interface QueryParts {
  * Query strings already parsed. Decoding and the grammar parse are pure functions of the raw string and were the
  * largest CPU cost of a read in the gateway process (a cpu profile under the transfers bench: ~25% of its busy
  * time); a client repeating a read (a wallet polling an address's history, a page reloaded) sends the same string
- * again. Clients choose the strings, so the cache is bounded and starts over when full (http/rates' ParsedQueries);
- * only successful parses are kept (a refusal is an error answer, not worth keeping). Entries are never mutated:
+ * again. Clients choose the strings, so the cache is bounded (BoundedMemo); only successful parses are kept (a
+ * refusal throws, so nothing is stored). Entries are never mutated:
  * planRead and buildReadStatements build new objects from them.
  */
-class ParsedQueryCache {
-  static readonly MAX_ENTRIES = 512;
-  /** Longer strings are parsed every time: keeps the memory bound small whatever strangers send. */
-  static readonly MAX_KEY_LENGTH = 2048;
-  readonly #entries = new Map<string, QueryParts>();
-
-  get(raw: string): QueryParts {
-    let parts = this.#entries.get(raw);
-    if (parts === undefined) {
-      const pairs = parseQueryString(raw);
-      parts = { parsed: parseQueryParams(pairs), canonical: canonicalQuery(pairs) };
-      if (raw.length <= ParsedQueryCache.MAX_KEY_LENGTH) {
-        if (this.#entries.size >= ParsedQueryCache.MAX_ENTRIES) this.#entries.clear();
-        this.#entries.set(raw, parts);
-      }
-    }
-    return parts;
-  }
-}
-
-const parsedQueries = new ParsedQueryCache();
+const parsedQueries = new BoundedMemo<QueryParts>(
+  (raw) => {
+    const pairs = parseQueryString(raw);
+    return { parsed: parseQueryParams(pairs), canonical: canonicalQuery(pairs) };
+  },
+  512,
+  // Longer strings are parsed every time: keeps the memory bound small whatever strangers send.
+  2048,
+);
 
 export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute): Promise<GatewayReply> {
   const { parsed, canonical } = parsedQueries.get(request.query);

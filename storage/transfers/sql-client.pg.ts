@@ -2,6 +2,7 @@
 
 import { createHash } from 'node:crypto';
 import pg from 'pg';
+import { BoundedMemo } from '../../src/bounded-memo.js';
 import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 
 export interface PgClientOptions {
@@ -26,18 +27,11 @@ export interface PgClientOptions {
  * same name on every connection and different texts never share one (pg refuses a name reused for another text).
  */
 export function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = `adm_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`;
-    if (statementNames.size >= MAX_REMEMBERED_NAMES) statementNames.clear();
-    statementNames.set(text, name);
-  }
-  return name;
+  return statementNames.get(text);
 }
 
 /** Names of recent statement texts: the same few texts come again and again, hashing each was ~1% of a read's CPU. */
-const statementNames = new Map<string, string>();
-const MAX_REMEMBERED_NAMES = 1024;
+const statementNames = new BoundedMemo((text) => `adm_${createHash('sha256').update(text).digest('base64url').slice(0, 40)}`, 1024);
 
 /**
  * pg keeps, per connection, the names of the statements the server has parsed (`connection.parsedStatements`, set on

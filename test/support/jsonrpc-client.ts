@@ -1,7 +1,8 @@
-// A JSON-RPC 2.0 client over HTTP, as any client of the console server speaks it (jsonrpc.org/specification):
-// POST with Content-Type application/json, an id per call, answers matched by id, a batch as an array. A call
-// resolves with its `result` or rejects with a JsonRpcCallError carrying the error object's code and message.
-// Written for the tests: the project has no JSON-RPC client dependency.
+// The console server as a JSON-RPC 2.0 client sees it, through jayson (a dev dependency; the library the original
+// console server is built on): an id per call, answers matched by id, a batch as an array. A call resolves with its
+// `result` or rejects with a JsonRpcCallError carrying the error object's code and message.
+
+import jayson, { type HttpClient } from 'jayson/promise/index.js';
 
 export class JsonRpcCallError extends Error {
   override readonly name = 'JsonRpcCallError';
@@ -28,20 +29,25 @@ interface Response {
   error?: { code: number; message: string };
 }
 
+/** The calls go out through jayson's HTTP client (the JSON-RPC library the original console server is built on). */
 export class JsonRpcClient {
   private nextId = 1;
-  constructor(private readonly url: string) {}
+  private readonly client: HttpClient;
+  constructor(url: string) {
+    // jayson parses a URL string into its http.request options.
+    this.client = jayson.Client.http(url as never);
+  }
 
   async call<T = unknown>(method: string, params?: unknown): Promise<T> {
     const id = this.nextId++;
-    const answer = (await this.send({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }), id })) as Response;
+    const answer = (await this.client.request(method, params as never, id)) as Response;
     return this.settle(answer, id) as T;
   }
 
   /** Sends the calls as one batch; the outcomes come back in the calls' order, whatever order the server used. */
   async batch(calls: readonly JsonRpcCall[]): Promise<BatchOutcome[]> {
     const ids = calls.map(() => this.nextId++);
-    const answers = (await this.send(calls.map((call, i) => ({ jsonrpc: '2.0', method: call.method, ...(call.params === undefined ? {} : { params: call.params }), id: ids[i] })))) as Response[];
+    const answers = (await this.client.request(calls.map((call, i) => this.client.request(call.method, call.params as never, ids[i], false)))) as unknown as Response[];
     if (!Array.isArray(answers)) throw new Error(`a batch was answered with ${JSON.stringify(answers)}`);
     const byId = new Map(answers.map((answer) => [answer.id, answer]));
     return ids.map((id) => {
@@ -60,11 +66,5 @@ export class JsonRpcClient {
     if (answer.jsonrpc !== '2.0' || answer.id !== id) throw new Error(`not a JSON-RPC 2.0 answer to id ${id}: ${JSON.stringify(answer)}`);
     if (answer.error) throw new JsonRpcCallError(answer.error.code, answer.error.message);
     return answer.result;
-  }
-
-  private async send(body: unknown): Promise<unknown> {
-    const response = await fetch(this.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-    return response.json();
   }
 }
