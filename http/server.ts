@@ -20,6 +20,7 @@ import { NodeEngine, type NodeEngineOptions } from './engine.node.js';
 import { UwsEngine } from './engine.uws.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
+import { CancellationSource, type Cancellation } from '../src/cancellation.js';
 import type { CorsPolicy, HeaderList } from './cors.js';
 import { HttpMetrics, ListenerTotals, observe, type RouteMetrics } from './metrics.js';
 
@@ -33,6 +34,7 @@ export interface HttpRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** Route parameters (`:name` segments) in pattern order. */
   readonly params: readonly string[];
+  /** The peer's address; read it before the answer is given ('' after, or once the client is gone). */
   readonly remoteAddress: string;
   /** The request body when the route asked for one (`body.maxBytes`). */
   readonly body?: Buffer;
@@ -58,6 +60,8 @@ export interface HttpReply {
 export interface RequestContext {
   /** Aborts when the client disconnects or the server closes. */
   readonly signal: AbortSignal;
+  /** The same as `signal`, lighter (no AbortController per request), for handlers that only pass it on. */
+  readonly cancellation: Cancellation;
 }
 
 export type Handler = (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>;
@@ -211,6 +215,8 @@ class ListenerCore {
   /** Resolves the server's current wait for in-flight requests (a drain, or a kill cutting it short). */
   drained: (() => void) | undefined = undefined;
   closing = false;
+  /** Checks the deadlines of every body still arriving. */
+  readonly bodyWatches = new BodyWatchTicker();
   /** The default headers as [name, value, name, value, …]. */
   readonly #defaultHeaders: readonly string[];
 
@@ -324,7 +330,7 @@ class ListenerCore {
  * HttpRequest and RequestContext; its own state is in private fields, so spreading or serialising it shows the request.
  *
  * uWS's rules, kept here (DESIGN.md "The HTTP edge"): `req` is valid only during the route callback, so path, query and
- * params are copied at once and headers and the remote address at the latest before the callback returns with an answer
+ * params are copied at once and headers at the latest before the callback returns with an answer
  * still pending (`#outlive`); `onAborted` is attached whenever an answer outlives the callback; writes after an await
  * happen inside `res.cork()`; nothing touches `res` after an abort.
  */
@@ -348,6 +354,8 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   readonly #started: number;
   /** Made only when the handler reads `signal`: most answers are synchronous and never need it. */
   #controller: AbortController | undefined = undefined;
+  /** The same for `cancellation`. */
+  #cancellation: CancellationSource | undefined = undefined;
   /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
   #abortReason: Error | undefined = undefined;
   /** The client went away: `res` must not be touched any more. */
@@ -363,6 +371,8 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   #releaseBody: (() => void) | undefined = undefined;
   /** The body's deadlines and progress, for routes that read a body. */
   #watch: BodyWatch | undefined = undefined;
+  /** Fails a body still being collected when the request is cancelled (no AbortSignal made just for that). */
+  #bodyCancelled: ((reason: Error) => void) | undefined = undefined;
 
   constructor(core: ListenerCore, route: Route, res: EdgeResponse, req: EdgeRequest) {
     this.#core = core;
@@ -395,8 +405,13 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     return this.#headers;
   }
 
+  /** Read from `res` on first use (few routes need it); '' once the answer is written or the client is gone. */
   get remoteAddress(): string {
-    return (this.#remoteAddress ??= Buffer.from(this.#res.getRemoteAddressAsText()).toString());
+    if (this.#remoteAddress === undefined) {
+      if (this.#aborted || this.#responded) return '';
+      this.#remoteAddress = Buffer.from(this.#res.getRemoteAddressAsText()).toString();
+    }
+    return this.#remoteAddress;
   }
 
   /** Aborts when the client disconnects or the server closes. */
@@ -404,6 +419,12 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     const controller = (this.#controller ??= new AbortController());
     if (this.#abortReason && !controller.signal.aborted) controller.abort(this.#abortReason);
     return controller.signal;
+  }
+
+  get cancellation(): Cancellation {
+    const cancellation = (this.#cancellation ??= new CancellationSource());
+    if (this.#abortReason) cancellation.cancel(this.#abortReason);
+    return cancellation;
   }
 
   get aborted(): boolean {
@@ -429,6 +450,8 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   #abortWith(reason: Error): void {
     this.#abortReason ??= reason;
     this.#controller?.abort(this.#abortReason);
+    this.#cancellation?.cancel(this.#abortReason);
+    this.#bodyCancelled?.(this.#abortReason);
   }
 
   /** Answers the request; called within the engine's route callback. */
@@ -456,7 +479,6 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   /** The answer outlives the route callback: copy what is left of `req`, attach onAborted, count it in flight. */
   #outlive(): void {
     void this.headers;
-    void this.remoteAddress;
     this.#req = undefined;
     this.attachAbortHandler();
     this.#core.inFlight.add(this);
@@ -468,10 +490,14 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     const res = this.#res;
     const { handler, options } = this.#route;
     const finished = () => this.#aborted || this.#responded;
-    const watch = (this.#watch = new BodyWatch(res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished));
+    const watch = (this.#watch = new BodyWatch(this.#core.bodyWatches, res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished));
     let result: Promise<HttpReply>;
     if (options.body) {
-      result = collectBody(res, this.headers, options.body.maxBytes, this.signal, watch).then((body) => {
+      const collecting = collectBody(res, this.headers, options.body.maxBytes, watch);
+      this.#bodyCancelled = collecting.cancel;
+      if (this.#abortReason) collecting.cancel(this.#abortReason);
+      result = collecting.body.then((body) => {
+        this.#bodyCancelled = undefined;
         this.body = body;
         return handler(this, this);
       });
@@ -659,17 +685,22 @@ export class HttpServer {
 /**
  * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
  * either way, so there is nothing to pause for). A declared or received size over the bound fails with
- * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; a disconnect with the
- * signal's reason.
+ * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; `cancel` (a disconnect, the
+ * server closing) with its reason.
  */
-function collectBody(res: EdgeResponse, headers: Readonly<Record<string, string>>, maxBytes: number, signal: AbortSignal, watch: BodyWatch): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    let failed = false;
-    const fail = (error: Error) => {
-      if (failed) return;
-      failed = true;
+function collectBody(
+  res: EdgeResponse,
+  headers: Readonly<Record<string, string>>,
+  maxBytes: number,
+  watch: BodyWatch,
+): { readonly body: Promise<Buffer>; readonly cancel: (reason: Error) => void } {
+  let fail: (error: Error) => void = () => {};
+  const body = new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
       watch.stop();
-      signal.removeEventListener('abort', onAbort);
       reject(error);
     };
     const chunks: Buffer[] = [];
@@ -678,23 +709,22 @@ function collectBody(res: EdgeResponse, headers: Readonly<Record<string, string>
     // after a refusal too, so the rest of a refused body is read and dropped.
     res.onData((chunk, isLast) => {
       if (isLast) watch.complete();
-      if (failed) return;
+      if (settled) return;
       watch.received(chunk.byteLength);
       received += chunk.byteLength;
       if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
       // uWS neuters the chunk after this callback returns: copy it.
       chunks.push(Buffer.from(chunk.slice(0)));
       if (isLast) {
-        signal.removeEventListener('abort', onAbort);
+        settled = true;
         resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
       }
     });
-    const onAbort = () => fail(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
     const declared = headers['content-length'];
     if (declared !== undefined && Number(declared) > maxBytes) fail(new PayloadTooLargeError(maxBytes));
     else watch.start(fail, () => false);
   });
+  return { body, cancel: (reason) => fail(reason) };
 }
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */
@@ -789,12 +819,41 @@ const UWS_REARM_MS = 4_000;
 const BODY_WATCH_TICK_MS = 1_000;
 
 /**
+ * The one interval of a listener that checks every body still arriving: a timer made and cleared per request cost
+ * more than the checks. It stops itself at the first tick that finds no body.
+ */
+class BodyWatchTicker {
+  readonly #watches = new Set<BodyWatch>();
+  #timer: NodeJS.Timeout | undefined;
+
+  add(watch: BodyWatch): void {
+    this.#watches.add(watch);
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
+    this.#timer.unref();
+  }
+
+  delete(watch: BodyWatch): void {
+    this.#watches.delete(watch);
+  }
+
+  #tick(): void {
+    if (this.#watches.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    for (const watch of [...this.#watches]) watch.tick();
+  }
+}
+
+/**
  * One request body's deadlines (BodyDeadlines) and its standing with uWS's idle timer, which it keeps re-arming
  * (`pause()` + `resume()` re-arms it) while the body is read, so only these deadlines end a slow body. Time the
  * reader holds the socket paused (its own backpressure) counts against no deadline but the total.
  */
 class BodyWatch {
-  #timer: NodeJS.Timeout | undefined;
+  #watching = false;
   #onExpired: ((error: RequestTimeoutError) => void) | undefined;
   #isPaused: () => boolean = () => false;
   #complete = false;
@@ -806,6 +865,7 @@ class BodyWatch {
   #rearmedAt = this.#startedAt;
 
   constructor(
+    private readonly ticker: BodyWatchTicker,
     private readonly res: EdgeResponse,
     private readonly deadlines: BodyDeadlines,
     /** True once `res` may no longer be touched (answered or aborted). */
@@ -816,8 +876,8 @@ class BodyWatch {
     if (this.#complete) return;
     this.#onExpired = onExpired;
     this.#isPaused = isPaused;
-    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
-    this.#timer.unref();
+    this.#watching = true;
+    this.ticker.add(this);
   }
 
   received(bytes: number): void {
@@ -832,8 +892,9 @@ class BodyWatch {
   }
 
   stop(): void {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
+    if (!this.#watching) return;
+    this.#watching = false;
+    this.ticker.delete(this);
   }
 
   /** How the answer ends the connection: a body still arriving is announced closing; an expired one is cut. */
@@ -842,7 +903,8 @@ class BodyWatch {
     return this.#complete ? 'keep' : 'announce';
   }
 
-  #tick(): void {
+  /** Called by the ticker about every BODY_WATCH_TICK_MS while watching. */
+  tick(): void {
     if (this.finished()) return this.stop();
     const now = performance.now();
     const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;

@@ -6,6 +6,7 @@ import { decryptMessage, encryptMessage } from '../../src/console/chat-crypto.js
 import { addressFromPublicKey, adamantTime, signTransaction, type KeyPair, type UnsignedTransaction } from '../../src/console/crypto.js';
 import { field, PUBLIC_KEY } from '../../src/console/params.js';
 import type { AdamantNodeClient } from './node-client.js';
+import type { Cancellation } from '../../src/cancellation.js';
 
 /** Chat types of asset.chat.type: a basic message, a rich message (JSON) and a signal. */
 export type ChatType = 1 | 2 | 3;
@@ -26,7 +27,7 @@ export function signedTransaction(tx: UnsignedTransaction, keys: KeyPair): Poste
 }
 
 /** The account's public key, which encryption needs: only accounts that sent a transaction have one. */
-export async function publicKeyOf(node: AdamantNodeClient, address: string, signal: AbortSignal): Promise<Buffer> {
+export async function publicKeyOf(node: AdamantNodeClient, address: string, signal: Cancellation): Promise<Buffer> {
   const answer = (await node.get<{ success?: boolean; publicKey?: string }>('accounts/getPublicKey', new URLSearchParams({ address }), signal)) ?? {};
   if (answer.success === false || typeof answer.publicKey !== 'string' || !PUBLIC_KEY.test(answer.publicKey)) {
     throw new Error(`Unable to get public key for ${address}. Account may be uninitialized (https://medium.com/adamant-im/chats-and-uninitialized-accounts-in-adamant-5035438e2fcd), or network error`);
@@ -35,7 +36,7 @@ export async function publicKeyOf(node: AdamantNodeClient, address: string, sign
 }
 
 /** Encrypts, signs and posts one chat message; resolves with the node's transaction id. */
-export async function sendChatMessage(node: AdamantNodeClient, keys: KeyPair, message: ChatMessage, nowMs: number, signal: AbortSignal): Promise<string> {
+export async function sendChatMessage(node: AdamantNodeClient, keys: KeyPair, message: ChatMessage, nowMs: number, signal: Cancellation): Promise<string> {
   const { recipientId, text, chatType, amount } = message;
   const asset = { chat: { ...encryptMessage(text, await publicKeyOf(node, recipientId, signal), keys.privateKey), type: chatType } };
   const transaction = signedTransaction({ type: 8, timestamp: adamantTime(nowMs), senderPublicKey: keys.publicKey.toString('hex'), recipientId, amount, asset }, keys);
@@ -43,7 +44,7 @@ export async function sendChatMessage(node: AdamantNodeClient, keys: KeyPair, me
 }
 
 /** The plaintext of a chat transaction this key pair sent or received, or undefined when it is neither party's. */
-export async function readChatMessage(node: AdamantNodeClient, keys: KeyPair, transaction: Record<string, unknown>, signal: AbortSignal): Promise<string | undefined> {
+export async function readChatMessage(node: AdamantNodeClient, keys: KeyPair, transaction: Record<string, unknown>, signal: Cancellation): Promise<string | undefined> {
   const chat = (transaction.asset as { chat?: { message?: string; own_message?: string } } | undefined)?.chat;
   if (!chat?.message || !chat.own_message) return undefined;
   const own = addressFromPublicKey(keys.publicKey);

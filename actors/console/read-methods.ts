@@ -11,15 +11,16 @@ import type { RpcMethod } from '../../src/console/jsonrpc.js';
 import { addressParam, delegateLookup, field, heightParam, idParam, required, withoutEnvelope } from '../../src/console/params.js';
 import { nodeQuery } from '../../src/console/query.js';
 import type { AdamantNodeClient } from './node-client.js';
+import type { Cancellation } from '../../src/cancellation.js';
 
 type Params = readonly unknown[];
 
 export function readMethods(node: AdamantNodeClient): Map<string, RpcMethod> {
-  const method = (call: (params: Params, signal: AbortSignal) => Promise<unknown>): RpcMethod => ({
+  const method = (call: (params: Params, signal: Cancellation) => Promise<unknown>): RpcMethod => ({
     style: 'array',
     call: (params, signal) => call(params as Params, signal),
   });
-  const transactions = async (query: URLSearchParams, signal: AbortSignal) => field(await node.get('transactions', query, signal), 'transactions');
+  const transactions = async (query: URLSearchParams, signal: Cancellation) => field(await node.get('transactions', query, signal), 'transactions');
   const newestFirst = (...filters: Array<[string, string]>) => new URLSearchParams([...filters, ['orderBy', 'timestamp:desc']]);
 
   return new Map<string, RpcMethod>([

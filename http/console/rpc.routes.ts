@@ -9,7 +9,8 @@
 //   anything else            200 with the JSON-RPC response(s)
 //
 // Passphrases travel inside params: nothing here logs a request body, and method errors pass through
-// `describeMethodError`, which removes any passphrase the request carried before it reaches the answer.
+// `describeMethodError`, which removes any passphrase the request carried before it reaches the answer (the body is
+// searched for them only when a method failed).
 
 import type { Runtime } from '../../actors/runtime.js';
 import { answerBody, type MethodTable } from '../../src/console/jsonrpc.js';
@@ -71,16 +72,10 @@ export function rpcServer(runtime: Runtime, options: RpcListenerOptions): HttpSe
   server.route(
     'post',
     '/*',
-    async (request, { signal }) => {
+    async (request, { cancellation }) => {
       if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return text(415, 'Unsupported Media Type');
       const body = request.body?.toString('utf8') ?? '';
-      let secrets: string[] = [];
-      try {
-        secrets = passphrasesIn(JSON.parse(body));
-      } catch {
-        // unparsable: answerBody says so
-      }
-      const answer = await answerBody(body, options.methods, signal, (error) => describeMethodError(error, secrets));
+      const answer = await answerBody(body, options.methods, cancellation, (error, parsed) => describeMethodError(error, passphrasesIn(parsed)));
       if (answer.kind === 'empty') return { status: 204 };
       return { status: answer.status, headers: JSON_HEADERS, body: JSON.stringify(answer.body) };
     },

@@ -11,13 +11,15 @@
 // - Notifications (no id, or id null) are run and get no answer; a batch of only notifications answers nothing
 //   (HTTP 204 at the edge); an empty batch is -32600.
 
+import type { Cancellation } from '../cancellation.js';
+
 export type JsonRpcId = string | number | null;
 export type ParamsStyle = 'array' | 'object';
 
 export interface RpcMethod {
   readonly style: ParamsStyle;
   /** Resolves with the result (undefined becomes null); throws for a 501 error. */
-  readonly call: (params: readonly unknown[] | Readonly<Record<string, unknown>>, signal: AbortSignal) => Promise<unknown>;
+  readonly call: (params: readonly unknown[] | Readonly<Record<string, unknown>>, signal: Cancellation) => Promise<unknown>;
 }
 
 export type MethodTable = ReadonlyMap<string, RpcMethod>;
@@ -44,8 +46,16 @@ export const MAX_BATCH = 100;
 /** The answer to one HTTP body: JSON to send, or nothing (only notifications). */
 export type BodyAnswer = { readonly kind: 'json'; readonly status: number; readonly body: unknown } | { readonly kind: 'empty' };
 
-/** Parses and runs one HTTP body. `describeError` turns a thrown value into its message (secrets already removed). */
-export async function answerBody(text: string, methods: MethodTable, signal: AbortSignal, describeError: (error: unknown) => string): Promise<BodyAnswer> {
+/**
+ * Parses and runs one HTTP body. `describeError` turns a thrown value into its message, with any secret of the parsed
+ * body removed (it is called only for errors, so a body is searched for secrets only then).
+ */
+export async function answerBody(
+  text: string,
+  methods: MethodTable,
+  signal: Cancellation,
+  describeError: (error: unknown, body: unknown) => string,
+): Promise<BodyAnswer> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -53,13 +63,14 @@ export async function answerBody(text: string, methods: MethodTable, signal: Abo
     // notes F.11: HTTP 400 with a JSON-RPC body (the original sent plain text; this satisfies both readings).
     return { kind: 'json', status: 400, body: errorResponse(null, PARSE_ERROR) };
   }
+  const describe = (error: unknown) => describeError(error, parsed);
   if (Array.isArray(parsed)) {
     if (parsed.length === 0 || parsed.length > MAX_BATCH) return { kind: 'json', status: 200, body: errorResponse(null, INVALID_REQUEST) };
-    const answers = await Promise.all(parsed.map((request) => answerOne(request, methods, signal, describeError)));
+    const answers = await Promise.all(parsed.map((request) => answerOne(request, methods, signal, describe)));
     const present = answers.filter((answer): answer is JsonRpcResponse => answer !== undefined);
     return present.length === 0 ? { kind: 'empty' } : { kind: 'json', status: 200, body: present };
   }
-  const answer = await answerOne(parsed, methods, signal, describeError);
+  const answer = await answerOne(parsed, methods, signal, describe);
   return answer === undefined ? { kind: 'empty' } : { kind: 'json', status: 200, body: answer };
 }
 
@@ -79,14 +90,14 @@ function validate(request: unknown): ValidRequest | undefined {
   return { method, params: params as ValidRequest['params'], id: (id as JsonRpcId | undefined) ?? null, notification: id === undefined || id === null };
 }
 
-async function answerOne(request: unknown, methods: MethodTable, signal: AbortSignal, describeError: (error: unknown) => string): Promise<JsonRpcResponse | undefined> {
+async function answerOne(request: unknown, methods: MethodTable, signal: Cancellation, describeError: (error: unknown) => string): Promise<JsonRpcResponse | undefined> {
   const valid = validate(request);
   if (!valid) return errorResponse(null, INVALID_REQUEST);
   const answer = await run(valid, methods, signal, describeError);
   return valid.notification ? undefined : answer;
 }
 
-async function run(request: ValidRequest, methods: MethodTable, signal: AbortSignal, describeError: (error: unknown) => string): Promise<JsonRpcResponse> {
+async function run(request: ValidRequest, methods: MethodTable, signal: Cancellation, describeError: (error: unknown) => string): Promise<JsonRpcResponse> {
   const method = methods.get(request.method);
   if (!method) return errorResponse(request.id, METHOD_NOT_FOUND);
   let params: readonly unknown[] | Readonly<Record<string, unknown>>;

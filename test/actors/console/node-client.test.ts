@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError, onAbort } from '../../../actors/console/node-client.js';
+import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/node-client.js';
+import { onAbort } from '../../../actors/http-client.js';
 import { AbortedError } from '../../../src/errors.js';
 import { freePort } from '../../support/cli.js';
 
