@@ -7,7 +7,7 @@
 // passphrase pasted into the wrong field).
 
 import { parseAmount, parseVotes, validatePassphrase } from '../../src/console/amount.js';
-import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, keyPairFromPassphrase, type KeyPair } from '../../src/console/crypto.js';
+import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, deriveKeyPair, type KeyPair } from '../../src/console/crypto.js';
 import type { RpcMethod } from '../../src/console/jsonrpc.js';
 import { delegateLookup, field, idParam, MissingParameterError, PUBLIC_KEY, shown, usernameParam, WrongParameterError, wrongParameter } from '../../src/console/params.js';
 import type { Clock } from '../clock.js';
@@ -23,14 +23,14 @@ export interface SendMethodsOptions {
 
 export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod> {
   const { node, clock } = options;
-  const derive = (passphrase: string): { keys: KeyPair; address: string } => {
-    const keys = keyPairFromPassphrase(passphrase);
+  const derive = async (passphrase: string): Promise<{ keys: KeyPair; address: string }> => {
+    const keys = await deriveKeyPair(passphrase);
     return { keys, address: addressFromPublicKey(keys.publicKey) };
   };
-  // The configured account's keys are derived once (PBKDF2 costs ~1.6 ms a call); a passphrase given with a call
+  // The configured account's keys are derived once (PBKDF2 costs ~1 ms a call); a passphrase given with a call
   // is derived for that call only and kept nowhere.
-  let defaultAccount: { keys: KeyPair; address: string } | undefined;
-  const keysFor = (given: unknown): { keys: KeyPair; address: string } => {
+  let defaultAccount: Promise<{ keys: KeyPair; address: string }> | undefined;
+  const keysFor = (given: unknown): Promise<{ keys: KeyPair; address: string }> => {
     const passphrase = validatePassphrase(given ?? options.defaultPassphrase);
     if (passphrase === options.defaultPassphrase) return (defaultAccount ??= derive(passphrase));
     return derive(passphrase);
@@ -51,7 +51,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       const recipientId = recipient(address);
       if (amount === undefined || amount === null || amount === '') throw new MissingParameterError('amount');
       const sats = parseAmount(amount);
-      const { keys } = keysFor(passphrase);
+      const { keys } = await keysFor(passphrase);
       const transaction = signedTransaction({ ...base(keys), type: 0, recipientId, amount: sats, asset: {} }, keys);
       return field(await node.post('transactions/process', { transaction }, signal), 'transactionId');
     },
@@ -63,7 +63,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       const { votes, passphrase } = params as Record<string, unknown>;
       if (votes === undefined) throw new MissingParameterError('votes');
       const parsed = parseVotes(votes);
-      const { keys, address: senderId } = keysFor(passphrase);
+      const { keys, address: senderId } = await keysFor(passphrase);
       // Names and addresses become public keys through the node's delegate lookup (parseVotes checked their shapes).
       const resolved: string[] = [];
       for (const vote of parsed) {
@@ -93,7 +93,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       if (username === undefined || username === '') throw new MissingParameterError('username');
       if (typeof username !== 'string') throw new WrongParameterError('username');
       const name = usernameParam(username);
-      const { keys } = keysFor(passphrase);
+      const { keys } = await keysFor(passphrase);
       const asset = { delegate: { username: name, publicKey: keys.publicKey.toString('hex') } };
       const transaction = signedTransaction({ ...base(keys), type: 2, recipientId: null, amount: 0, asset }, keys);
       // notes C.2: the original extracted a field the answer lacks; the node's `transaction` is what it confirms.
@@ -108,7 +108,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       const recipientId = recipient(fields.address);
       const text = read(fields);
       const amount = fields.amount === undefined || fields.amount === null || fields.amount === '' ? 0 : parseAmount(fields.amount);
-      const { keys } = keysFor(fields.passphrase);
+      const { keys } = await keysFor(fields.passphrase);
       return sendChatMessage(node, keys, { recipientId, text, chatType, amount }, clock.now(), signal);
     },
   });
@@ -123,7 +123,7 @@ export function sendMethods(options: SendMethodsOptions): Map<string, RpcMethod>
       if (!transaction || transaction.type !== 8) throw new Error('Not a message transaction');
       const given = passphrase ?? options.defaultPassphrase;
       if (given === undefined) return transaction;
-      const decoded = await readChatMessage(node, keysFor(given).keys, transaction, signal);
+      const decoded = await readChatMessage(node, (await keysFor(given)).keys, transaction, signal);
       return decoded === undefined ? transaction : { ...transaction, decoded };
     },
   };
