@@ -131,7 +131,9 @@ class AnswerParser {
     if (status < 200) return true;
     let length: number | undefined;
     let chunked = false;
-    let close = statusLine[1] === '0';
+    // Set by `Connection: close` only; HTTP/1.0's default (close unless `keep-alive`) is applied below. Starting an
+    // HTTP/1.0 answer as closed made every one of them unreusable, `Connection: keep-alive` or not.
+    let close = false;
     let keepAlive = false;
     for (let i = 1; i < lines.length; i++) {
       const line = lines[i]!;
@@ -244,6 +246,8 @@ interface Exchange {
   readonly head: string;
   readonly timeoutMs: number;
   readonly signal: Cancellation;
+  /** A connection wrote the request: stays true on the new connection of a retried GET (the server may have it). */
+  written?: boolean;
   resolve(answer: HttpAnswer): void;
   reject(error: Error): void;
 }
@@ -280,8 +284,9 @@ class Connection {
   start(exchange: Exchange): void {
     this.#exchange = exchange;
     this.#parser = new AnswerParser(this.#pool.options.maxResponseBytes, exchange.method);
-    this.#written = false;
-    this.#timer = setTimeout(() => this.#fail(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms`, this.#written)), exchange.timeoutMs);
+    this.#written = exchange.written === true;
+    // A timeout is no idle close: the GET is not sent again (that would double its time and the server's work).
+    this.#timer = setTimeout(() => this.#fail(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms`, this.#written), false), exchange.timeoutMs);
     this.#stopWaiting = onAbort(exchange.signal, () => this.#fail(new AbortedError()));
     if (this.state === 'idle') {
       this.state = 'busy';
@@ -298,7 +303,7 @@ class Connection {
   }
 
   #write(): void {
-    this.#written = true;
+    this.#written = this.#exchange!.written = true;
     this.socket.write(this.#exchange!.head);
   }
 
@@ -344,15 +349,16 @@ class Connection {
     this.#pool.idle(this);
   }
 
-  /** Fails the exchange in progress (if any) and closes the connection. */
-  #fail(error: Error): void {
+  /** Fails the exchange in progress (if any) and closes the connection; `mayRetry` false for a timeout. */
+  #fail(error: Error, mayRetry = true): void {
     const exchange = this.#release();
     const parser = this.#parser;
     this.#parser = undefined;
     this.socket.destroy();
     if (!exchange) return;
     // The server closed a connection it had kept for us: a GET goes again on a fresh one.
-    if (this.reused && exchange.method === 'GET' && error instanceof HttpExchangeError && !parser?.started && !exchange.signal.aborted) {
+    // Not after HttpClient.close(): that closed the connection, and the pool is gone.
+    if (mayRetry && this.reused && exchange.method === 'GET' && error instanceof HttpExchangeError && !parser?.started && !exchange.signal.aborted && !this.#pool.closing) {
       this.#pool.send(exchange, true);
       return;
     }
@@ -432,7 +438,12 @@ class OriginPool {
     if (waiting) this.send(waiting, true);
   }
 
+  /** Set by close(): no GET is retried and no queued exchange started (it would open a connection nobody closes). */
+  closing = false;
+
   close(): void {
+    this.closing = true;
+    for (const exchange of this.#queue.splice(0)) exchange.reject(new HttpExchangeError('the client was closed', exchange.written === true));
     for (const connection of this.#open) connection.socket.destroy();
   }
 }
