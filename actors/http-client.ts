@@ -145,7 +145,8 @@ class AnswerParser {
         if (!/^\d{1,15}$/.test(value) || (length !== undefined && length !== Number(value))) throw new HttpExchangeError('invalid Content-Length in the answer', true);
         length = Number(value);
       } else if (name === 'transfer-encoding') {
-        chunked = /(?:^|,)\s*chunked\s*$/i.test(value);
+        // Only chunked itself: the request asks for no other coding (a gzip, chunked body would come back gzipped).
+        chunked = /^chunked$/i.test(value);
         if (!chunked) throw new HttpExchangeError(`unsupported Transfer-Encoding '${value}' in the answer`, true);
       } else if (name === 'connection') {
         for (const token of value.toLowerCase().split(',')) {
@@ -245,6 +246,8 @@ interface Exchange {
   readonly method: string;
   readonly head: string;
   readonly timeoutMs: number;
+  /** performance.now() past which the exchange has timed out, however long it waited for a connection. */
+  readonly deadline: number;
   readonly signal: Cancellation;
   /** A connection wrote the request: stays true on the new connection of a retried GET (the server may have it). */
   written?: boolean;
@@ -286,7 +289,10 @@ class Connection {
     this.#parser = new AnswerParser(this.#pool.options.maxResponseBytes, exchange.method);
     this.#written = exchange.written === true;
     // A timeout is no idle close: the GET is not sent again (that would double its time and the server's work).
-    this.#timer = setTimeout(() => this.#fail(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms`, this.#written), false), exchange.timeoutMs);
+    this.#timer = setTimeout(
+      () => this.#fail(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms`, this.#written), false),
+      Math.max(0, exchange.deadline - performance.now()),
+    );
     this.#stopWaiting = onAbort(exchange.signal, () => this.#fail(new AbortedError()));
     if (this.state === 'idle') {
       this.state = 'busy';
@@ -411,14 +417,21 @@ class OriginPool {
       this.#open.add(connection);
       return connection.start(exchange);
     }
+    // Every connection is busy: wait in line, leaving it on abort or at the exchange's deadline.
     this.#queue.push(exchange);
-    const stop = onAbort(exchange.signal, () => {
+    const leave = (error: Error) => {
       const at = this.#queue.indexOf(exchange);
-      if (at >= 0) this.#queue.splice(at, 1), exchange.reject(new AbortedError());
-    });
+      if (at >= 0) this.#queue.splice(at, 1), exchange.reject(error);
+    };
+    const stopWaiting = onAbort(exchange.signal, () => leave(new AbortedError()));
+    const timer = setTimeout(
+      () => leave(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms (waiting for a connection)`, exchange.written === true)),
+      Math.max(0, exchange.deadline - performance.now()),
+    );
     const { resolve, reject } = exchange;
-    exchange.resolve = (answer) => (stop(), resolve(answer));
-    exchange.reject = (error) => (stop(), reject(error));
+    const done = () => (stopWaiting(), clearTimeout(timer));
+    exchange.resolve = (answer) => (done(), resolve(answer));
+    exchange.reject = (error) => (done(), reject(error));
   }
 
   /** A connection finished an exchange and may be reused. */
@@ -470,7 +483,7 @@ export class HttpClient {
       }
       let head = `${method} ${target} HTTP/1.1\r\nHost: ${pool.target.authority}\r\nAccept: application/json\r\n`;
       head += body === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-      pool.send({ method, head, timeoutMs, signal, resolve, reject });
+      pool.send({ method, head, timeoutMs, deadline: performance.now() + timeoutMs, signal, resolve, reject });
     });
   }
 

@@ -101,6 +101,11 @@ export function nodeQuery(items: readonly unknown[]): URLSearchParams {
  * `orderBy=timestamp:desc`.
  */
 export function queryString(query: URLSearchParams): string {
-  const encode = (text: string) => encodeURIComponent(text).replace(/%3A/gi, ':');
-  return [...query].map(([key, value]) => `${encode(key)}=${encode(value)}`).join('&');
+  let text = '';
+  for (const [key, value] of query) text += `${text === '' ? '' : '&'}${encode(key)}=${encode(value)}`;
+  return text;
 }
+
+/** Characters encodeURIComponent leaves as they are, and `:`: such a piece (an address, a height) is sent as it is. */
+const UNRESERVED = /^[A-Za-z0-9\-_.!~*'():]*$/;
+const encode = (piece: string) => (UNRESERVED.test(piece) ? piece : encodeURIComponent(piece).replace(/%3A/gi, ':'));

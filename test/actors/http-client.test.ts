@@ -440,6 +440,7 @@ const BROKEN: readonly Broken[] = [
   { name: 'two different Content-Lengths', answer: head('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3'), message: BAD_LENGTH },
   { name: 'Transfer-Encoding: gzip', answer: head('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip'), message: BAD_CODING },
   { name: 'Transfer-Encoding: chunked, gzip (chunked not last)', answer: head('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip'), message: BAD_CODING },
+  { name: 'Transfer-Encoding: gzip, chunked (a coding nobody asked for)', answer: Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n'), message: BAD_CODING },
   { name: 'Transfer-Encoding: identity', answer: head('HTTP/1.1 200 OK\r\nTransfer-Encoding: identity\r\nContent-Length: 2'), message: BAD_CODING },
   { name: 'chunk size not hex', answer: Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n'), message: BAD_CHUNKS },
   { name: 'negative chunk size', answer: Buffer.from('HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-2\r\n{}\r\n'), message: BAD_CHUNKS },
@@ -869,6 +870,22 @@ describe('maxSockets', () => {
       assert.equal(server.sockets.length, 1);
     });
   }
+
+  test('the timeout counts from the request: a queued request times out on time though no connection took it', async (t) => {
+    const server = await rawServer(t, () => {}); // never answers
+    const client = newClient(t, { maxSockets: 1 });
+    const busy = get(client, `${server.origin}/busy`, { timeoutMs: 1_000 });
+    const started = performance.now();
+    const queued = get(client, `${server.origin}/queued`, { timeoutMs: 200 });
+    await exchangeError(queued, false, /timed out after 200 ms \(waiting for a connection\)/);
+    const waited = performance.now() - started;
+    assert.ok(waited >= 190 && waited < 800, `rejected after ${Math.round(waited)} ms`);
+    await exchangeError(busy, true, /timed out after 1000 ms/);
+    assert.deepEqual(
+      server.requests.map((r) => r.target),
+      ['/busy'],
+    );
+  });
 
   test('a queued request goes on a new connection when the busy one fails', async (t) => {
     const server = await rawServer(t, ({ socket, target }) => (target === '/fail' ? socket.destroy() : socket.write(lengthAnswer(`"${target}"`))));
