@@ -315,3 +315,13 @@ export function supervisorSpec(options: SupervisorOptions): ChildSpec {
     },
   };
 }
+
+/**
+ * The middle of a service's tree, `rest_for_one[resource, one_for_one[workers], listener]`: independent workers, each
+ * restarted alone, so a worker's crash never reaches the listener after the group (its requests in flight finish, its
+ * keep-alive connections stay open). Only a worker that keeps crashing past the intensity takes the group down, and
+ * with it, by the parent's rest_for_one, the listener.
+ */
+export function workersSupervisor(id: string, children: readonly ChildSpec[]): ChildSpec {
+  return supervisorSpec({ id, strategy: 'one_for_one', intensity: 5, periodMs: 60_000, backoff: { initialMs: 1_000, maxMs: 30_000 }, children });
+}

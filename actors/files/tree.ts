@@ -1,24 +1,25 @@
 // The files service's supervision tree (DESIGN.md, "The actor model"):
 //
 //   files (rest_for_one)
-//   ├── files.runtime    runtime machine: helia + libp2p + the store folder + the registry
-//   ├── files.content    uploads, downloads, status, lifecycle changes, pins (asked by the edge)
-//   ├── files.reconcile  the startup walk (transient: runs once, restarted only if it crashes)
-//   ├── files.gc         garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
-//   ├── files.repair     replication repair: POST /api/storage/repair (one batch), cycles after the walk and on schedule
-//   ├── files.disk       disk-usage scan on diskUsageScanPeriod (storage metrics) and the disk-reserve claims
-//   ├── files.replication answers peers' replication requests (store, stage/commit/abort, have, accept, cache)
-//   ├── files.health     the health checkpoint machine and the node's health/identity answers
-//   ├── files.p2p        peering with the configured nodes (its start waits for the first pass, bounded) and
-//   │                    the peer-network operator questions; before the edge, so the API serves peered
-//   └── …edge            the HTTP listener, supplied by the caller (actors/ never imports http/)
+//   ├── files.runtime         runtime machine: helia + libp2p + the store folder + the registry
+//   ├── files.workers (one_for_one)
+//   │   ├── files.content     uploads, downloads, status, lifecycle changes, pins (asked by the edge)
+//   │   ├── files.reconcile   the startup walk (transient: runs once, restarted only if it crashes)
+//   │   ├── files.gc          garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
+//   │   ├── files.repair      replication repair: POST /api/storage/repair (one batch), cycles after the walk and on schedule
+//   │   ├── files.disk        disk-usage scan on diskUsageScanPeriod (storage metrics) and the disk-reserve claims
+//   │   ├── files.replication answers peers' replication requests (store, stage/commit/abort, have, accept, cache)
+//   │   ├── files.health      the health checkpoint machine and the node's health/identity answers
+//   │   └── files.p2p         peering with the configured nodes (its start waits for the first pass, bounded) and
+//   │                         the peer-network operator questions; before the edge, so the API serves peered
+//   └── …edge                 the HTTP listener, supplied by the caller (actors/ never imports http/)
 //
-// rest_for_one: everything after the runtime works on the node it started, so a runtime restart
-// restarts them too; a crash of the content actor leaves the node running.
+// rest_for_one at the top: everything after the runtime works on the node it started, so a runtime restart
+// restarts them too. one_for_one below: the workers reach each other by id at send time, so a crashed worker (say the
+// disk scan) is restarted alone and the listener after the group outlives it: uploads in flight go on.
 
 import { actorChild } from '../actor-child.js';
-import type { ChildSpec } from '../supervisor.js';
-import { supervisorSpec } from '../supervisor.js';
+import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
 import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
 import { StorageLease } from '../../src/files/storage-lease.js';
@@ -47,6 +48,7 @@ export const FILES_DISK_ID = 'files.disk';
 export const FILES_HEALTH_ID = 'files.health';
 export const FILES_P2P_ID = 'files.p2p';
 export const FILES_REPLICATION_ID = 'files.replication';
+export const FILES_WORKERS_ID = 'files.workers';
 
 /** The disk actor answers from memory; a health read that waits longer treats the storage evidence as unknown. */
 const HEALTH_DISK_ASK_MS = 2_000;
@@ -105,122 +107,124 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
         // The content actor and the HTTP port start only once the node runs (no 503 at startup).
         readyWhen: (snapshot) => snapshot.value === 'running',
       }),
-      actorChild({
-        systemId: FILES_CONTENT_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          contentLogic({
-            holder,
-            clock: runtime.clock,
-            lease: storageLease,
-            settings: contentSettings(config),
-            copies,
-            logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
-          }),
-      }),
-      actorChild({
-        systemId: FILES_RECONCILE_ID,
-        restart: 'transient',
-        shutdown: 'stop',
-        logic: (runtime) =>
-          reconcileLogic({
-            holder,
-            clock: runtime.clock,
-            logger: runtime.logger.child({ actor: FILES_RECONCILE_ID }),
-            onComplete: (result) => startup.complete(result),
-          }),
-      }),
-      // Scheduled collection waits for the walk (spec §9.6); POST /api/storage/gc works from the start.
-      actorChild({
-        systemId: FILES_GC_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          gcLogic({
-            holder,
-            clock: runtime.clock,
-            lease: storageLease,
-            status: gcStatus,
-            startup,
-            settings: gcSettings(config),
-            // Handover probes (rule 4c): absent with replication off, so nothing is ever demoted then.
-            copies,
-            logger: runtime.logger.child({ actor: FILES_GC_ID }),
-            // Fresh metrics after a collection; no disk actor (or a stopped one) is not the collector's problem.
-            afterRun: () => void runtime.registry.send(FILES_DISK_ID, { type: 'disk.rescan' }),
-            inspect: (rootSessionId) => runtime.inspector.observer(FILES_GC_ID, rootSessionId),
-          }),
-      }),
-      // The startup cycle and scheduled repair wait for the walk (spec §9.6); POST /api/storage/repair works from the start.
-      actorChild({
-        systemId: FILES_REPAIR_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          repairLogic({
-            holder,
-            clock: runtime.clock,
-            status: repairStatus,
-            startup,
-            settings: repair,
-            copies,
-            logger: runtime.logger.child({ actor: FILES_REPAIR_ID }),
-            inspect: (rootSessionId) => runtime.inspector.observer(FILES_REPAIR_ID, rootSessionId),
-          }),
-      }),
-      actorChild({
-        systemId: FILES_DISK_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          diskLogic({
-            storeDirectory: settings.storeDirectory,
-            schedule: config.diskUsageScanPeriod,
-            diskReserveBytes: config.storage.diskReserveBytes,
-            holder,
-            gcStatus,
-            repairStatus,
-            clock: runtime.clock,
-            logger: runtime.logger.child({ actor: FILES_DISK_ID }),
-          }),
-      }),
-      // Answers peers' copy requests (always registered: a node with replication off still holds what it is asked to).
-      actorChild({
-        systemId: FILES_REPLICATION_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          replicationResponderLogic({
-            holder,
-            members: config.nodes.map((node) => node.peerId),
-            lease: storageLease,
-            tryIncomingCopy: () => nodeAdmission(config).tryIncomingCopy(),
-            claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: HEALTH_DISK_ASK_MS }),
-            requestTimeoutMs: config.replication.requestTimeoutMs,
-            clock: runtime.clock,
-            logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
-          }),
-      }),
-      // After the walk and never waited for: its start only arms the first attempt, so the HTTP port opens while
-      // the node is still `starting` (spec §4.1: health answers 200 throughout).
-      actorChild({
-        systemId: FILES_HEALTH_ID,
-        shutdown: 'stop',
-        logic: (runtime) =>
-          healthLogic({
-            ...health,
-            holder,
-            repair: repairStatus,
-            startup,
-            readStorage: async (signal, afterFirstScan) => {
-              // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
-              const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : HEALTH_DISK_ASK_MS;
-              return (await runtime.ask<DiskSnapshot>(FILES_DISK_ID, { type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
-            },
-            clock: runtime.clock,
-            logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),
-            // `uptimeMs` (spec §2.3) is the process's uptime, not this actor's: restarts do not reset it.
-            meta: { version: FILES_VERSION, startedAt: runtime.clock.now() - Math.round(process.uptime() * 1000) },
-            inspect: (rootSessionId) => runtime.inspector.observer(FILES_HEALTH_ID, rootSessionId),
-          }),
-      }),
-      p2pChild({ systemId: FILES_P2P_ID, holder, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
+      workersSupervisor(FILES_WORKERS_ID, [
+        actorChild({
+          systemId: FILES_CONTENT_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            contentLogic({
+              holder,
+              clock: runtime.clock,
+              lease: storageLease,
+              settings: contentSettings(config),
+              copies,
+              logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
+            }),
+        }),
+        actorChild({
+          systemId: FILES_RECONCILE_ID,
+          restart: 'transient',
+          shutdown: 'stop',
+          logic: (runtime) =>
+            reconcileLogic({
+              holder,
+              clock: runtime.clock,
+              logger: runtime.logger.child({ actor: FILES_RECONCILE_ID }),
+              onComplete: (result) => startup.complete(result),
+            }),
+        }),
+        // Scheduled collection waits for the walk (spec §9.6); POST /api/storage/gc works from the start.
+        actorChild({
+          systemId: FILES_GC_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            gcLogic({
+              holder,
+              clock: runtime.clock,
+              lease: storageLease,
+              status: gcStatus,
+              startup,
+              settings: gcSettings(config),
+              // Handover probes (rule 4c): absent with replication off, so nothing is ever demoted then.
+              copies,
+              logger: runtime.logger.child({ actor: FILES_GC_ID }),
+              // Fresh metrics after a collection; no disk actor (or a stopped one) is not the collector's problem.
+              afterRun: () => void runtime.registry.send(FILES_DISK_ID, { type: 'disk.rescan' }),
+              inspect: (rootSessionId) => runtime.inspector.observer(FILES_GC_ID, rootSessionId),
+            }),
+        }),
+        // The startup cycle and scheduled repair wait for the walk (spec §9.6); POST /api/storage/repair works from the start.
+        actorChild({
+          systemId: FILES_REPAIR_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            repairLogic({
+              holder,
+              clock: runtime.clock,
+              status: repairStatus,
+              startup,
+              settings: repair,
+              copies,
+              logger: runtime.logger.child({ actor: FILES_REPAIR_ID }),
+              inspect: (rootSessionId) => runtime.inspector.observer(FILES_REPAIR_ID, rootSessionId),
+            }),
+        }),
+        actorChild({
+          systemId: FILES_DISK_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            diskLogic({
+              storeDirectory: settings.storeDirectory,
+              schedule: config.diskUsageScanPeriod,
+              diskReserveBytes: config.storage.diskReserveBytes,
+              holder,
+              gcStatus,
+              repairStatus,
+              clock: runtime.clock,
+              logger: runtime.logger.child({ actor: FILES_DISK_ID }),
+            }),
+        }),
+        // Answers peers' copy requests (always registered: a node with replication off still holds what it is asked to).
+        actorChild({
+          systemId: FILES_REPLICATION_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            replicationResponderLogic({
+              holder,
+              members: config.nodes.map((node) => node.peerId),
+              lease: storageLease,
+              tryIncomingCopy: () => nodeAdmission(config).tryIncomingCopy(),
+              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: HEALTH_DISK_ASK_MS }),
+              requestTimeoutMs: config.replication.requestTimeoutMs,
+              clock: runtime.clock,
+              logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
+            }),
+        }),
+        // After the walk and never waited for: its start only arms the first attempt, so the HTTP port opens while
+        // the node is still `starting` (spec §4.1: health answers 200 throughout).
+        actorChild({
+          systemId: FILES_HEALTH_ID,
+          shutdown: 'stop',
+          logic: (runtime) =>
+            healthLogic({
+              ...health,
+              holder,
+              repair: repairStatus,
+              startup,
+              readStorage: async (signal, afterFirstScan) => {
+                // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
+                const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : HEALTH_DISK_ASK_MS;
+                return (await runtime.ask<DiskSnapshot>(FILES_DISK_ID, { type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
+              },
+              clock: runtime.clock,
+              logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),
+              // `uptimeMs` (spec §2.3) is the process's uptime, not this actor's: restarts do not reset it.
+              meta: { version: FILES_VERSION, startedAt: runtime.clock.now() - Math.round(process.uptime() * 1000) },
+              inspect: (rootSessionId) => runtime.inspector.observer(FILES_HEALTH_ID, rootSessionId),
+            }),
+        }),
+        p2pChild({ systemId: FILES_P2P_ID, holder, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
+      ]),
       ...(options.edge ?? []),
     ],
   });

@@ -1,23 +1,28 @@
 // The transfers service's supervision tree (DESIGN.md, "The actor model"):
 //
 //   transfers (rest_for_one)
-//   ├── transfers.db        database machine: PGlite or the pg pools, migrations when this process owns the schema
-//   │                       (a gateway alone: when its login may and the schema is missing or older)
-//   ├── transfers.indexer   indexer-sync machine (when the indexer is enabled)
-//   ├── transfers.schema    the gateway's schema cache (when the gateway is enabled)
-//   └── …edge               the gateway's HTTP listener, supplied by the caller (actors/ never imports http/)
+//   ├── transfers.db          database machine: PGlite or the pg pools, migrations when this process owns the schema
+//   │                         (a gateway alone: when its login may and the schema is missing or older)
+//   ├── transfers.workers (one_for_one)
+//   │   ├── transfers.indexer indexer-sync machine (when the indexer is enabled)
+//   │   └── transfers.schema  the gateway's schema cache (when the gateway is enabled)
+//   └── …edge                 the gateway's HTTP listener, supplied by the caller (actors/ never imports http/)
 //
-// rest_for_one: the indexer and the gateway work on the connections the database actor opened, so reopening them
-// restarts both; an indexer crash (a node gone bad) leaves the gateway serving.
+// rest_for_one at the top: the workers and the gateway work on the connections the database actor opened, so
+// reopening them restarts all of them. one_for_one below: an indexer crash (a node gone bad) restarts the indexer
+// alone, and a schema cache crash the cache alone; the listener outlives both (it finds the cache by its id at each
+// request), so requests in flight finish and keep-alive connections stay open.
 
 import { actorChild } from '../actor-child.js';
-import { supervisorSpec, type ChildSpec } from '../supervisor.js';
+import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
 import type { TransfersConfig } from '../../src/transfers/config.js';
 import { DatabaseHolder, databaseLogic } from './database.actor.js';
 import { EthRpcClient } from './eth-rpc.js';
 import { TRANSFERS_DB_ID, TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from './gateway.js';
 import { indexerInput, indexerLogic } from './indexer.actor.js';
 import { SCHEMA_REFRESH_MS, schemaCacheLogic } from './schema-cache.actor.js';
+
+export const TRANSFERS_WORKERS_ID = 'transfers.workers';
 
 export interface TransfersTreeOptions {
   /** The gateway listener, built over the database the tree opens. */
@@ -30,7 +35,7 @@ export interface TransfersTreeOptions {
 
 export function transfersTree(config: TransfersConfig, options: TransfersTreeOptions = {}): ChildSpec {
   const holder = new DatabaseHolder();
-  const children: ChildSpec[] = [
+  const database: ChildSpec[] = [
     actorChild({
       systemId: TRANSFERS_DB_ID,
       logic: (runtime) =>
@@ -48,10 +53,11 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
       shutdownTimeoutMs: 10_000,
     }),
   ];
+  const workers: ChildSpec[] = [];
   const { indexer } = config;
   if (indexer.enabled && indexer.ethUrl) {
     const ethUrl = indexer.ethUrl;
-    children.push(
+    workers.push(
       actorChild({
         systemId: TRANSFERS_INDEXER_ID,
         logic: (runtime) =>
@@ -70,7 +76,7 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
     );
   }
   if (config.gateway.enabled) {
-    children.push(
+    workers.push(
       actorChild({
         systemId: TRANSFERS_SCHEMA_ID,
         logic: () => schemaCacheLogic({ holder, schemas: config.gateway.schemas }),
@@ -78,15 +84,15 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
         // The listener opens once the relations are known (no 503 PGRST002 at startup unless the catalog fails).
         readyWhen: (snapshot) => snapshot.value === 'ready' || snapshot.value === 'retrying',
       }),
-      ...(options.edge?.(holder) ?? []),
     );
   }
+  const edge = config.gateway.enabled ? (options.edge?.(holder) ?? []) : [];
   return supervisorSpec({
     id: 'transfers',
     strategy: 'rest_for_one',
     intensity: 5,
     periodMs: 60_000,
     backoff: { initialMs: 1_000, maxMs: 30_000 },
-    children,
+    children: [...database, ...(workers.length > 0 ? [workersSupervisor(TRANSFERS_WORKERS_ID, workers)] : []), ...edge],
   });
 }
