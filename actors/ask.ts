@@ -1,8 +1,9 @@
 // Request/response over events (DESIGN.md rule 5): the edge sends `{ ...event, reply }` to an actor
-// addressed by systemId and awaits the answer, bounded by a timeout and the caller's AbortSignal.
+// addressed by systemId and awaits the answer, bounded by a timeout and the caller's AbortSignal. A message the
+// actor's machine would not take in its current state is refused at once (MessageNotAcceptedError).
 
 import type { EventObject } from 'xstate';
-import { AbortedError, AskTimeoutError } from '../src/errors.js';
+import { AbortedError, AskTimeoutError, MessageNotAcceptedError } from '../src/errors.js';
 import type { Clock } from './clock.js';
 import type { ActorRegistry } from './registry.js';
 
@@ -49,7 +50,13 @@ export function createAsk(registry: ActorRegistry, clock: Clock): Ask {
         signal: controller.signal,
       };
       try {
-        registry.require(systemId).send({ ...event, reply });
+        const actor = registry.require(systemId);
+        const message = { ...event, reply };
+        // A machine drops an event no transition of its current state takes, and the asker would wait for the
+        // timeout: such a message is refused at once (a callback actor has no `can` and takes every message).
+        const snapshot = actor.getSnapshot() as { can?: (event: EventObject) => boolean };
+        if (typeof snapshot.can === 'function' && !snapshot.can(message)) throw new MessageNotAcceptedError(systemId, event.type);
+        actor.send(message);
       } catch (error) {
         settle(() => reject(error as Error));
       }

@@ -20,6 +20,17 @@ export class ActorUnavailableError extends Error {
   }
 }
 
+/** An ask whose message the actor would drop in its current state (XState drops events nothing handles). */
+export class MessageNotAcceptedError extends Error {
+  override readonly name = 'MessageNotAcceptedError';
+  constructor(
+    readonly systemId: string,
+    readonly messageType: string,
+  ) {
+    super(`actor ${systemId} does not accept '${messageType}' in its current state`);
+  }
+}
+
 export class AskTimeoutError extends Error {
   override readonly name = 'AskTimeoutError';
   constructor(readonly systemId: string, readonly timeoutMs: number) {

@@ -50,7 +50,7 @@ export function mapFilesError(error: unknown): HttpReply {
   if (error instanceof RunInProgressError) return json(409, { error: error.message });
   if (error instanceof QuorumNotReachedError) return json(503, { error: error.message });
   const name = (error as Error | undefined)?.name;
-  if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError') return json(503, { error: 'Service unavailable' });
+  if (name === 'NodeNotRunningError' || name === 'ActorUnavailableError' || name === 'MessageNotAcceptedError') return json(503, { error: 'Service unavailable' });
   return json(500, { error: 'Internal Server Error' });
 }
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fromCallback, createActor, SimulatedClock } from 'xstate';
+import { createMachine, fromCallback, createActor, SimulatedClock } from 'xstate';
 import { createAsk, type Reply } from '../../actors/ask.js';
 import { ActorRegistry } from '../../actors/registry.js';
-import { AbortedError, ActorUnavailableError, AskTimeoutError } from '../../src/errors.js';
+import { AbortedError, ActorUnavailableError, AskTimeoutError, MessageNotAcceptedError } from '../../src/errors.js';
 
 type Echo = { type: 'echo'; text: string; reply: Reply<string> } | { type: 'ignore'; reply: Reply<string> };
 
@@ -68,4 +68,32 @@ test('ask honours the caller AbortSignal', async () => {
   controller.abort();
   await assert.rejects(pending, AbortedError);
   await assert.rejects(ask('t.slow', { type: 'ignore' }, { signal: controller.signal }), AbortedError);
+});
+
+test('a message the machine would drop in its state is refused at once, not after the timeout', async () => {
+  const registry = new ActorRegistry();
+  const clock = new SimulatedClock();
+  const ask = createAsk(registry, clock);
+  // Answers `status` only while open; `open` is not a message it takes once open.
+  const door = createActor(
+    createMachine({
+      types: {} as { events: { type: 'status'; reply: Reply<string> } | { type: 'open'; reply: Reply<string> } },
+      initial: 'closed',
+      states: {
+        closed: { on: { open: { target: 'open', actions: ({ event }) => event.reply.resolve('opened') } } },
+        open: { on: { status: { actions: ({ event }) => event.reply.resolve('open') } } },
+      },
+    }),
+  ).start();
+  registry.register('t.door', door);
+  await assert.rejects(ask('t.door', { type: 'status' }), (error: Error) => error instanceof MessageNotAcceptedError && /t\.door does not accept 'status'/.test(error.message));
+  await assert.rejects(ask('t.door', { type: 'mistyped' }), MessageNotAcceptedError);
+  assert.equal(await ask<string>('t.door', { type: 'open' }), 'opened');
+  assert.equal(await ask<string>('t.door', { type: 'status' }), 'open');
+  await assert.rejects(ask('t.door', { type: 'open' }), MessageNotAcceptedError);
+  // A callback actor takes every message: only the timeout bounds an ask it ignores.
+  registry.register('t.echo', echoActor());
+  const ignored = ask('t.echo', { type: 'ignore' }, { timeoutMs: 50 });
+  clock.increment(50);
+  await assert.rejects(ignored, AskTimeoutError);
 });
