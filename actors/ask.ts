@@ -5,6 +5,7 @@
 import type { EventObject } from 'xstate';
 import { AbortedError, AskTimeoutError, MessageNotAcceptedError } from '../src/errors.js';
 import type { Clock } from './clock.js';
+import type { Inspector } from './inspector.js';
 import type { ActorRegistry } from './registry.js';
 
 import type { Reply } from '../src/reply.js';
@@ -20,15 +21,18 @@ export const DEFAULT_ASK_TIMEOUT_MS = 10_000;
 
 export type Ask = <T>(systemId: string, event: EventObject & Record<string, unknown>, options?: AskOptions) => Promise<T>;
 
-export function createAsk(registry: ActorRegistry, clock: Clock): Ask {
+/** `inspector` (optional) counts each actor's asks in flight for the operator view. */
+export function createAsk(registry: ActorRegistry, clock: Clock, inspector?: Inspector): Ask {
   return function ask<T>(systemId: string, event: EventObject & Record<string, unknown>, options: AskOptions = {}): Promise<T> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_ASK_TIMEOUT_MS;
     const controller = new AbortController();
     return new Promise<T>((resolve, reject) => {
       let settled = false;
+      const answered = inspector?.askStarted(systemId);
       const settle = (fn: () => void) => {
         if (settled) return;
         settled = true;
+        answered?.();
         clock.clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         fn();

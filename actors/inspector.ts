@@ -23,8 +23,16 @@ export interface ActorRecord {
   readonly events: RecordedEvent[];
 }
 
+/** The asks an actor has not answered yet: how many, and how long the oldest has waited. */
+export interface PendingAsks {
+  readonly inFlight: number;
+  readonly oldestMs: number | undefined;
+}
+
 export class Inspector {
   readonly #records = new Map<string, ActorRecord>();
+  /** Per systemId, the start time of each ask not answered yet (keyed by a token per ask). */
+  readonly #asks = new Map<string, Map<object, number>>();
 
   constructor(private readonly now: () => number) {}
 
@@ -43,6 +51,24 @@ export class Inspector {
 
   all(): ActorRecord[] {
     return [...this.#records.values()];
+  }
+
+  /** An ask to `systemId` began; the returned function marks it answered (or given up). */
+  askStarted(systemId: string): () => void {
+    let pending = this.#asks.get(systemId);
+    if (!pending) this.#asks.set(systemId, (pending = new Map()));
+    const token = {};
+    pending.set(token, this.now());
+    return () => void pending.delete(token);
+  }
+
+  /** What operators see of the asks waiting on an actor (where requests wait). */
+  pendingAsks(systemId: string): PendingAsks {
+    const pending = this.#asks.get(systemId);
+    if (!pending || pending.size === 0) return { inFlight: 0, oldestMs: undefined };
+    // Insertion order: the first entry is the oldest.
+    const oldest = pending.values().next().value as number;
+    return { inFlight: pending.size, oldestMs: this.now() - oldest };
   }
 
   note(systemId: string, type: string): void {

@@ -17,5 +17,6 @@ export interface Runtime {
 
 export function createRuntime(clock: Clock, logger: Logger): Runtime {
   const registry = new ActorRegistry();
-  return { clock, registry, inspector: new Inspector(() => clock.now()), logger, ask: createAsk(registry, clock) };
+  const inspector = new Inspector(() => clock.now());
+  return { clock, registry, inspector, logger, ask: createAsk(registry, clock, inspector) };
 }

@@ -5,6 +5,7 @@
 // the key: it asks the operator for the key and sends it with every call to the JSON routes.
 
 import type { Runtime } from '../../actors/runtime.js';
+import type { PendingAsks } from '../../actors/inspector.js';
 import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
 import { adminRefusal } from '../auth.js';
 import { operatorPage } from './admin.page.js';
@@ -36,6 +37,8 @@ interface TreeNode {
   state: unknown;
   status: string;
   restarts: number;
+  /** Asks waiting on the actor: how many, and the oldest one's age (where requests wait). */
+  asks: PendingAsks;
   children?: TreeNode[];
 }
 
@@ -67,6 +70,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
       state: record?.stateValue,
       status: record?.status ?? 'unknown',
       restarts: record?.restarts ?? 0,
+      asks: inspector.pendingAsks(systemId),
     };
     // Depth bound: the tree is built from data, so never recurse without limit.
     if (record?.children && depth < 16) result.children = record.children.map((child) => node(child, depth + 1));
@@ -102,6 +106,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
         status: record.status,
         state: record.stateValue,
         restarts: record.restarts,
+        asks: inspector.pendingAsks(systemId),
         lastError: record.lastError,
         children: record.children,
         snapshot: snapshot ? { status: snapshot.status, value: snapshot.value, context: summarize(snapshot.context) } : undefined,

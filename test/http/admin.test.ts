@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { setup } from 'xstate';
 import { actorChild } from '../../actors/actor-child.js';
 import { systemClock } from '../../actors/clock.js';
-import { createRuntime } from '../../actors/runtime.js';
+import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import { supervisorSpec, Supervisor } from '../../actors/supervisor.js';
 import { adminServer } from '../../http/admin/admin.routes.js';
 import { refreshCycleMachine } from '../../machines/rates/refresh-cycle.machine.js';
@@ -13,13 +13,21 @@ import { captureLogger } from '../support/logger.js';
 import { rawRequest } from '../support/raw-http.js';
 
 const KEY = 'k'.repeat(40);
-const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } } }).createMachine({
+const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } | { type: 'hold' } } }).createMachine({
   id: 'adminTestWorker',
   initial: 'waiting',
-  states: { waiting: { on: { ping: 'pinged', 'system.shutdown': 'done' } }, pinged: { on: { 'system.shutdown': 'done' } }, done: { type: 'final' } },
+  states: {
+    waiting: { on: { ping: 'pinged', 'system.shutdown': 'done' } },
+    // `hold` is taken and never answered: an ask that waits, for the operator view.
+    pinged: { on: { hold: { actions: () => undefined }, 'system.shutdown': 'done' } },
+    done: { type: 'final' },
+  },
 });
 
-async function withAdmin(apiKey: string | undefined, run: (port: number, fetchJson: (path: string, key?: string) => Promise<{ status: number; body: any; text: string }>) => Promise<void>) {
+async function withAdmin(
+  apiKey: string | undefined,
+  run: (port: number, fetchJson: (path: string, key?: string) => Promise<{ status: number; body: any; text: string }>, runtime: Runtime) => Promise<void>,
+) {
   const runtime = createRuntime(systemClock, captureLogger().logger);
   const root = new Supervisor(
     { id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 1_000, children: [supervisorSpec({ id: 'svc', strategy: 'one_for_one', intensity: 1, periodMs: 1_000, children: [actorChild({ systemId: 'svc.worker', logic: () => worker })] })] },
@@ -42,7 +50,7 @@ async function withAdmin(apiKey: string | undefined, run: (port: number, fetchJs
     return { status: response.status, body, text };
   };
   try {
-    await run(port, fetchJson);
+    await run(port, fetchJson, runtime);
   } finally {
     await server.close();
     root.shutdown();
@@ -79,7 +87,24 @@ test('GET /actors draws the supervision tree with states, statuses and restart c
     const svc = root.children[0];
     assert.equal(svc.systemId, 'svc');
     assert.equal(svc.machineId, 'supervisor');
-    assert.deepEqual(svc.children[0], { systemId: 'svc.worker', machineId: 'adminTestWorker', state: 'pinged', status: 'running', restarts: 0 });
+    assert.deepEqual(svc.children[0], { systemId: 'svc.worker', machineId: 'adminTestWorker', state: 'pinged', status: 'running', restarts: 0, asks: { inFlight: 0 } });
+  });
+});
+
+test('the tree shows the asks waiting on each actor: how many and the oldest one\'s age', async () => {
+  await withAdmin(KEY, async (_port, get, runtime) => {
+    const giveUp = new AbortController();
+    const waiting = [runtime.ask('svc.worker', { type: 'hold' }, { signal: giveUp.signal }), runtime.ask('svc.worker', { type: 'hold' }, { signal: giveUp.signal })];
+    const settled = Promise.allSettled(waiting);
+    await new Promise((resolve) => setTimeout(resolve, 60));
+    const { body } = await get('/actors', KEY);
+    const { asks } = body.roots[0].children[0].children[0];
+    assert.equal(asks.inFlight, 2);
+    assert.ok(asks.oldestMs >= 50 && asks.oldestMs < 5_000, `oldest ${asks.oldestMs} ms`);
+    assert.equal((await get('/actors/svc.worker', KEY)).body.asks.inFlight, 2);
+    giveUp.abort();
+    await settled;
+    assert.deepEqual((await get('/actors/svc.worker', KEY)).body.asks, { inFlight: 0 }, 'given-up asks are no longer counted');
   });
 });
 

@@ -174,6 +174,7 @@ function actorItem(node, details) {
       h('span', { class: 'state', title: 'state' }, stateText(node.state)),
       h('span', { class: 'status', title: 'status' }, node.status),
       h('span', { class: 'restarts', title: 'restarts' }, `restarts ${node.restarts}`),
+      node.asks?.inFlight > 0 && h('span', { class: 'asks', title: 'asks waiting on this actor (the oldest one\'s age)' }, `asks ${node.asks.inFlight}, oldest ${node.asks.oldestMs} ms`),
       hasChart && h('button', { type: 'button', class: 'open-chart', onclick: () => selectChart(node.machineId, node.systemId) }, 'statechart'),
     ),
     open && detailsBlock(details.get(node.systemId)),
