@@ -16,7 +16,7 @@ import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.j
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
-import type { Clock } from '../clock.js';
+import { deadline, type Clock } from '../clock.js';
 import type { CopyClient } from './copy-client.js';
 import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
@@ -321,20 +321,22 @@ export function contentLogic(options: ContentOptions) {
 
   const open = async (cid: CID, signal: AbortSignal): Promise<OpenedContent> => {
     const node = holder.get();
-    const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
+    const discovery = deadline(clock, settings.findFileTimeoutMs, signal);
     let size: number;
     let type: string;
     try {
-      const stat = await node.unixfs.stat(cid, { signal: AbortSignal.any([signal, discovery]) });
+      const stat = await node.unixfs.stat(cid, { signal: discovery.signal });
       // A directory (or any non-file UnixFS node) has no bytes to send as one attachment.
       if (stat.type !== 'file' && stat.type !== 'raw') throw new UnreadableContentError();
       size = Number((stat as { size?: bigint | number }).size ?? 0);
       type = stat.type;
     } catch (error) {
-      if (discovery.aborted) throw new FileTimeoutError('discovery');
+      if (discovery.expired) throw new FileTimeoutError('discovery');
       // The block is here but does not decode as its CID's codec says (a dag-pb CID of raw bytes).
       if ((error as Error).name === 'NotUnixFSError') throw new UnreadableContentError();
       throw error;
+    } finally {
+      discovery.clear();
     }
     return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, type, size, readSignal) };
   };
@@ -397,12 +399,13 @@ export function contentLogic(options: ContentOptions) {
       // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
       const release = await lease.acquireShared(signal);
       // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
-      const discovery = AbortSignal.timeout(settings.findFileTimeoutMs);
+      const discovery = deadline(clock, settings.findFileTimeoutMs, signal);
       try {
-        await drain(node.helia.pins.add(cid, { signal: AbortSignal.any([signal, discovery]) }));
+        await drain(node.helia.pins.add(cid, { signal: discovery.signal }));
       } catch (error) {
-        throw discovery.aborted ? new FileTimeoutError('discovery') : error;
+        throw discovery.expired ? new FileTimeoutError('discovery') : error;
       } finally {
+        discovery.clear();
         release();
       }
     }

@@ -61,7 +61,7 @@ import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
-import type { Clock } from '../clock.js';
+import { deadline, type Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
@@ -169,7 +169,7 @@ export function gcLogic(options: GcOptions) {
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
               const noteHeld = (cid: string, peerId: string) => noteHolders(holder, cid, { held: [peerId] }, clock.now(), logger);
-              const confirmed = await probeHolders(copies, selection.candidates, signal, noteHeld);
+              const confirmed = await probeHolders(copies, clock, selection.candidates, signal, noteHeld);
               if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;
             }),
@@ -314,6 +314,7 @@ const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
  */
 async function probeHolders(
   copies: CopyClient,
+  clock: Clock,
   candidates: readonly HandoverCandidate[],
   signal: AbortSignal,
   onHeld: (cid: string, peerId: string) => void = () => {},
@@ -321,15 +322,15 @@ async function probeHolders(
   const refused = new Set<string>();
   const probes = candidates.flatMap((candidate) => candidate.holders.map((peerId) => ({ cid: candidate.cid, peerId })));
   // A dead holder costs one request timeout per probe: the phase has a budget, and what it did not reach is a no.
-  const budget = AbortSignal.timeout(HANDOVER_PROBE_BUDGET_MS);
-  const bounded = AbortSignal.any([signal, budget]);
+  const budget = deadline(clock, HANDOVER_PROBE_BUDGET_MS, signal);
+  const bounded = budget.signal;
   let next = 0;
   const worker = async () => {
     while (next < probes.length) {
       const probe = probes[next++]!;
       if (refused.has(probe.cid)) continue;
       signal.throwIfAborted();
-      if (budget.aborted) {
+      if (budget.expired) {
         refused.add(probe.cid);
         continue;
       }
@@ -338,7 +339,7 @@ async function probeHolders(
       else onHeld(probe.cid, probe.peerId);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker)).finally(() => budget.clear());
   signal.throwIfAborted();
   return candidates.filter((candidate) => candidate.holders.length > 0 && !refused.has(candidate.cid)).map((candidate) => candidate.cid);
 }

@@ -28,7 +28,6 @@ import {
   peeringTargets,
   PeerTimeoutError,
   runPeeringPass,
-  timeoutSignal,
   type PeeringPassResult,
   type PeeringTimings,
 } from '../../src/files/peering.js';
@@ -36,7 +35,7 @@ import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cr
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
-import type { Clock } from '../clock.js';
+import { deadline, sleep, type Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
 import type { NodeHolder } from './node.js';
@@ -244,11 +243,11 @@ export function p2pLogic(options: P2pOptions) {
 
   /** A dial or ping bounded by the dial timeout: 408 when it ran out, 502 when it failed (notes C13). */
   const bounded = async <T>(operation: 'dial' | 'ping', signal: AbortSignal, work: (signal: AbortSignal) => Promise<T>): Promise<T> => {
-    const bound = timeoutSignal(timings.dialTimeoutMs, signal);
+    const bound = deadline(options.clock, timings.dialTimeoutMs, signal);
     try {
       return await work(bound.signal);
     } catch (error) {
-      if (bound.timedOut()) throw new PeerTimeoutError();
+      if (bound.expired) throw new PeerTimeoutError();
       if (signal.aborted) throw error;
       throw new PeerDialError(operation, errorKind(error));
     } finally {
@@ -298,7 +297,7 @@ export function p2pLogic(options: P2pOptions) {
           return await service.ping(peerId, { signal });
         } catch (error) {
           if ((error as Error | undefined)?.name !== 'StreamStateError' || signal.aborted || attempt >= PING_ATTEMPTS) throw error;
-          await new Promise((resolve) => setTimeout(resolve, PING_RETRY_STEP_MS * attempt));
+          await sleep(options.clock, PING_RETRY_STEP_MS * attempt, signal);
         }
       }
     };

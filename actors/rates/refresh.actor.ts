@@ -9,7 +9,7 @@ import type { Notice, SourceOutcome } from '../../src/rates/cycle.js';
 import { ratesLogger } from '../../src/rates/log-level.js';
 import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
 import { scrubSecrets } from '../../src/logger.js';
-import { sleep } from '../clock.js';
+import { deadline, sleep } from '../clock.js';
 import type { Runtime } from '../runtime.js';
 import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js';
 
@@ -94,7 +94,8 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
             try {
               // Each request is bounded by the connector; the whole source (CoinPaprika may make 100+ calls)
               // is bounded here, so one source cannot hold a cycle for long.
-              const quotes = await connector.fetch(contextFor(AbortSignal.any([signal, AbortSignal.timeout(deps.sourceBudgetMs)])));
+              const budget = deadline(runtime.clock, deps.sourceBudgetMs, signal);
+              const quotes = await connector.fetch(contextFor(budget.signal)).finally(() => budget.clear());
               // The original's `info` rank: a line per source per cycle, hidden under the default `log`.
               logger.info({ source: connector.name, quotes: quotes.length }, 'source fetched');
               return { source: connector.name, ok: true, quotes, receivedAt: runtime.clock.now() };
