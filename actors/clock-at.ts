@@ -2,6 +2,7 @@
 // 2^31 − 1 ms (about 24.8 days) and fire at once past that (TimeoutOverflowWarning), which would turn a
 // yearly schedule into a busy loop; a distant time is reached in capped steps, and only the real time fires.
 
+import { nextRun, type CronSchedule } from '../src/cron.js';
 import type { Clock } from './clock.js';
 
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -24,5 +25,27 @@ export function setTimerAt(clock: Clock, dueAt: number, onDue: () => void): () =
   return () => {
     cancelled = true;
     clock.clearTimeout(timer);
+  };
+}
+
+/**
+ * Calls `onTick` at every run of `schedule` from now on, until the returned function cancels it: the one way the
+ * actors run on a cron (the next run is computed after each tick, so a slow tick never fires twice at once).
+ */
+export function everyCronRun(clock: Clock, schedule: CronSchedule, onTick: () => void): () => void {
+  let cancel = () => {};
+  let stopped = false;
+  const arm = () => {
+    if (stopped) return;
+    cancel = setTimerAt(clock, nextRun(schedule, clock.now()), () => {
+      if (stopped) return;
+      arm();
+      onTick();
+    });
+  };
+  arm();
+  return () => {
+    stopped = true;
+    cancel();
   };
 }

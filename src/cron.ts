@@ -47,6 +47,16 @@ export interface CronParseError {
   readonly error: string;
 }
 
+/**
+ * A schedule from a configuration field the configuration check has already accepted (src/files/config.ts): a
+ * refusal here is a programming error, thrown with the field's name (the actor crashes, its supervisor reports it).
+ */
+export function requireCron(field: string, expression: string): CronSchedule {
+  const parsed = parseCron(expression);
+  if (isCronError(parsed)) throw new Error(`${field}: ${parsed.error}`);
+  return parsed;
+}
+
 export function isCronError(value: CronSchedule | CronParseError): value is CronParseError {
   return 'error' in value;
 }

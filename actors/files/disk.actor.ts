@@ -16,7 +16,7 @@
 
 import { join } from 'node:path';
 import { fromCallback } from 'xstate';
-import { nextRun, parseCron, isCronError, type CronSchedule } from '../../src/cron.js';
+import { nextRun, requireCron } from '../../src/cron.js';
 import { InsufficientStorageError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { IDLE_REPAIR_JOB, type RepairJobStatus } from '../../src/files/repair.js';
@@ -87,10 +87,7 @@ export function diskLogic(options: DiskOptions) {
   const datastoreDir = join(options.storeDirectory, 'datastore');
 
   return fromCallback<DiskEvent>(({ receive }) => {
-    const parsed = parseCron(options.schedule);
-    // The configuration was validated at startup; a refusal here is a programming error, so the child crashes.
-    if (isCronError(parsed)) throw new Error(`diskUsageScanPeriod: ${parsed.error}`);
-    const schedule: CronSchedule = parsed;
+    const schedule = requireCron('diskUsageScanPeriod', options.schedule);
 
     let measurement: DiskMeasurement | null = null;
     let firstScanDone = false;

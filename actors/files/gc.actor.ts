@@ -37,7 +37,7 @@ import {
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
 } from '../../machines/files/gc-run.machine.js';
-import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cron.js';
+import { requireCron } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
@@ -62,7 +62,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import { deadline, type Clock } from '../clock.js';
-import { setTimerAt } from '../clock-at.js';
+import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
@@ -245,19 +245,16 @@ export function gcLogic(options: GcOptions) {
     };
 
     // The scheduled collector (notes A.4 rule 9): non-dry, not forced, only after the startup walk.
-    const schedule = settings.enabled ? parseCron(settings.schedule) : undefined;
-    if (schedule && isCronError(schedule)) logger.error({ error: schedule.error }, 'invalid storage.gc.schedule: no scheduled collection');
-    const arm = (cron: CronSchedule, due: number) => {
-      if (stopped) return;
-      cancelTimer = setTimerAt(clock, due, () => {
-        if (stopped) return;
-        if (current) logger.info({ origin: 'scheduled' }, 'garbage collection skipped: a run is in progress');
-        else start(false, false, 'scheduled').catch((error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
-        arm(cron, nextRun(cron, clock.now()));
-      });
-    };
-    const unsubscribe =
-      schedule && !isCronError(schedule) ? options.startup.onComplete(() => arm(schedule, nextRun(schedule, clock.now()))) : () => {};
+    const schedule = settings.enabled ? requireCron('storage.gc.schedule', settings.schedule) : undefined;
+    const unsubscribe = schedule
+      ? options.startup.onComplete(() => {
+          if (stopped) return;
+          cancelTimer = everyCronRun(clock, schedule, () => {
+            if (current) logger.info({ origin: 'scheduled' }, 'garbage collection skipped: a run is in progress');
+            else start(false, false, 'scheduled').catch((error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
+          });
+        })
+      : () => {};
 
     receive((event) => {
       if (event.type !== 'gc.run') return;

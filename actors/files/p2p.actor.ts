@@ -31,7 +31,7 @@ import {
   type PeeringPassResult,
   type PeeringTimings,
 } from '../../src/files/peering.js';
-import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cron.js';
+import { nextRun, requireCron, type CronSchedule } from '../../src/cron.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
@@ -220,9 +220,7 @@ const describeConnection = (connection: Connection): P2pConnection => ({
 
 export function p2pLogic(options: P2pOptions) {
   const { holder, timings, logger } = options;
-  const schedule = parseCron(options.peeringSchedule);
-  // The configuration was validated at startup (src/files/config.ts checks the cron expression).
-  if (isCronError(schedule)) throw new Error(`peeringSchedule: ${schedule.error}`);
+  const schedule = requireCron('peeringSchedule', options.peeringSchedule);
 
   const isOpen = (libp2p: Libp2p, peerId: PeerId) => libp2p.getConnections(peerId).some((connection) => connection.status === 'open');
 

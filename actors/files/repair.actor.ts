@@ -20,7 +20,7 @@
 import { CID } from 'multiformats/cid';
 import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
 import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
-import { isCronError, nextRun, parseCron, type CronSchedule } from '../../src/cron.js';
+import { requireCron } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import { membershipVersion } from '../../src/files/health.js';
@@ -46,7 +46,7 @@ import type { FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
-import { setTimerAt } from '../clock-at.js';
+import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
@@ -235,21 +235,12 @@ export function repairLogic(options: RepairOptions) {
     status.update(false, inner.getSnapshot().context.state);
 
     // The startup cycle and the schedule (spec §9.6: only after the walk), only when repair is required.
-    const schedule = settings.required ? parseCron(settings.schedule) : undefined;
-    if (schedule && isCronError(schedule)) logger.error({ error: schedule.error }, 'invalid replication.repairSchedule: no scheduled repair');
-    const arm = (cron: CronSchedule) => {
-      if (stopped) return;
-      cancelTimer = setTimerAt(clock, nextRun(cron, clock.now()), () => {
-        if (stopped) return;
-        inner.send({ type: 'repair.cycle' });
-        arm(cron);
-      });
-    };
-    const unsubscribe = settings.required
+    const schedule = settings.required ? requireCron('replication.repairSchedule', settings.schedule) : undefined;
+    const unsubscribe = schedule
       ? options.startup.onComplete(() => {
           if (stopped) return;
           inner.send({ type: 'repair.cycle' });
-          if (schedule && !isCronError(schedule)) arm(schedule);
+          cancelTimer = everyCronRun(clock, schedule, () => inner.send({ type: 'repair.cycle' }));
         })
       : () => {};
 

@@ -50,3 +50,28 @@ test('a past time fires on the next tick; cancel prevents firing', () => {
   clock.increment(5_000);
   assert.equal(fired, 1);
 });
+
+test('everyCronRun calls at each run of the schedule, re-arming after each tick, until cancelled', async () => {
+  const { everyCronRun } = await import('../../actors/clock-at.js');
+  const { requireCron } = await import('../../src/cron.js');
+  const clock = new SimulatedClock();
+  clock.set(Date.UTC(2026, 0, 1, 0, 0, 30));
+  const ticks: number[] = [];
+  const cancel = everyCronRun(clock, requireCron('test', '*/5 * * * *'), () => ticks.push(clock.now()));
+  clock.increment(4 * 60_000 + 29_999);
+  assert.deepEqual(ticks, []);
+  clock.increment(1);
+  assert.deepEqual(ticks, [Date.UTC(2026, 0, 1, 0, 5)]);
+  clock.increment(5 * 60_000);
+  clock.increment(5 * 60_000);
+  assert.deepEqual(ticks, [Date.UTC(2026, 0, 1, 0, 5), Date.UTC(2026, 0, 1, 0, 10), Date.UTC(2026, 0, 1, 0, 15)]);
+  // A tick that comes late (a busy process, a suspended machine) fires once, then the next run after now: no burst.
+  clock.increment(12 * 60_000);
+  assert.deepEqual(ticks.slice(3), [Date.UTC(2026, 0, 1, 0, 27)]);
+  clock.increment(3 * 60_000);
+  assert.deepEqual(ticks.slice(3), [Date.UTC(2026, 0, 1, 0, 27), Date.UTC(2026, 0, 1, 0, 30)]);
+  cancel();
+  clock.increment(60 * 60_000);
+  assert.equal(ticks.length, 5);
+  assert.throws(() => requireCron('storage.gc.schedule', 'not a cron'), /^Error: storage\.gc\.schedule: /);
+});
