@@ -9,13 +9,12 @@
 //     (SELECT rel.* FROM rel WHERE c AND d1 ORDER BY o LIMIT n + offset)
 //     UNION ALL
 //     (SELECT rel.* FROM rel WHERE c AND d2 AND (d1) IS NOT TRUE ORDER BY o LIMIT n + offset)
-//   ) AS "<relation>" WHERE (c AND (d1 OR d2)) OR TRUE ORDER BY o LIMIT n OFFSET offset
+//   ) AS "<relation>" ORDER BY o LIMIT n OFFSET offset
 //
-// The outer WHERE is there only for its parameters: the plain WHERE's ($1…, the ones the planned-count EXPLAIN and
-// the counts reuse) must appear in the main statement whether or not it counts, or PostgreSQL cannot type them.
-// `OR TRUE` makes it TRUE, and the planner folds it away before estimating anything: as a real filter its
-// selectivity, multiplied into the branches' row estimates, would make PostgreSQL expect a few rows per branch and
-// sort a bitmap scan's result rather than walk the index (measured on the benchmark's data).
+// No outer WHERE: the branches hold every condition. (A copy of the plain WHERE there, even folded away with
+// `OR TRUE`, cost PostgreSQL planning and execution time on every read; as a real filter its selectivity would make
+// it expect a few rows per branch and sort a bitmap scan's result rather than walk the index.) The plain WHERE's
+// parameters reach the main statement only with the counts or the more-rows probe that use them (read-sql.ts).
 //
 // Why it is the same read:
 // - Rows: a row passes `c AND (d1 OR … OR dk)` iff c is TRUE and some dj is TRUE. It falls in branch j for the first
@@ -140,27 +139,9 @@ export interface BranchSqlInput {
   readonly branchLimit: string;
   /** The alias the page reads the union as; the page's select list and ORDER BY refer to it. */
   readonly alias: string;
-  /** The plain WHERE rendered over `alias` with the plain statement's own placeholders (see replayPlaceholders). */
-  readonly where: string;
 }
 
-/**
- * A parameter list that hands out the placeholders of values already bound, in the same order: rendering the same
- * conditions again (over another reference) then gives the same `$n`, each in the same column's context, so each
- * keeps its type. Throws if the rendering asks for anything else (a renderer that is not deterministic).
- */
-export function replayPlaceholders(bound: readonly (string | null)[]): { readonly values: string[]; add(value: string): string } {
-  let next = 0;
-  return {
-    values: [],
-    add(value: string): string {
-      if (next >= bound.length || bound[next] !== value) throw new Error('read-sql-branches: the WHERE did not render the same parameters twice');
-      return `$${++next}`;
-    },
-  };
-}
-
-/** `FROM (branch UNION ALL branch …) AS alias WHERE …`: the page's FROM and WHERE in place of `FROM relation WHERE …`. */
+/** `FROM (branch UNION ALL branch …) AS alias`: the page's FROM in place of `FROM relation WHERE …`. */
 export function branchesFromSql(input: BranchSqlInput): string {
   const { split } = input;
   const branches = split.disjuncts.map((disjunct, j) => {
@@ -172,5 +153,5 @@ export function branchesFromSql(input: BranchSqlInput): string {
     ];
     return `(SELECT ${input.relation}.* FROM ${input.relation} WHERE ${parts.join(' AND ')} ORDER BY ${input.orderBy} LIMIT ${input.branchLimit})`;
   });
-  return `FROM (${branches.join(' UNION ALL ')}) AS ${input.alias} WHERE (${input.where}) OR TRUE`;
+  return `FROM (${branches.join(' UNION ALL ')}) AS ${input.alias}`;
 }

@@ -19,7 +19,7 @@ import type { RowWindow } from './read-range.js';
 import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type ReadPlan, type SelectColumn } from './query-params.js';
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
-import { branchesFromSql, planBranchSplit, replayPlaceholders } from './read-sql-branches.js';
+import { branchesFromSql, planBranchSplit } from './read-sql-branches.js';
 
 export interface SqlStatement {
   readonly text: string;
@@ -171,23 +171,27 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   // like the relation so the select list and ORDER BY resolve (and fail) as they do on the relation itself.
   const split = input.orBranches === false ? undefined : planBranchSplit(input.plan.where, input.plan.order, window.sqlLimit);
   const source = split === undefined ? relation : quoteIdentifier(input.relation);
-  const replay = replayPlaceholders(explain.values);
+  const counted = input.count === 'exact' || input.count === 'estimated';
+  const probed = input.probeMoreRows === true && window.sqlLimit !== undefined;
+  // The plain WHERE's values ($1…) go into the main statement only where it uses them (a count or the more-rows
+  // probe): a branched page that does neither numbers its own parameters from $1, since PostgreSQL must be able to
+  // type every parameter it is sent.
+  const pageParams = split !== undefined && !counted && !probed ? new Parameters() : params;
   const from = split === undefined
     ? filtered
     : branchesFromSql({
         split,
         relation,
-        condition: (condition) => conditionSql(relation, condition, params),
-        orderBy: input.plan.order.map((term) => orderSql(relation, term, params)).join(', '),
+        condition: (condition) => conditionSql(relation, condition, pageParams),
+        orderBy: input.plan.order.map((term) => orderSql(relation, term, pageParams)).join(', '),
         // A literal (digits of a bigint we computed): PostgreSQL plans a branch for its LIMIT only when it sees it.
         branchLimit: String(window.sqlLimit! + window.sqlOffset),
         alias: source,
-        where: input.plan.where.map((condition) => conditionSql(source, condition, replay)).join(' AND '),
       });
-  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(source, term, params)).join(', ')}`;
-  const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${params.add(String(window.sqlLimit))}`;
-  const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${params.add(String(window.sqlOffset))}`;
-  const page = `SELECT ${input.plan.select.map((column) => selectSql(source, column, params)).join(', ')} ${from}${orderBy}${limit}${offset}`;
+  const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(source, term, pageParams)).join(', ')}`;
+  const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${pageParams.add(String(window.sqlLimit))}`;
+  const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${pageParams.add(String(window.sqlOffset))}`;
+  const page = `SELECT ${input.plan.select.map((column) => selectSql(source, column, pageParams)).join(', ')} ${from}${orderBy}${limit}${offset}`;
 
   const columns = [`${input.withBody ? bodySql(input.format ?? 'json') : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
   let totalKind: ReadStatements['totalKind'] = 'none';
@@ -196,12 +200,12 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
     totalKind = 'exact';
   } else if (input.count === 'estimated') {
     // PostgREST counts at most max-rows + 1 rows for `estimated`; past that the planner's guess takes over.
-    columns.push(`(SELECT count(*) FROM (SELECT 1 ${filtered} LIMIT ${params.add(String(BigInt(input.maxRows!) + 1n))}) _pgrst_count)::text AS total`);
+    columns.push(`(SELECT count(*) FROM (SELECT 1 ${filtered} LIMIT ${pageParams.add(String(BigInt(input.maxRows!) + 1n))}) _pgrst_count)::text AS total`);
     totalKind = 'bounded';
   }
-  if (input.probeMoreRows && window.sqlLimit !== undefined) {
-    columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${params.add(String(window.sqlOffset + window.sqlLimit))}))::text AS more_rows`);
+  if (probed) {
+    columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${pageParams.add(String(window.sqlOffset + window.sqlLimit))}))::text AS more_rows`);
   }
-  const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: params.values };
+  const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: pageParams.values };
   return { main, explain, totalKind };
 }

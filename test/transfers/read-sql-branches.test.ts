@@ -102,15 +102,19 @@ describe('read-sql-branches: when the rewrite applies', () => {
     assert.match(rewritten.main.text, /UNION ALL/);
     assert.doesNotMatch(plain.main.text, /UNION ALL/);
     assert.match(rewritten.main.text, /SELECT "ethtxs"\."txhash", "ethtxs"\."time" AS "t", "ethtxs"\."gas"::text AS "gas" FROM \(\(SELECT "public"\."ethtxs"\.\* FROM "public"\."ethtxs" WHERE/);
-    // The outer WHERE is the plain one over the union, with the plain statement's own placeholders $1..$3, OR TRUE.
-    assert.match(
-      rewritten.main.text,
-      /\) AS "ethtxs" WHERE \(\("ethtxs"\."contract_to" = \$1 AND \("ethtxs"\."txfrom" = \$2 OR "ethtxs"\."txto" = \$3\)\)\) OR TRUE ORDER BY "ethtxs"\."time" DESC, "ethtxs"\."txhash" DESC LIMIT \$\d+\) _pgrst_page$/,
-    );
+    // No outer WHERE: the union is ordered and limited as it is. The count keeps the plain WHERE with its own
+    // placeholders $1..$3; the branches number theirs after them.
+    assert.match(rewritten.main.text, /\) AS "ethtxs" ORDER BY "ethtxs"\."time" DESC, "ethtxs"\."txhash" DESC LIMIT \$\d+\) _pgrst_page$/);
+    assert.match(rewritten.main.text, /WHERE "public"\."ethtxs"\."contract_to" = \$4 AND "public"\."ethtxs"\."txfrom" = \$5 ORDER BY/);
     assert.deepEqual(rewritten.explain, plain.explain);
     const total = (text: string) => /, \(SELECT count\(\*\) FROM .*::text AS total/.exec(text)?.[0];
     assert.ok(total(plain.main.text));
     assert.equal(total(rewritten.main.text), total(plain.main.text));
+    // Without a count (or the more-rows probe) the plain WHERE's values are not sent: the branches start at $1.
+    const uncounted = statementsFor(SPEC.native);
+    assert.doesNotMatch(uncounted.main.text, /WHERE \(\(|OR TRUE/);
+    assert.match(uncounted.main.text, /WHERE "public"\."ethtxs"\."contract_to" = \$1 AND "public"\."ethtxs"\."txfrom" = \$2 ORDER BY/);
+    assert.equal(uncounted.main.values.length, Math.max(...[...uncounted.main.text.matchAll(/\$(\d+)/g)].map((m) => Number(m[1]))));
   });
 });
 
