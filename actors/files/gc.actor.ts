@@ -26,7 +26,8 @@
 
 import { CID } from 'multiformats/cid';
 import { join } from 'node:path';
-import { createActor, fromCallback, fromPromise, toPromise, type InspectionEvent } from 'xstate';
+import { fromCallback, fromPromise, toPromise } from 'xstate';
+import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import {
   gcRunMachine,
@@ -99,7 +100,7 @@ export interface GcOptions {
   /** Told after every non-dry run (the disk actor rescans, so metrics show the freed space); must not throw. */
   readonly afterRun?: () => void;
   /** The operator inspector's observer for each run's machine actor (actors/inspector.ts), if any. */
-  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+  readonly inspect?: HostedInspect;
 }
 
 export function gcSettings(config: FilesConfig): GcActorSettings {
@@ -156,8 +157,7 @@ export function gcLogic(options: GcOptions) {
         heldLease?.();
         heldLease = undefined;
       };
-      let runSessionId: string | undefined;
-      const actor = createActor(
+      const actor = hostedActor(
         gcRunMachine.provide({
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
@@ -185,9 +185,9 @@ export function gcLogic(options: GcOptions) {
           },
           actions: { releaseLease },
         }),
-        { input: { dryRun, force, settings: settings.gc }, ...(options.inspect ? { inspect: options.inspect(() => runSessionId) } : {}) },
+        // The runtime's clock, so the run's delays follow it (it used the wall clock before).
+        { clock, input: { dryRun, force, settings: settings.gc }, inspect: options.inspect },
       );
-      runSessionId = actor.sessionId;
       current = { stop: () => (actor.stop(), releaseLease()) };
       status.started();
       logger.info({ origin, dryRun, force }, 'garbage collection started');

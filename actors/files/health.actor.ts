@@ -15,7 +15,8 @@
 // state value and events still reach the operator view (its `inspect` feeds this actor's record, and the logic
 // carries the machine's id so the statechart is drawn with the current state).
 
-import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
+import { fromCallback, fromPromise } from 'xstate';
+import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import {
   healthCheckpointMachine,
   healthObject,
@@ -71,7 +72,7 @@ export interface HealthActorOptions {
   /** Software version (spec §9.1) and the process start, for `version` and `uptimeMs`. */
   readonly meta: { readonly version: string; readonly startedAt: number };
   /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
-  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+  readonly inspect?: HostedInspect;
   /**
    * Peer attestations over /adamant/health/1.0.0 (notes A.6): the configured nodes, asked each attempt when peers
    * are required and answered while this actor runs. Absent: nothing is asked or answered (attestedPeers 0).
@@ -195,13 +196,11 @@ export function healthLogic(options: HealthActorOptions) {
   });
 
   const logic = fromCallback<HealthEvent>(({ receive, self }) => {
-    let innerSessionId: string | undefined;
-    const inner = createActor(machine, {
+    const inner = hostedActor(machine, {
       clock,
       input: { settings, membershipVersion: options.membershipVersion, restored: restore(), startedAt: clock.now() },
-      ...(options.inspect ? { inspect: options.inspect(() => innerSessionId) } : {}),
+      inspect: options.inspect,
     });
-    innerSessionId = inner.sessionId;
     const subscription = inner.subscribe({
       error: (error: unknown) => self.send({ type: 'health.machineFailed', error }),
     });

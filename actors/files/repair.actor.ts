@@ -18,7 +18,8 @@
 // reaches every call, and shutdown stops the job between records.
 
 import { CID } from 'multiformats/cid';
-import { createActor, fromCallback, fromPromise, type InspectionEvent } from 'xstate';
+import { fromCallback, fromPromise } from 'xstate';
+import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
 import { requireCron } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
@@ -103,7 +104,7 @@ export interface RepairOptions {
   readonly copies: CopyClient | undefined;
   readonly logger: Logger;
   /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
-  readonly inspect?: (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;
+  readonly inspect?: HostedInspect;
 }
 
 /** The stopped actor's answer to a manual request it could not finish. */
@@ -219,13 +220,11 @@ export function repairLogic(options: RepairOptions) {
       if (reply) settle(reply);
     };
 
-    let innerSessionId: string | undefined;
-    const inner = createActor(machine, {
+    const inner = hostedActor(machine, {
       clock,
       input: { required: settings.required, batchDelayMs: settings.batchDelayMs, restored: restore() },
-      ...(options.inspect ? { inspect: options.inspect(() => innerSessionId) } : {}),
+      inspect: options.inspect,
     });
-    innerSessionId = inner.sessionId;
     const subscription = inner.subscribe({
       next: (snapshot) => status.update(!snapshot.matches('idle'), snapshot.context.state),
       // A machine error is a programming error (every I/O failure is caught above): crash, the supervisor restarts.
