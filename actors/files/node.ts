@@ -9,6 +9,7 @@ import type { CID } from 'multiformats/cid';
 import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
 import type { Logger } from '../../src/logger.js';
+import { ResourceHolder } from '../resource-holder.js';
 
 export interface FilesNode {
   readonly helia: Helia<Libp2p>;
@@ -28,19 +29,10 @@ export class NodeNotRunningError extends Error {
   }
 }
 
-export class NodeHolder {
-  #node: FilesNode | undefined;
-
-  set(node: FilesNode | undefined): void {
-    this.#node = node;
+export class NodeHolder extends ResourceHolder<FilesNode> {
+  constructor() {
+    super(() => new NodeNotRunningError());
   }
-
-  /** The running node, or NodeNotRunningError. */
-  get(): FilesNode {
-    if (!this.#node) throw new NodeNotRunningError();
-    return this.#node;
-  }
-
 }
 
 /** Consumes a helia pin generator (`pins.add` and `pins.rm` yield every block they visit). */

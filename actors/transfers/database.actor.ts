@@ -30,6 +30,7 @@ import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient, type PgSqlClient } from '../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../storage/transfers/sql-client.pglite.js';
 import { MIGRATE_ADVICE, MigrationInProgressError, schemaClient, schemaFailureKind, setUpSchema, type SchemaFailureKind, type SchemaSetupReport } from './schema-setup.js';
+import { ResourceHolder } from '../resource-holder.js';
 
 export interface OpenDatabase {
   /** The indexer's connection (undefined when the indexer does not run in this process). */
@@ -56,24 +57,9 @@ export class SchemaNotReadyError extends Error {
   }
 }
 
-export class DatabaseHolder {
-  #open: OpenDatabase | undefined;
-  #unavailable: Error | undefined;
-
-  set(open: OpenDatabase | undefined): void {
-    this.#open = open;
-    this.#unavailable = undefined;
-  }
-
-  /** Open, but not to be used yet: get() throws `reason` (the schema cache shows it as its lastError). */
-  unavailable(reason: Error): void {
-    this.#open = undefined;
-    this.#unavailable = reason;
-  }
-
-  get(): OpenDatabase {
-    if (!this.#open) throw this.#unavailable ?? new DatabaseNotOpenError();
-    return this.#open;
+export class DatabaseHolder extends ResourceHolder<OpenDatabase> {
+  constructor() {
+    super(() => new DatabaseNotOpenError());
   }
 }
 
