@@ -2,11 +2,9 @@
 // Its timer half is exactly XState's `Clock`, so the same object is passed to `createActor(…, { clock })`;
 // tests use XState's SimulatedClock, which also has `now()`.
 
-export interface Clock {
-  now(): number;
-  setTimeout(fn: (...args: unknown[]) => void, timeoutMs: number): unknown;
-  clearTimeout(id: unknown): void;
-}
+import type { Clock } from '../src/clock.js';
+
+export type { Clock };
 
 export const systemClock: Clock = {
   now: () => Date.now(),

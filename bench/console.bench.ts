@@ -4,7 +4,7 @@
 // 1. rpc:     JSON-RPC `nodeHeight` and `getAddress` through the console server (the built CLI, `adm-infra console`,
 //             its own process, one configured node) against the node calls they make, sent directly to the same
 //             fake ADAMANT node (test/support/adamant-node.ts, its own process): `GET /api/blocks/getHeight` and
-//             `GET /api/accounts?address=…` (actors/console/read-methods.ts). Both sides are driven by the same
+//             `GET /api/accounts?address=…` (src/console/read-methods.ts). Both sides are driven by the same
 //             closed-loop keep-alive generator (bench/support/load.ts) at 32 connections, a bounded number
 //             of requests each: 4 interleaved rounds per side (the side going first alternating), percentiles =
 //             median of the rounds'. Both sides must answer the same values (checked first), and the node calls
@@ -17,7 +17,7 @@
 //             through node:crypto) against the raw Ed25519 signature of the same precomputed digests with the same
 //             key (node:crypto `sign`: the floor of any signer on this runtime); 3 interleaved rounds, median
 //             rate. The signatures must be identical to the baseline's and to @noble/curves' (pure-JS Ed25519,
-//             printed as a reference rate). Also the whole sendTokens method (actors/console/send-methods.ts) with
+//             printed as a reference rate). Also the whole sendTokens method (src/console/send-methods.ts) with
 //             a stub node client, which derives the keys from the passphrase on every call as the server does
 //             (nothing is cached by passphrase), one call after the other and 8 at a time. Goal: one after the
 //             other, at least 0.85x the rate of the crypto alone (PBKDF2-HMAC-SHA512 of 2,048 rounds, SHA-256, the
@@ -34,8 +34,8 @@ import { isDeepStrictEqual } from 'node:util';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { systemClock } from '../actors/clock.js';
 import type { AdamantNodeClient } from '../actors/console/node-client.js';
-import { sendMethods } from '../actors/console/send-methods.js';
-import { signedTransaction, type PostedTransaction } from '../actors/console/chat-send.js';
+import { sendMethods } from '../src/console/send-methods.js';
+import { signedTransaction, type PostedTransaction } from '../src/console/chat-send.js';
 import { parseAmount } from '../src/console/amount.js';
 import { ADDRESS_PATTERN, adamantTime, keyPairFromPassphrase, transactionBytes, verifyTransaction, type KeyPair, type UnsignedTransaction } from '../src/console/crypto.js';
 import { freePort } from '../test/support/cli.js';
@@ -218,7 +218,7 @@ function loadRow(method: string, side: string, connections: number, s: MeasuredL
 
 interface RpcCase {
   readonly method: 'nodeHeight' | 'getAddress';
-  /** The node path the method calls (actors/console/read-methods.ts). */
+  /** The node path the method calls (src/console/read-methods.ts). */
   readonly nodePath: string;
   /** Direct GETs to the node (paths), and the same calls as JSON-RPC POSTs to the server, index for index. */
   readonly direct: readonly string[];
@@ -386,7 +386,7 @@ function sendPayloads(count: number, random: () => number): SendPayload[] {
   });
 }
 
-/** The console's signing step for one sendTokens payload, as actors/console/send-methods.ts does it with the keys. */
+/** The console's signing step for one sendTokens payload, as src/console/send-methods.ts does it with the keys. */
 function signPayload(payload: SendPayload, keys: KeyPair, timestamp: number): PostedTransaction {
   if (!ADDRESS_PATTERN.test(payload.address)) throw new Error(`not an address: ${payload.address}`);
   const amount = parseAmount(payload.amount);

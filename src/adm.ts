@@ -14,7 +14,7 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { systemClock } from '../actors/clock.js';
-import { CONSOLE_VERSION, consoleMethods } from '../actors/console/methods.js';
+import { CONSOLE_VERSION, consoleMethods } from './console/methods.js';
 import { nodeClient } from '../actors/console/node-client.js';
 import { helpText, parseCommand, splitOptions, splitWords, type CommandSpec } from './console/commands.js';
 import { loadConsoleConfig, PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js';

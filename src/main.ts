@@ -26,7 +26,7 @@ import { gatewayView } from '../actors/transfers/gateway.js';
 import { runMigrateCommand } from '../actors/transfers/migrate-command.js';
 import { gatewayServer } from '../http/transfers/gateway.routes.js';
 import { INDEXER_VERSION, parseTransfersConfig, type TransfersConfig } from './transfers/config.js';
-import { consoleMethods } from '../actors/console/methods.js';
+import { consoleMethods } from './console/methods.js';
 import { consoleNodeClient, consoleTree } from '../actors/console/tree.js';
 import { rpcServer } from '../http/console/rpc.routes.js';
 import { loadConsoleConfig, type ConsoleConfig } from './console/config.js';

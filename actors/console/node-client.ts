@@ -7,6 +7,9 @@ import { initialTransition, transition } from 'xstate';
 import { HttpClient, HttpExchangeError, type HttpAnswer } from '../http-client.js';
 import { queryString } from '../../src/console/query.js';
 import type { Cancellation } from '../../src/cancellation.js';
+import type { AdamantNodeClient } from '../../src/console/node-api.js';
+
+export type { AdamantNodeClient };
 import { rpcSessionMachine, type RpcSessionSnapshot } from '../../machines/console/rpc-session.machine.js';
 
 export { GET_ATTEMPTS } from '../../machines/console/rpc-session.machine.js';
@@ -42,12 +45,6 @@ export interface NodeClientOptions {
   readonly http?: HttpClient;
 }
 
-export interface AdamantNodeClient {
-  /** GET `<node>/api/<path>?<query>`; resolves with the parsed body of the first node that answers. */
-  get<T = unknown>(path: string, query: URLSearchParams | undefined, signal: Cancellation): Promise<T>;
-  /** POST `<node>/api/<path>` with a JSON body. */
-  post<T = unknown>(path: string, body: unknown, signal: Cancellation): Promise<T>;
-}
 
 class TransportError extends Error {
   constructor(

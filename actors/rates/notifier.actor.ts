@@ -13,7 +13,7 @@ import { keyPairFromPassphrase } from '../../src/console/crypto.js';
 import type { NoticeLevel } from '../../src/rates/cycle.js';
 import type { LineLogger } from '../../src/rates/log-level.js';
 import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
-import { sendChatMessage } from '../console/chat-send.js';
+import { sendChatMessage } from '../../src/console/chat-send.js';
 import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
 
 export type NotifierEvent = { type: 'notify.send'; level: NoticeLevel; message: string };

@@ -14,7 +14,7 @@ import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/c
 import { COMMANDS, SPECIAL_COMMANDS, usageText } from '../../src/console/commands.js';
 import { TEMPLATE_PASSPHRASE } from '../../src/console/amount.js';
 import { PACKAGED_CONSOLE_CONFIG } from '../../src/console/config.js';
-import { CONSOLE_VERSION } from '../../actors/console/methods.js';
+import { CONSOLE_VERSION } from '../../src/console/methods.js';
 
 const run = promisify(execFile);
 const ADM = join(DIST, 'src', 'adm.js');

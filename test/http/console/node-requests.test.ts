@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../../actors/clock.js';
-import { consoleMethods } from '../../../actors/console/methods.js';
+import { consoleMethods } from '../../../src/console/methods.js';
 import { consoleNodeClient, consoleTree } from '../../../actors/console/tree.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { Supervisor } from '../../../actors/supervisor.js';

@@ -6,13 +6,13 @@
 // checked before the node is asked, and an error repeats a wrong value only when `shown` allows it (never a
 // passphrase pasted into the wrong field).
 
-import { parseAmount, parseVotes, validatePassphrase } from '../../src/console/amount.js';
-import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, deriveKeyPair, type KeyPair } from '../../src/console/crypto.js';
-import type { RpcMethod } from '../../src/console/jsonrpc.js';
-import { delegateLookup, field, idParam, MissingParameterError, PUBLIC_KEY, shown, usernameParam, WrongParameterError, wrongParameter } from '../../src/console/params.js';
+import { parseAmount, parseVotes, validatePassphrase } from './amount.js';
+import { ADDRESS_PATTERN, addressFromPublicKey, adamantTime, deriveKeyPair, type KeyPair } from './crypto.js';
+import type { RpcMethod } from './jsonrpc.js';
+import { delegateLookup, field, idParam, MissingParameterError, PUBLIC_KEY, shown, usernameParam, WrongParameterError, wrongParameter } from './params.js';
 import type { Clock } from '../clock.js';
 import { readChatMessage, sendChatMessage, signedTransaction, type ChatType } from './chat-send.js';
-import type { AdamantNodeClient } from './node-client.js';
+import type { AdamantNodeClient } from './node-api.js';
 
 export interface SendMethodsOptions {
   readonly node: AdamantNodeClient;

@@ -1,14 +1,14 @@
 // The console's JSON-RPC method table (spec B §4.2; notes C.2, F.12): the read methods, clientVersion and (with the
 // account's keys) the sending methods, over one node client.
 
-import type { MethodTable, RpcMethod } from '../../src/console/jsonrpc.js';
-import type { ConsoleConfig } from '../../src/console/config.js';
-import type { AdamantNodeClient } from './node-client.js';
+import type { MethodTable, RpcMethod } from './jsonrpc.js';
+import type { ConsoleConfig } from './config.js';
+import type { AdamantNodeClient } from './node-api.js';
 import { readMethods } from './read-methods.js';
 import { sendMethods } from './send-methods.js';
-import { addressFromPublicKey, keyPairFromPassphrase, newAccount } from '../../src/console/crypto.js';
+import { addressFromPublicKey, keyPairFromPassphrase, newAccount } from './crypto.js';
 import type { Clock } from '../clock.js';
-import { setPassphrase } from '../../src/console/amount.js';
+import { setPassphrase } from './amount.js';
 
 /** `clientVersion.version` (notes F.14): the console semver; 3.x matches the v3 method set. */
 export const CONSOLE_VERSION = '3.0.0';

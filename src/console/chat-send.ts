@@ -2,11 +2,11 @@
 // for it, sign a type-8 transaction and post it once. Shared by the console's send methods and the rates service's
 // ADAMANT notification channel. The key pair never leaves this module except inside the signature.
 
-import { decryptMessage, encryptMessage } from '../../src/console/chat-crypto.js';
-import { addressFromPublicKey, adamantTime, signTransaction, type KeyPair, type UnsignedTransaction } from '../../src/console/crypto.js';
-import { field, PUBLIC_KEY } from '../../src/console/params.js';
-import type { AdamantNodeClient } from './node-client.js';
-import type { Cancellation } from '../../src/cancellation.js';
+import { decryptMessage, encryptMessage } from './chat-crypto.js';
+import { addressFromPublicKey, adamantTime, signTransaction, type KeyPair, type UnsignedTransaction } from './crypto.js';
+import { field, PUBLIC_KEY } from './params.js';
+import type { AdamantNodeClient } from './node-api.js';
+import type { Cancellation } from '../cancellation.js';
 
 /** Chat types of asset.chat.type: a basic message, a rich message (JSON) and a signal. */
 export type ChatType = 1 | 2 | 3;

@@ -7,11 +7,11 @@
 // wrong field) is refused with 501 "Wrong '<name>' parameter" and never sent; fixed queries are built from checked
 // values, never by joining strings.
 
-import type { RpcMethod } from '../../src/console/jsonrpc.js';
-import { addressParam, delegateLookup, field, heightParam, idParam, required, withoutEnvelope } from '../../src/console/params.js';
-import { nodeQuery } from '../../src/console/query.js';
-import type { AdamantNodeClient } from './node-client.js';
-import type { Cancellation } from '../../src/cancellation.js';
+import type { RpcMethod } from './jsonrpc.js';
+import { addressParam, delegateLookup, field, heightParam, idParam, required, withoutEnvelope } from './params.js';
+import { nodeQuery } from './query.js';
+import type { AdamantNodeClient } from './node-api.js';
+import type { Cancellation } from '../cancellation.js';
 
 type Params = readonly unknown[];
 

@@ -3,10 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { systemClock } from '../../../actors/clock.js';
-import type { AdamantNodeClient } from '../../../actors/console/node-client.js';
-import { sendMethods } from '../../../actors/console/send-methods.js';
-import { keyPairFromPassphrase, verifyTransaction, type UnsignedTransaction } from '../../../src/console/crypto.js';
+import { systemClock } from '../../actors/clock.js';
+import type { AdamantNodeClient } from '../../src/console/node-api.js';
+import { sendMethods } from '../../src/console/send-methods.js';
+import { keyPairFromPassphrase, verifyTransaction, type UnsignedTransaction } from '../../src/console/crypto.js';
 
 /** Public BIP-39 test mnemonics (notes D): no secrets. */
 const CONFIGURED = `${'abandon '.repeat(11)}about`;
