@@ -19,6 +19,7 @@ import { parseRatesConfig, RATES_CONFIG_LOOKUP, RATES_DEFAULT_CONFIG, resolveRat
 import { FILES_DEFAULT_CONFIG, parseFilesConfig, resolveFilesConfigPath, storeDirectory, type FilesConfig } from './files/config.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
 import { filesTree } from '../actors/files/tree.js';
+import { nodeAdmission } from './files/admission.js';
 import { filesServer } from '../http/files/files.routes.js';
 import { homedir } from 'node:os';
 import { transfersTree } from '../actors/transfers/tree.js';
@@ -254,8 +255,9 @@ export function serviceChildren(
   }
   if (configs.files) {
     const config = configs.files;
-    const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics }), FILES_DRAIN_MS, FILES_LISTENER_STOP_MS);
-    children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge] }));
+    const admission = nodeAdmission(config);
+    const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics, admission }), FILES_DRAIN_MS, FILES_LISTENER_STOP_MS);
+    children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge], admission }));
   }
   if (configs.transfers) {
     const { gateway } = configs.transfers;

@@ -23,7 +23,7 @@ import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor
 import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
 import { StorageLease } from '../../src/files/storage-lease.js';
-import { nodeAdmission } from '../../src/files/admission.js';
+import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { contentLogic, contentSettings } from './content.actor.js';
 import { copyClient } from './copy-client.js';
 import { diskLogic, type DiskClaim, type DiskSnapshot } from './disk.actor.js';
@@ -62,13 +62,15 @@ export interface FilesTreeSettings {
 
 export interface FilesTreeOptions {
   readonly edge?: readonly ChildSpec[];
+  /** The node's admission limiter, shared with the edge (nodeAdmission). */
+  readonly admission: AdmissionLimiter;
   /** Told when the startup walk has finished (the health checkpoint and the collector wait for it). */
   readonly onStartupComplete?: (result: ReconcileResult) => void;
   /** Peering dial timeout, concurrency and startup bound (defaults: PEERING_DEFAULTS in src/files/peering.ts). */
   readonly peering?: Partial<PeeringTimings>;
 }
 
-export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions = {}): ChildSpec {
+export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions): ChildSpec {
   const { config } = settings;
   const holder = new NodeHolder();
   const startup = new StartupSignal();
@@ -193,7 +195,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               holder,
               members: config.nodes.map((node) => node.peerId),
               lease: storageLease,
-              tryIncomingCopy: () => nodeAdmission(config).tryIncomingCopy(),
+              tryIncomingCopy: () => options.admission.tryIncomingCopy(),
               claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: HEALTH_DISK_ASK_MS }),
               requestTimeoutMs: config.replication.requestTimeoutMs,
               clock: runtime.clock,

@@ -4,7 +4,7 @@
 
 import { CID } from 'multiformats/cid';
 import type { Runtime } from '../../actors/runtime.js';
-import { nodeAdmission, type AdmissionLimiter } from '../../src/files/admission.js';
+import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { ProxyTrust } from '../../src/files/client-address.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { FileNotFoundError, FileTimeoutError, InsufficientStorageError, QuorumNotReachedError, RunInProgressError, UnreadableContentError } from '../../src/files/errors.js';
@@ -107,7 +107,7 @@ export interface FilesRouteContext {
   admin(handler: Handler): Handler;
 }
 
-export function filesRouteContext(server: HttpServer, runtime: Runtime, config: FilesConfig, logger: Logger): FilesRouteContext {
+export function filesRouteContext(server: HttpServer, runtime: Runtime, config: FilesConfig, admission: AdmissionLimiter, logger: Logger): FilesRouteContext {
   const defaultTimeoutMs = config.findFileTimeout + 5_000;
   const adminApiKey = config.adminApiKey || undefined;
   const trust = new ProxyTrust(config.trustProxy);
@@ -122,7 +122,7 @@ export function filesRouteContext(server: HttpServer, runtime: Runtime, config: 
     runtime,
     config,
     logger,
-    admission: nodeAdmission(config),
+    admission,
     rateLimits,
     clientKey: (request) => trust.clientOf(request.remoteAddress, request.headers['x-forwarded-for']),
     limitRate: (name, client) => {

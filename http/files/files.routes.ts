@@ -9,7 +9,7 @@ import type { CommittedUpload, OpenedContent, UploadHandle } from '../../actors/
 import type { DiskClaim } from '../../actors/files/disk.actor.js';
 import { FILES_CONTENT_ID, FILES_DISK_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
-import type { Release } from '../../src/files/admission.js';
+import type { AdmissionLimiter, Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
@@ -41,6 +41,8 @@ export interface FilesListenerOptions {
   /** Interface the HTTP port binds to (the port is `config.serverPort`). */
   readonly host: string;
   readonly metrics?: HttpMetrics;
+  /** The node's admission limiter, shared with the replication actor (nodeAdmission, made where the node is composed). */
+  readonly admission: AdmissionLimiter;
   /** Sees the listener's route context once it is built (tests read `admission.snapshot()` through it). */
   readonly onContext?: (context: FilesRouteContext) => void;
 }
@@ -72,7 +74,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     notFound: () => json(404, { error: 'Not found' }),
     cors: filesCors(config),
   });
-  const context = filesRouteContext(server, runtime, config, logger);
+  const context = filesRouteContext(server, runtime, config, options.admission, logger);
   options.onContext?.(context);
   const { admin } = context;
   const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal) => context.ask<T>(FILES_CONTENT_ID, event, signal);

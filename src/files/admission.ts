@@ -69,11 +69,10 @@ function once(release: () => void): Release {
   };
 }
 
-const limiters = new WeakMap<object, AdmissionLimiter>();
-
 /**
- * The one limiter of a node, keyed by its validated configuration object: the edge admits uploads and downloads, the
- * replication actor incoming copies, and node details shows all three from the same counters.
+ * The limiter of one node, made once where the node is composed (src/main.ts) and handed to its two users: the edge
+ * admits uploads and downloads, the replication actor incoming copies, and node details shows all three from the
+ * same counters.
  */
 export function nodeAdmission(config: {
   readonly storage: {
@@ -83,15 +82,10 @@ export function nodeAdmission(config: {
     readonly maxConcurrentDownloadsPerClient: number;
   };
 }): AdmissionLimiter {
-  let limiter = limiters.get(config);
-  if (!limiter) {
-    limiter = new AdmissionLimiter({
-      uploads: config.storage.maxConcurrentUploads,
-      incomingCopies: config.storage.maxConcurrentIncomingCopies,
-      downloads: config.storage.maxConcurrentDownloads,
-      downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
-    });
-    limiters.set(config, limiter);
-  }
-  return limiter;
+  return new AdmissionLimiter({
+    uploads: config.storage.maxConcurrentUploads,
+    incomingCopies: config.storage.maxConcurrentIncomingCopies,
+    downloads: config.storage.maxConcurrentDownloads,
+    downloadsPerClient: config.storage.maxConcurrentDownloadsPerClient,
+  });
 }

@@ -13,6 +13,7 @@ import { filesServer } from '../../http/files/files.routes.js';
 import { listenerChild } from '../../http/listener.js';
 import { freePort } from './cli.js';
 import { filesTestConfig } from './files-config.js';
+import { nodeAdmission } from '../../src/files/admission.js';
 import { captureLogger } from './logger.js';
 
 export interface TestFilesNode {
@@ -44,14 +45,15 @@ export async function startTestFilesNode(storeDirectory: string, configLayers: R
   let context: FilesRouteContext | undefined;
   let markDone!: () => void;
   const startupDone = new Promise<void>((resolve) => (markDone = resolve));
-  const edge = listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1', onContext: (built) => (context = built) }));
+  const admission = nodeAdmission(config);
+  const edge = listenerChild('files.http', (rt) => filesServer(rt, { config, host: '127.0.0.1', admission, onContext: (built) => (context = built) }));
   const root = new Supervisor(
     {
       id: 'root',
       strategy: 'one_for_one',
       intensity: 1,
       periodMs: 10_000,
-      children: [filesTree({ config, storeDirectory }, { edge: [edge], onStartupComplete: () => markDone(), peering: options.peering })],
+      children: [filesTree({ config, storeDirectory }, { edge: [edge], admission, onStartupComplete: () => markDone(), peering: options.peering })],
     },
     runtime,
   );
