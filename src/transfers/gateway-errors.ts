@@ -46,7 +46,16 @@ export function queryParseError(message: string, details: string): GatewayError 
   return new GatewayError({ status: 400, code: 'PGRST100', message, details });
 }
 
-/** PGRST100 for grammar PostgREST accepts but this gateway does not serve (aggregates, casts to non-type names). */
+/**
+ * PGRST123: an aggregate in `select` (`count()`, `amount.sum()`, …). PostgREST refuses them unless
+ * db-aggregates-enabled is on, which it is not by default (and aggregates over an unbounded table are a cheap way to
+ * load the database), so a stock PostgREST answers exactly this (Error.hs AggregatesNotAllowed).
+ */
+export function aggregatesNotAllowed(): GatewayError {
+  return new GatewayError({ status: 400, code: 'PGRST123', message: 'Use of aggregate functions is not allowed', details: null, hint: null });
+}
+
+/** PGRST100 for grammar PostgREST accepts but this gateway does not serve (casts to non-type names). */
 export function unsupportedFeature(message: string, details: string | null = null, hint: string | null = null): GatewayError {
   return new GatewayError({ status: 400, code: 'PGRST100', message, details, hint });
 }

@@ -8,7 +8,7 @@
 //                     conditions.
 // The range/status step (read-range.ts) runs between the two, as PostgREST's getRanges does.
 
-import { noRelationship, notEmbedded, queryParseError, unsupportedFeature } from './gateway-errors.js';
+import { aggregatesNotAllowed, noRelationship, notEmbedded, queryParseError, unsupportedFeature } from './gateway-errors.js';
 import {
   columns,
   logicPath,
@@ -193,9 +193,7 @@ function planSelect(items: readonly SelectItem[]): SelectColumn[] {
   return items.map((item): SelectColumn => {
     // Embedded items were refused before (PGRST200 in planRead); this keeps the type narrow.
     if (item.kind !== 'field') throw new Error('planSelect: embedded item after the relationship check');
-    if (item.aggregate !== undefined) {
-      throw unsupportedFeature('Aggregate functions are not supported by this gateway', `'${item.aggregate}()' in the select parameter`, null);
-    }
+    if (item.aggregate !== undefined) throw aggregatesNotAllowed();
     if (item.field.name === '*' && item.field.jsonPath.length === 0) return { kind: 'all' };
     if (item.cast !== undefined && !SAFE_TYPE_NAME.test(item.cast)) {
       throw unsupportedFeature('Invalid cast type', `'${item.cast}' is not a type name`, 'Use a type name such as text, int8 or numeric.');
