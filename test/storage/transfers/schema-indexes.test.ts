@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
-import { migrate, SCHEMA_VERSION, type IndexBuildProgress } from '../../../storage/transfers/schema.js';
+import { buildPendingIndexes, migrate, SCHEMA_VERSION, type IndexBuildProgress } from '../../../storage/transfers/schema.js';
 import type { SqlClient, SqlQuery } from '../../../storage/transfers/sql-client.js';
 import { openPgClient } from '../../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../../storage/transfers/sql-client.pglite.js';
@@ -165,6 +165,33 @@ describe('migration 2, composite indexes: PostgreSQL', { skip: skipWithout(postg
     // Both rows written around and during the build are in every index (amcheck's heapallindexed).
     await db.query('CREATE EXTENSION IF NOT EXISTS amcheck');
     for (const name of NAMES) await db.query(`SELECT bt_index_check($1::regclass, true)`, [`public.${name}`]);
+  });
+
+  test('an abort (the service shutting down) cancels the background build at once: nothing keeps building, version 2 is not recorded, the next start builds', async () => {
+    const { url, db } = await v1();
+    const deferred = await migrate(db, '3.0.0', { indexBuilds: 'defer' });
+    assert.deepEqual(deferred.builtIndexes, []);
+    // An open writer transaction holds the build in "waiting for writers", so it is surely running when aborted.
+    const early = await raw(url);
+    await early.query('BEGIN');
+    await early.query(`INSERT INTO public.ethtxs (txfrom, txto, "time", txhash, contract_to, contract_value) VALUES ('0xEarly', '0xB', 1, '0x01', '', '')`);
+    const stop = new AbortController();
+    const building = buildPendingIndexes(db, { signal: stop.signal });
+    try {
+      await until('a concurrent index build', () => concurrentBuild(db));
+      const started = Date.now();
+      stop.abort(new Error('shutting down'));
+      await assert.rejects(building);
+      assert.ok(Date.now() - started < 5_000, `the build stopped ${Date.now() - started} ms after the abort`);
+      await until('no index build running', async () => (await concurrentBuild(db)) === undefined || undefined);
+      assert.deepEqual((await db.query('SELECT version FROM indexer.migrations ORDER BY 1')).map((r) => r.version), [1]);
+    } finally {
+      await early.query('COMMIT');
+    }
+    const next = await buildPendingIndexes(db);
+    assert.deepEqual(next.applied, ['2 composite indexes for address and token history pages']);
+    assertComposites(await composites(db));
+    assert.equal(await count(db), ROWS + 1);
   });
 
   test('an INVALID index left by an interrupted concurrent build is dropped and built again on the next start', async () => {
