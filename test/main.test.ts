@@ -4,7 +4,9 @@ import { ConfigError } from '../src/errors.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configCheckLine, configOriginLine, loadRatesConfig, operatorSettings, parseCommandLine } from '../src/main.js';
+import { parseCommandLine } from '../src/command-line.js';
+import { operatorSettings } from '../src/compose.js';
+import { configCheckLine, configOriginLine, loadRatesConfig } from '../src/service-configs.js';
 import { RATES_DEFAULT_CONFIG } from '../src/rates/config.js';
 
 test('parseCommandLine: services, options, and the usage errors', () => {

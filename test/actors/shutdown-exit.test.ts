@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { SHUTDOWN_DEADLINE_MS } from '../../src/main.js';
+import { SHUTDOWN_DEADLINE_MS } from '../../src/lifecycle.js';
 import { SIGNAL_ROOT_ENV } from '../support/signal-root.js';
 
 const script = join(dirname(fileURLToPath(import.meta.url)), '..', 'support', 'signal-root.js');

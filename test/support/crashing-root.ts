@@ -5,7 +5,7 @@
 import { setup } from 'xstate';
 import { actorChild } from '../../actors/actor-child.js';
 import { createLogger } from '../../src/logger.js';
-import { runRoot } from '../../src/main.js';
+import { runRoot } from '../../src/lifecycle.js';
 
 export const CRASHING_ROOT_ENV = 'ADM_INFRA_CRASHING_ROOT';
 

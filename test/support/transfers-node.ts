@@ -5,7 +5,7 @@
 import { systemClock } from '../../actors/clock.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import { Supervisor } from '../../actors/supervisor.js';
-import { serviceChildren } from '../../src/main.js';
+import { serviceChildren } from '../../src/compose.js';
 import { parseTransfersConfig, type TransfersConfig } from '../../src/transfers/config.js';
 import { freePort } from './cli.js';
 import { captureLogger } from './logger.js';
