@@ -68,6 +68,18 @@ const CRLF = Buffer.from('\r\n');
 const HEAD_END = Buffer.from('\r\n\r\n');
 const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: |$)/;
 
+/**
+ * `kept` (what arrived earlier of an unfinished head or line) and `data` joined, up to `delimiter`: its text (latin1)
+ * and the bytes after it; or, while the delimiter has not arrived, the bytes to keep, refused past `limit`.
+ */
+function untilDelimiter(kept: Buffer | undefined, data: Buffer, delimiter: Buffer, limit: number, refusal: string): { text: string; rest: Buffer } | { kept: Buffer } {
+  const buffered = kept ? Buffer.concat([kept, data]) : data;
+  const end = buffered.indexOf(delimiter);
+  if (end >= 0) return { text: buffered.toString('latin1', 0, end), rest: buffered.subarray(end + delimiter.length) };
+  if (buffered.length > limit) throw new HttpExchangeError(refusal, true);
+  return { kept: buffered };
+}
+
 /** Parses one answer at a time. `feed` returns 'more' until the answer is complete, then 'done' (see `extra`). */
 class AnswerParser {
   status = 0;
@@ -99,17 +111,15 @@ class AnswerParser {
     this.started = true;
     let data = chunk;
     while (this.#inHead) {
-      const buffered = this.#head ? Buffer.concat([this.#head, data]) : data;
-      const end = buffered.indexOf(HEAD_END);
-      if (end < 0) {
-        if (buffered.length > MAX_HEAD_BYTES) throw new HttpExchangeError('answer head is too large', true);
-        this.#head = buffered;
+      const found = untilDelimiter(this.#head, data, HEAD_END, MAX_HEAD_BYTES, 'answer head is too large');
+      if ('kept' in found) {
+        this.#head = found.kept;
         return 'more';
       }
-      if (end > MAX_HEAD_BYTES) throw new HttpExchangeError('answer head is too large', true);
+      if (found.text.length > MAX_HEAD_BYTES) throw new HttpExchangeError('answer head is too large', true);
       this.#head = undefined;
-      data = buffered.subarray(end + 4);
-      const informational = this.#readHead(buffered.toString('latin1', 0, end));
+      data = found.rest;
+      const informational = this.#readHead(found.text);
       if (!informational) this.#inHead = false;
       else if (data.length === 0) return 'more';
     }
@@ -211,16 +221,14 @@ class AnswerParser {
         continue;
       }
       // The other steps read a line.
-      const buffered = this.#line ? Buffer.concat([this.#line, data]) : data;
-      const end = buffered.indexOf(CRLF);
-      if (end < 0) {
-        if (buffered.length > MAX_CHUNK_LINE_BYTES) throw new HttpExchangeError('malformed chunked answer', true);
-        this.#line = buffered;
+      const found = untilDelimiter(this.#line, data, CRLF, MAX_CHUNK_LINE_BYTES, 'malformed chunked answer');
+      if ('kept' in found) {
+        this.#line = found.kept;
         return 'more';
       }
       this.#line = undefined;
-      const line = buffered.toString('latin1', 0, end);
-      data = buffered.subarray(end + 2);
+      const line = found.text;
+      data = found.rest;
       if (this.#chunkStep === ChunkStep.DataEnd) {
         if (line !== '') throw new HttpExchangeError('malformed chunked answer', true);
         this.#chunkStep = ChunkStep.Size;

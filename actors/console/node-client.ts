@@ -41,10 +41,7 @@ export interface NodeClientOptions {
   /** Told when a node failed a request, so the health check can run again. */
   readonly onNodeFailure?: (url: string) => void;
   readonly timeoutMs?: number;
-  /** The HTTP client (tests pass one that trusts their certificate); the process's shared one otherwise. */
-  readonly http?: HttpClient;
 }
-
 
 class TransportError extends Error {
   constructor(
@@ -63,12 +60,11 @@ const HTTP = new HttpClient({ maxSockets: 128, idleTimeoutMs: IDLE_TIMEOUT_MS, m
 
 export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
-  const http = options.http ?? HTTP;
 
   const request = async (url: string, method: 'GET' | 'POST', body: string | undefined, signal: Cancellation): Promise<unknown> => {
     let answer: HttpAnswer;
     try {
-      answer = await http.request(method, url, body, signal, timeoutMs);
+      answer = await HTTP.request(method, url, body, signal, timeoutMs);
     } catch (error) {
       throw error instanceof HttpExchangeError ? new TransportError(error.message, !error.written) : error;
     }

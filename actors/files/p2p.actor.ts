@@ -31,12 +31,12 @@ import {
   type PeeringPassResult,
   type PeeringTimings,
 } from '../../src/files/peering.js';
-import { nextRun, requireCron, type CronSchedule } from '../../src/cron.js';
+import { requireCron, type CronSchedule } from '../../src/cron.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
 import { deadline, sleep, type Clock } from '../clock.js';
-import { setTimerAt } from '../clock-at.js';
+import { everyCronRun } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
 import type { NodeHolder } from './node.js';
 
@@ -111,7 +111,7 @@ export class PeeringLoop {
 
   /** Runs the startup pass and arms the schedule; resolves when that pass has settled (never rejects). */
   start(): Promise<void> {
-    this.#arm();
+    if (!this.#stopped) this.#cancelTimer = everyCronRun(this.#options.clock, this.#options.schedule, () => this.#tick());
     return this.#pass('startup').then(
       () => undefined,
       () => undefined,
@@ -130,21 +130,8 @@ export class PeeringLoop {
     this.#stopping.abort();
   }
 
-  #arm(): void {
-    if (this.#stopped) return;
-    const now = this.#options.clock.now();
-    this.#waitUntil(nextRun(this.#options.schedule, now));
-  }
-
-  #waitUntil(dueAt: number): void {
-    this.#cancelTimer = setTimerAt(this.#options.clock, dueAt, () => {
-      if (!this.#stopped) this.#tick();
-    });
-  }
-
   #tick(): void {
     if (this.#stopped) return;
-    this.#arm();
     if (this.#current) {
       this.#options.onSkippedTick?.();
       return;

@@ -531,4 +531,10 @@ describe('transfers gateway through @supabase/postgrest-js (PostgreSQL)', { skip
       hint: null,
     });
   });
+
+  test("aggregates (select('gas.sum()'), select('count()')): 400 PGRST123, as a stock PostgREST answers", async () => {
+    for (const columns of ['gas.sum()', 'count()', 'total:value.sum()::text', 'block.max(),block.min()']) {
+      failed(await client.from('ethtxs').select(columns), { status: 400, code: 'PGRST123', message: 'Use of aggregate functions is not allowed', details: null, hint: null });
+    }
+  });
 });
