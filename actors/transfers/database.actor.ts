@@ -142,11 +142,12 @@ export function databaseLogic(options: DatabaseActorOptions) {
       () => undefined,
       (error: Error) => logger.warn({ role: config.gateway.anonRole, reason: error.message }, 'the gateway cannot read as the anonymous role yet'),
     );
-  // Reads run as named prepared statements (a few shapes, many parameters); catalog reads stay unnamed.
+  // Reads whose plan may be kept run as named prepared statements (a few shapes, many parameters); the others and
+  // catalog reads stay unnamed, so PostgreSQL plans them for their values.
   const readerOf = (reader: PgSqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
     writer,
     catalog: reader,
-    read: reader && ((text, values) => reader.queryPrepared(text, values)),
+    read: reader && ((text, values, reusePlan) => (reusePlan ? reader.queryPrepared(text, values) : reader.query(text, values))),
   });
 
   return databaseMachine.provide({

@@ -22,11 +22,12 @@ export interface GatewayView {
 
 export function gatewayView(runtime: Runtime, holder: DatabaseHolder, settings: ReadSettings): GatewayView {
   let known: RelationsBySchema | null = null;
+  const schemaCache = () => (runtime.registry.lookup(TRANSFERS_SCHEMA_ID)?.getSnapshot() as { context?: SchemaCacheContext } | undefined)?.context;
   return {
     relations() {
-      const snapshot = runtime.registry.lookup(TRANSFERS_SCHEMA_ID)?.getSnapshot() as { context?: SchemaCacheContext } | undefined;
       // Between a crash of the schema actor and its restart the last list read stands in.
-      if (snapshot?.context?.relations) known = snapshot.context.relations;
+      const relations = schemaCache()?.relations;
+      if (relations) known = relations;
       return known;
     },
     reload() {
@@ -41,7 +42,8 @@ export function gatewayView(runtime: Runtime, holder: DatabaseHolder, settings: 
         read = undefined;
       }
       if (!read) throw new GatewayError({ status: 503, code: 'PGRST001', message: 'Database client error. Retrying the connection.', details: null, hint: null });
-      return runRead(request, settings, read);
+      // Without the schema actor (restarting) no common values: the read is planned for its values.
+      return runRead(request, settings, read, schemaCache()?.commonValues.get(request.schema)?.get(request.relation));
     },
   };
 }

@@ -79,7 +79,7 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
     workers.push(
       actorChild({
         systemId: TRANSFERS_SCHEMA_ID,
-        logic: () => schemaCacheLogic({ holder, schemas: config.gateway.schemas }),
+        logic: (runtime) => schemaCacheLogic({ holder, schemas: config.gateway.schemas, logger: runtime.logger.child({ actor: TRANSFERS_SCHEMA_ID }) }),
         input: () => ({ refreshMs: SCHEMA_REFRESH_MS }),
         // The listener opens once the relations are known (no 503 PGRST002 at startup unless the catalog fails).
         readyWhen: (snapshot) => snapshot.value === 'ready' || snapshot.value === 'retrying',

@@ -1,5 +1,6 @@
 // The gateway's schema cache (notes B.2, F.8): which relations (tables and views) each exposed schema has, so an
-// unknown path answers 404 PGRST205 without a query, and a new view is served without a restart.
+// unknown path answers 404 PGRST205 without a query, and a new view is served without a restart; and the common
+// values of their columns' statistics, which decide how a read is planned (src/transfers/statistics.ts).
 //
 //   loading ──done──▶ ready ──refreshPeriod / schema.reload──▶ loading (the previous list keeps serving)
 //      └──error──▶ retrying ──retryDelay (1 s … 60 s)──▶ loading
@@ -8,6 +9,7 @@
 // its schema cache is not loaded). A `schema.reload` asked while loading is remembered and runs next.
 
 import { assign, fromPromise, setup } from 'xstate';
+import type { CommonValuesBySchema } from '../../src/transfers/statistics.js';
 import { retryDelayMs } from '../../src/transfers/sync.js';
 
 export interface SchemaCacheInput {
@@ -17,8 +19,15 @@ export interface SchemaCacheInput {
 /** Exposed schema → its relations' names. */
 export type RelationsBySchema = Readonly<Record<string, readonly string[]>>;
 
+/** What one load reads. */
+export interface SchemaCatalog {
+  readonly relations: RelationsBySchema;
+  readonly commonValues: CommonValuesBySchema;
+}
+
 export interface SchemaCacheContext extends SchemaCacheInput {
   relations: RelationsBySchema | null;
+  commonValues: CommonValuesBySchema;
   failures: number;
   lastError: string | null;
   reloadRequested: boolean;
@@ -33,7 +42,7 @@ function notProvided(name: string): never {
 export const schemaCacheMachine = setup({
   types: { context: {} as SchemaCacheContext, input: {} as SchemaCacheInput, events: {} as SchemaCacheEvent },
   actors: {
-    loadRelations: fromPromise<RelationsBySchema>(async () => notProvided('loadRelations')),
+    loadCatalog: fromPromise<SchemaCatalog>(async () => notProvided('loadCatalog')),
   },
   guards: {
     reloadRequested: ({ context }) => context.reloadRequested,
@@ -44,7 +53,7 @@ export const schemaCacheMachine = setup({
   },
 }).createMachine({
   id: 'transfersSchemaCache',
-  context: ({ input }) => ({ ...input, relations: null, failures: 0, lastError: null, reloadRequested: false }),
+  context: ({ input }) => ({ ...input, relations: null, commonValues: new Map(), failures: 0, lastError: null, reloadRequested: false }),
   initial: 'loading',
   on: { 'system.shutdown': '.stopped' },
   states: {
@@ -52,8 +61,8 @@ export const schemaCacheMachine = setup({
       entry: assign({ reloadRequested: false }),
       on: { 'schema.reload': { actions: assign({ reloadRequested: true }) } },
       invoke: {
-        src: 'loadRelations',
-        onDone: { target: 'ready', actions: assign(({ event }) => ({ relations: event.output, failures: 0, lastError: null })) },
+        src: 'loadCatalog',
+        onDone: { target: 'ready', actions: assign(({ event }) => ({ relations: event.output.relations, commonValues: event.output.commonValues, failures: 0, lastError: null })) },
         onError: {
           target: 'retrying',
           actions: assign(({ context, event }) => ({ failures: context.failures + 1, lastError: event.error instanceof Error ? event.error.message : String(event.error) })),

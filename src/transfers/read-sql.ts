@@ -12,6 +12,13 @@
 // - PostgreSQL builds the JSON (json_agg over the page) and every returned value is text, so numeric/int8 keep all
 //   their digits and both drivers (pg, PGlite) read the same strings.
 // - Parameters used by the WHERE clause come first, so the EXPLAIN for a planned count can reuse them alone.
+// - Except the values the table's statistics list as common (ReadStatementInput.commonValues): an `eq`, `neq`,
+//   `in` or `isdistinct` value among a column's most common values is written into the statement as a literal, and
+//   LIMIT/OFFSET digits always are. PostgreSQL may then keep one generic plan per statement text (plan_cache_mode
+//   auto, storage/transfers/gateway-store.ts), and that plan is the one a custom plan would be: for a value outside
+//   the most common ones both estimate a column's average selectivity, while a common value (`contract_to = ''`,
+//   ~70% of the rows) gets its own text and a plan that knows it is common. A literal of an unknown-typed string
+//   resolves to the column's type exactly as the unknown-typed parameter does.
 
 import type { ReadFormat } from './negotiate.js';
 import type { CountPreference } from './read-prefer.js';
@@ -20,6 +27,7 @@ import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type Rea
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
 import { branchesFromSql, planBranchSplit } from './read-sql-branches.js';
+import type { ColumnCommonValues } from './statistics.js';
 
 export interface SqlStatement {
   readonly text: string;
@@ -48,6 +56,8 @@ export interface ReadStatementInput {
   readonly probeMoreRows: boolean;
   /** false: never split a top-level OR into ordered branches (read-sql-branches.ts); for comparisons in tests. */
   readonly orBranches?: boolean;
+  /** The relation's common values per column, lowercased (statistics.ts); written as literals, not parameters. */
+  readonly commonValues?: ColumnCommonValues;
 }
 
 /**
@@ -82,10 +92,24 @@ export function quoteIdentifier(name: string): string {
 
 class Parameters {
   readonly values: string[] = [];
+  constructor(private readonly commonValues?: ColumnCommonValues) {}
   add(value: string): string {
     this.values.push(value);
     return `$${this.values.length}`;
   }
+  /** A value compared with a column: a literal when the column's statistics list it as common, else a parameter. */
+  compared(ref: ColumnRef, value: string, common: (values: ReadonlySet<string>) => boolean = (values) => values.has(value.toLowerCase())): string {
+    const values = ref.jsonPath === undefined ? this.commonValues?.get(ref.column) : undefined;
+    return values !== undefined && common(values) ? stringLiteral(value) : this.add(value);
+  }
+}
+
+/**
+ * An escape string literal (E'…', so its meaning does not depend on standard_conforming_strings). Only values the
+ * statistics list reach it: PostgreSQL text, so never a NUL.
+ */
+function stringLiteral(value: string): string {
+  return `E'${value.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
 }
 
 const QUANT_SQL: Readonly<Record<QuantOperator, string>> = { eq: '=', gte: '>=', gt: '>', lte: '<=', lt: '<', like: 'LIKE', ilike: 'ILIKE', match: '~', imatch: '~*' };
@@ -94,7 +118,7 @@ const FTS_FUNCTION = { fts: 'to_tsquery', plfts: 'plainto_tsquery', phfts: 'phra
 const IS_SQL = { null: 'IS NULL', not_null: 'IS NOT NULL', true: 'IS TRUE', false: 'IS FALSE', unknown: 'IS UNKNOWN' } as const;
 
 /** PostgREST's pgBuildArrayLiteral: every element quoted, `\` and `"` escaped; `in.()` is the empty array. */
-function arrayLiteral(items: readonly string[]): string {
+export function arrayLiteral(items: readonly string[]): string {
   if (items.length === 1 && items[0] === '') return '{}';
   return `{${items.map((item) => `"${item.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`).join(',')}}`;
 }
@@ -102,21 +126,24 @@ function arrayLiteral(items: readonly string[]): string {
 /** like/ilike take `*` as an alias of `%` (URLs mangle `%`). */
 const likePattern = (operator: QuantOperator, value: string) => (operator === 'like' || operator === 'ilike' ? value.replaceAll('*', '%') : value);
 
-function operationSql(column: string, operation: Operation, params: Parameters): string {
+function operationSql(ref: ColumnRef, column: string, operation: Operation, params: Parameters): string {
   switch (operation.kind) {
     case 'quant': {
-      const value = params.add(likePattern(operation.operator, operation.value));
       const operator = QUANT_SQL[operation.operator];
+      if (operation.quantifier === undefined && operation.operator === 'eq') return `${column} = ${params.compared(ref, operation.value)}`;
+      const value = params.add(likePattern(operation.operator, operation.value));
       return operation.quantifier === undefined ? `${column} ${operator} ${value}` : `${column} ${operator} ${operation.quantifier.toUpperCase()} (${value})`;
     }
     case 'simple':
-      return `${column} ${SIMPLE_SQL[operation.operator]} ${params.add(operation.value)}`;
-    case 'in':
-      return `${column} = ANY (${params.add(arrayLiteral(operation.values))})`;
+      return `${column} ${SIMPLE_SQL[operation.operator]} ${operation.operator === 'neq' ? params.compared(ref, operation.value) : params.add(operation.value)}`;
+    case 'in': {
+      const items = operation.values;
+      return `${column} = ANY (${params.compared(ref, arrayLiteral(items), (common) => items.some((item) => common.has(item.toLowerCase())))})`;
+    }
     case 'is':
       return `${column} ${IS_SQL[operation.value]}`;
     case 'isdistinct':
-      return `${column} IS DISTINCT FROM ${params.add(operation.value)}`;
+      return `${column} IS DISTINCT FROM ${params.compared(ref, operation.value)}`;
     case 'fts': {
       const language = operation.language === undefined ? '' : `${params.add(operation.language)}, `;
       return `${column} @@ ${FTS_FUNCTION[operation.operator]}(${language}${params.add(operation.value)})`;
@@ -135,7 +162,7 @@ function columnSql(relation: string, ref: ColumnRef, params: Parameters): string
 
 function conditionSql(relation: string, condition: Condition, params: Parameters): string {
   if (condition.kind === 'filter') {
-    const sql = operationSql(columnSql(relation, condition, params), condition.expr.operation, params);
+    const sql = operationSql(condition, columnSql(relation, condition, params), condition.expr.operation, params);
     return condition.expr.negated ? `NOT (${sql})` : sql;
   }
   const inner = condition.children.map((child) => conditionSql(relation, child, params)).join(condition.operator === 'and' ? ' AND ' : ' OR ');
@@ -160,7 +187,7 @@ function orderSql(relation: string, term: OrderColumn, params: Parameters): stri
 
 export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const relation = `${quoteIdentifier(input.schema)}.${quoteIdentifier(input.relation)}`;
-  const params = new Parameters();
+  const params = new Parameters(input.commonValues);
   const where = input.plan.where.map((condition) => conditionSql(relation, condition, params));
   const whereSql = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
   const filtered = `FROM ${relation}${whereSql}`;
@@ -176,7 +203,7 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   // The plain WHERE's values ($1…) go into the main statement only where it uses them (a count or the more-rows
   // probe): a branched page that does neither numbers its own parameters from $1, since PostgreSQL must be able to
   // type every parameter it is sent.
-  const pageParams = split !== undefined && !counted && !probed ? new Parameters() : params;
+  const pageParams = split !== undefined && !counted && !probed ? new Parameters(input.commonValues) : params;
   const from = split === undefined
     ? filtered
     : branchesFromSql({
@@ -189,8 +216,9 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
         alias: source,
       });
   const orderBy = input.plan.order.length === 0 ? '' : ` ORDER BY ${input.plan.order.map((term) => orderSql(source, term, pageParams)).join(', ')}`;
-  const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${pageParams.add(String(window.sqlLimit))}`;
-  const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${pageParams.add(String(window.sqlOffset))}`;
+  // Digits of bigints computed here, as literals: a generic plan of `LIMIT $n` would be planned for a tenth of the rows.
+  const limit = window.sqlLimit === undefined ? '' : ` LIMIT ${window.sqlLimit}`;
+  const offset = window.sqlOffset === 0n ? '' : ` OFFSET ${window.sqlOffset}`;
   const page = `SELECT ${input.plan.select.map((column) => selectSql(source, column, pageParams)).join(', ')} ${from}${orderBy}${limit}${offset}`;
 
   const columns = [`${input.withBody ? bodySql(input.format ?? 'json') : 'NULL::text'} AS body`, 'count(*)::text AS page_count'];
@@ -200,11 +228,11 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
     totalKind = 'exact';
   } else if (input.count === 'estimated') {
     // PostgREST counts at most max-rows + 1 rows for `estimated`; past that the planner's guess takes over.
-    columns.push(`(SELECT count(*) FROM (SELECT 1 ${filtered} LIMIT ${pageParams.add(String(BigInt(input.maxRows!) + 1n))}) _pgrst_count)::text AS total`);
+    columns.push(`(SELECT count(*) FROM (SELECT 1 ${filtered} LIMIT ${BigInt(input.maxRows!) + 1n}) _pgrst_count)::text AS total`);
     totalKind = 'bounded';
   }
   if (probed) {
-    columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${pageParams.add(String(window.sqlOffset + window.sqlLimit))}))::text AS more_rows`);
+    columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${window.sqlOffset + window.sqlLimit!}))::text AS more_rows`);
   }
   const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: pageParams.values };
   return { main, explain, totalKind };

@@ -11,6 +11,7 @@ import { canonicalQuery, parseQueryString } from './query-string.js';
 import { parsePrefer } from './read-prefer.js';
 import { needsMoreRowsProbe, planWindow, rangeOutcome } from './read-range.js';
 import { buildReadStatements } from './read-sql.js';
+import type { ColumnCommonValues } from './statistics.js';
 
 export type { GatewayReply } from './gateway-errors.js';
 
@@ -39,9 +40,10 @@ export interface ReadRequest {
 /**
  * Runs one SQL statement with bound parameters and resolves with its rows (column name → value). Every statement
  * runRead sends returns text columns, except the EXPLAIN (FORMAT JSON) of a planned count, whose single column may
- * come back as a JSON string or already parsed.
+ * come back as a JSON string or already parsed. `reusePlan`: the relation's common values were known when the
+ * statement was written (read-sql.ts), so a plan kept for its text stays right for other values.
  */
-export type Execute = (text: string, values: readonly (string | null)[]) => Promise<readonly Record<string, unknown>[]>;
+export type Execute = (text: string, values: readonly (string | null)[], reusePlan: boolean) => Promise<readonly Record<string, unknown>[]>;
 
 function text(row: Record<string, unknown>, column: string): string {
   const value = row[column];
@@ -94,7 +96,8 @@ const parsedQueries = new BoundedMemo<QueryParts>(
   2048,
 );
 
-export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute): Promise<GatewayReply> {
+/** `commonValues`: the relation's, from the schema cache; undefined when it has no statistics the gateway may read. */
+export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute, commonValues?: ColumnCommonValues): Promise<GatewayReply> {
   const { parsed, canonical } = parsedQueries.get(request.query);
   const window = planWindow({
     method: request.method,
@@ -117,14 +120,16 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     withBody: request.method === 'GET',
     format: media.format,
     probeMoreRows: needsMoreRowsProbe(window),
+    ...(commonValues === undefined ? {} : { commonValues }),
   });
+  const reusePlan = commonValues !== undefined;
 
-  const [row] = await execute(statements.main.text, statements.main.values);
+  const [row] = await execute(statements.main.text, statements.main.values, reusePlan);
   if (row === undefined) throw new Error('read statement returned no row');
   const pageCount = BigInt(text(row, 'page_count'));
   // The object representation is one row or a 406 (PostgREST checks the rows of the page, after limit and range).
   if ((media.format === 'object' || media.format === 'object-stripped') && pageCount !== 1n) throw notSingular(pageCount);
-  const planned = async () => plannedRows(await execute(statements.explain.text, statements.explain.values));
+  const planned = async () => plannedRows(await execute(statements.explain.text, statements.explain.values, reusePlan));
   let total: bigint | undefined;
   if (preferences.count === 'planned') {
     total = await planned();

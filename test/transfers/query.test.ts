@@ -300,10 +300,11 @@ describe('order, select, limit and offset', () => {
     assert.ok((await sqlOf('select=value::double precision')).text.includes('::double precision AS "value"'));
   });
 
-  test('limit/offset: bound as parameters, non-numeric ignored, negative offset a no-op', async () => {
+  test('limit/offset: written as literals (digits of bigints the gateway read), non-numeric ignored, negative offset a no-op', async () => {
     const paged = await sqlOf('limit=25&offset=50');
-    assert.ok(paged.text.includes(' LIMIT $1 OFFSET $2)'), paged.text);
-    assert.deepEqual(paged.values, ['25', '50']);
+    assert.ok(paged.text.includes(' LIMIT 25 OFFSET 50)'), paged.text);
+    assert.deepEqual(paged.values, []);
+    assert.ok((await sqlOf('limit=0x1F')).text.includes(' LIMIT 31)'));
     const ignored = await sqlOf('limit=abc&offset=-4');
     assert.ok(!/LIMIT|OFFSET/.test(ignored.text), ignored.text);
     assert.equal(readInteger(' 12 '), 12n);
@@ -317,8 +318,8 @@ describe('order, select, limit and offset', () => {
   test('limit=-1 is 416 PGRST103; max-rows caps the limit; max-offset refuses deep offsets (F.3)', async () => {
     const negative = await failureOf('limit=-1');
     assert.deepEqual([negative.status, negative.code, negative.message, negative.details], [416, 'PGRST103', 'Requested range not satisfiable', 'Limit should be greater than or equal to zero.']);
-    assert.deepEqual((await sqlOf('limit=50', {}, { maxRows: 10 })).values, ['10']);
-    assert.deepEqual((await sqlOf('', {}, { maxRows: 10 })).values, ['10']);
+    assert.ok((await sqlOf('limit=50', {}, { maxRows: 10 })).text.endsWith(' LIMIT 10) _pgrst_page'));
+    assert.ok((await sqlOf('', {}, { maxRows: 10 })).text.endsWith(' LIMIT 10) _pgrst_page'));
     const deep = await failureOf('offset=1001', {}, { maxOffset: 1000 });
     assert.deepEqual(
       JSON.parse(gatewayErrorReply(deep).body),
@@ -376,8 +377,8 @@ describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and inde
     assert.ok(tree.text.includes(`WHERE (${COL('data')}->$1->>$2 = $3 OR ${COL('data')}->>$4 LIKE $5)`), tree.text);
     assert.deepEqual(tree.values, ['a', 'b', 'foo', 'b', 'ba%']);
     const order = await sqlOf('order=data->>c.desc,data->a->1.nullsfirst&limit=5');
-    assert.ok(order.text.includes(`ORDER BY ${COL('data')}->>$1 DESC, ${COL('data')}->$2->$3::int NULLS FIRST LIMIT $4`), order.text);
-    assert.deepEqual(order.values, ['c', 'a', '1', '5']);
+    assert.ok(order.text.includes(`ORDER BY ${COL('data')}->>$1 DESC, ${COL('data')}->$2->$3::int NULLS FIRST LIMIT 5`), order.text);
+    assert.deepEqual(order.values, ['c', 'a', '1']);
     assertPlaceholdersMatch(order);
   });
 
@@ -486,6 +487,61 @@ describe('embedding: the answers of PostgREST itself (PGRST108, PGRST200), no re
   });
 });
 
+describe('common values are written as literals, so a kept plan fits every other value (read-sql.ts, statistics.ts)', () => {
+  const common = new Map([
+    ['contract_to', new Set(['', '0xabc'])],
+    ['txfrom', new Set(["o'brien\\x", '0xhot'])],
+    ['data', new Set(['{"k": 1}'])],
+  ]);
+  async function withCommon(query: string, commonValues: typeof common | null = common) {
+    const plans: boolean[] = [];
+    const { statements, execute } = recorder();
+    await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, prefer: 'count=planned' }, {}, (text, values, reusePlan) => {
+      plans.push(reusePlan);
+      return execute(text, values);
+    }, commonValues ?? undefined);
+    return { main: statements[0]!, explain: statements[1]!, plans };
+  }
+
+  test('eq, neq, isdistinct and in: a common value (any case) is a literal, any other a parameter', async () => {
+    const { main, explain, plans } = await withCommon('contract_to=eq.&txfrom=eq.0xRare&txto=neq.0xabc&block=eq.5');
+    assert.ok(main.text.includes(`${COL('contract_to')} = E'' AND ${COL('txfrom')} = $1 AND ${COL('txto')} <> $2 AND ${COL('block')} = $3`), main.text);
+    assert.deepEqual(main.values, ['0xRare', '0xabc', '5']);
+    assert.equal(explain.text, `EXPLAIN (FORMAT JSON) SELECT 1 FROM "public"."ethtxs" WHERE ${COL('contract_to')} = E'' AND ${COL('txfrom')} = $1 AND ${COL('txto')} <> $2 AND ${COL('block')} = $3`);
+    assert.deepEqual(plans, [true, true], 'the relation has statistics: its plans may be kept');
+    const others = await withCommon('contract_to=neq.0xABC&txfrom=isdistinct.0xHOT&contract_to=in.(0xdef,0xAbc)&txfrom=in.(a,b)');
+    assert.ok(others.main.text.includes(`${COL('contract_to')} <> E'0xABC' AND ${COL('txfrom')} IS DISTINCT FROM E'0xHOT' AND ${COL('contract_to')} = ANY (E'{"0xdef","0xAbc"}') AND ${COL('txfrom')} = ANY ($1)`), others.main.text);
+    assert.deepEqual(others.main.values, ['{"a","b"}']);
+    assertPlaceholdersMatch(others.main);
+  });
+
+  test('only plain comparisons of the column itself: other operators, quantifiers and JSON paths stay parameters', async () => {
+    const { main } = await withCommon('contract_to=like.&contract_to=gt.&contract_to=eq(any).{}&data->k=eq.{"k": 1}&contract_to=not.eq.');
+    assert.equal([...main.text.matchAll(/E'/g)].length, 1, main.text);
+    assert.ok(main.text.includes(`NOT (${COL('contract_to')} = E'')`), main.text);
+    assertPlaceholdersMatch(main);
+  });
+
+  test('quotes and backslashes in a common value are escaped in an E-string', async () => {
+    const { main } = await withCommon(`txfrom=eq.${encodeURIComponent("O'Brien\\x")}`);
+    assert.ok(main.text.includes(`${COL('txfrom')} = E'O''Brien\\\\x'`), main.text);
+    assert.deepEqual(main.values, []);
+  });
+
+  test('without statistics nothing is a literal and no plan is kept', async () => {
+    const { main, plans } = await withCommon('contract_to=eq.&txfrom=eq.0xhot', null);
+    assert.ok(main.text.includes(`${COL('contract_to')} = $1 AND ${COL('txfrom')} = $2`), main.text);
+    assert.deepEqual(plans, [false, false]);
+  });
+
+  test('the branched spec read inlines the common value in every branch', async () => {
+    const { main } = await withCommon('and=(contract_to.eq.,or(txfrom.eq.0xa,txto.eq.0xa))&order=time.desc,txhash.desc&limit=25');
+    assert.match(main.text, /UNION ALL/);
+    assert.equal([...main.text.matchAll(/"contract_to" = E''/g)].length, 2, main.text);
+    assert.deepEqual(main.values, ['0xa', '0xa', '0xa']);
+  });
+});
+
 describe('SQL injection: values are bound, identifiers quoted', () => {
   const hostile = [
     "'; DROP TABLE ethtxs; --",
@@ -580,7 +636,7 @@ describe('ranges, counts and status (notes B.2, F.1)', () => {
   });
 
   test('the F.1 probe is part of the read statement only for a bounded Range read', async () => {
-    assert.ok((await sqlOf('', { range: '0-9' })).text.includes('EXISTS (SELECT 1 FROM "public"."ethtxs" OFFSET $2)'));
+    assert.ok((await sqlOf('', { range: '0-9' })).text.includes('EXISTS (SELECT 1 FROM "public"."ethtxs" OFFSET 10)'));
     assert.ok(!(await sqlOf('', { range: '0-' })).text.includes('EXISTS'));
     assert.ok(!(await sqlOf('limit=5')).text.includes('EXISTS'));
   });
@@ -589,8 +645,8 @@ describe('ranges, counts and status (notes B.2, F.1)', () => {
     const exact = await sqlOf('block=gt.1', { prefer: 'count=exact' });
     assert.ok(exact.text.includes('(SELECT count(*) FROM "public"."ethtxs" WHERE "public"."ethtxs"."block" > $1)::text AS total'), exact.text);
     const estimated = await sqlOf('', { prefer: 'count=estimated' }, { maxRows: 100 });
-    assert.ok(estimated.text.includes('LIMIT $2) _pgrst_count'), estimated.text);
-    assert.deepEqual(estimated.values, ['100', '101']);
+    assert.ok(estimated.text.includes('LIMIT 101) _pgrst_count'), estimated.text);
+    assert.deepEqual(estimated.values, []);
 
     const { statements, execute } = recorder({ body: '[]', page_count: '0' });
     const reply = await runRead({ method: 'HEAD', schema: 'public', relation: 'ethtxs', query: 'block=gt.7', prefer: 'count=planned' }, {}, execute);

@@ -58,7 +58,7 @@ test('a query string that does not parse is refused every time', async () => {
 test('more distinct strings than the cache holds, and long strings, still read correctly', async () => {
   for (let k = 0; k < 1_200; k += 1) {
     const { statements } = await read(`block=eq.${k}&limit=1`);
-    assert.ok(statements[0]!.includes(`"block" = $1`) && statements[0]!.endsWith(` -- ["${k}","1"]`), statements[0]);
+    assert.ok(statements[0]!.includes(`"block" = $1 LIMIT 1)`) && statements[0]!.endsWith(` -- ["${k}"]`), statements[0]);
   }
   const long = `txhash=in.(${Array.from({ length: 400 }, (_, k) => `0x${k}`).join(',')})`;
   assert.ok(long.length > 2048);

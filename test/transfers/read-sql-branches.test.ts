@@ -11,9 +11,11 @@ import { parsePrefer } from '../../src/transfers/read-prefer.js';
 import { planWindow } from '../../src/transfers/read-range.js';
 import { MAX_BRANCHES, planBranchSplit } from '../../src/transfers/read-sql-branches.js';
 import { buildReadStatements, type ReadStatements } from '../../src/transfers/read-sql.js';
-import { migrate } from '../../storage/transfers/schema.js';
+import type { ColumnCommonValues } from '../../src/transfers/statistics.js';
+import { anonymousSessionSetup, listCommonValues } from '../../storage/transfers/gateway-store.js';
+import { ensureAnonRole, migrate } from '../../storage/transfers/schema.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
+import { openPgClient, statementName } from '../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
 import { prng } from '../support/random.js';
@@ -21,7 +23,7 @@ import { prng } from '../support/random.js';
 const MAX_ROWS = 10_000;
 
 /** The statements the gateway builds for a query string (read.ts's pipeline), with or without the rewrite. */
-function statementsFor(query: string, options: { orBranches?: boolean; prefer?: string } = {}): ReadStatements {
+function statementsFor(query: string, options: { orBranches?: boolean; prefer?: string; commonValues?: ColumnCommonValues } = {}): ReadStatements {
   const parsed = parseQueryParams(parseQueryString(query));
   const window = planWindow({
     method: 'GET',
@@ -40,6 +42,7 @@ function statementsFor(query: string, options: { orBranches?: boolean; prefer?: 
     withBody: true,
     probeMoreRows: false,
     ...(options.orBranches === undefined ? {} : { orBranches: options.orBranches }),
+    ...(options.commonValues === undefined ? {} : { commonValues: options.commonValues }),
   });
 }
 
@@ -104,7 +107,7 @@ describe('read-sql-branches: when the rewrite applies', () => {
     assert.match(rewritten.main.text, /SELECT "ethtxs"\."txhash", "ethtxs"\."time" AS "t", "ethtxs"\."gas"::text AS "gas" FROM \(\(SELECT "public"\."ethtxs"\.\* FROM "public"\."ethtxs" WHERE/);
     // No outer WHERE: the union is ordered and limited as it is. The count keeps the plain WHERE with its own
     // placeholders $1..$3; the branches number theirs after them.
-    assert.match(rewritten.main.text, /\) AS "ethtxs" ORDER BY "ethtxs"\."time" DESC, "ethtxs"\."txhash" DESC LIMIT \$\d+\) _pgrst_page$/);
+    assert.match(rewritten.main.text, /\) AS "ethtxs" ORDER BY "ethtxs"\."time" DESC, "ethtxs"\."txhash" DESC LIMIT 25\) _pgrst_page$/);
     assert.match(rewritten.main.text, /WHERE "public"\."ethtxs"\."contract_to" = \$4 AND "public"\."ethtxs"\."txfrom" = \$5 ORDER BY/);
     assert.deepEqual(rewritten.explain, plain.explain);
     const total = (text: string) => /, \(SELECT count\(\*\) FROM .*::text AS total/.exec(text)?.[0];
@@ -249,57 +252,75 @@ describe('read-sql-branches on PostgreSQL', { skip: skipWithout(postgresServerPa
     assert.ok(rewritten >= 200, `only ${rewritten} of 400 reads were rewritten`);
   });
 
+  /** 200,000 generated rows with migration 2's indexes, analyzed, and the three spec reads of its subject. */
+  let plansDatabase: Promise<{ url: string; queries: Record<string, string> }> | undefined;
+  const loadPlansDatabase = () =>
+    (plansDatabase ??= (async () => {
+      const url = await cluster.createDatabase('plans');
+      const big = openPgClient({ connection: { connectionString: url }, maxConnections: 2, applicationName: 'test plans' });
+      try {
+        await migrate(big, '3.0.0', { upTo: 1 });
+        // 200 addresses (~1,000 rows each as sender, ~700 as native recipient), 30% token transfers over 2 tokens (~150
+        // of each address's sent and received token transfers per token), 20 rows a block sharing a time, each drawn
+        // from its own hash of the row number; the subject is address 0. (With a few dozen rows a branch matches,
+        // PostgreSQL may rightly prefer an exact bitmap on the original (txto, contract_to) index and a sort of those.)
+        const address = (expression: string) => `'0x' || lpad(to_hex(${expression}), 40, '0')`;
+        await big.query(
+          `INSERT INTO public.ethtxs
+           SELECT 1600000000 + (i / 20) * 12, ${address('sender')}, CASE WHEN token THEN ${address('100000 + contract')} ELSE ${address('recipient')} END,
+                  21000, 1, i / 20, '0x' || md5(i::text) || md5((i + 1)::text), CASE WHEN token THEN 0 ELSE i END,
+                  CASE WHEN token THEN lpad(to_hex(recipient), 64, '0') ELSE '' END, CASE WHEN token THEN lpad(to_hex(i), 64, '0') ELSE '' END
+             FROM (SELECT i, (hashint4(i) & 2147483647) % 200 AS sender, (hashint4(i + 1000000) & 2147483647) % 200 AS recipient,
+                          (hashint4(i + 2000000) & 2147483647) % 10 < 3 AS token, (hashint4(i + 3000000) & 2147483647) % 2 AS contract
+                     FROM generate_series(1, 200000) AS i) AS r`,
+        );
+        await migrate(big, '3.0.0');
+        await big.query('VACUUM ANALYZE public.ethtxs');
+        assert.deepEqual((await ensureAnonRole(big, 'web_anon')).problems, []);
+        const subject = `0x${'0'.repeat(40)}`;
+        const word = '0'.repeat(64);
+        const token = `0x${(100000 + 1).toString(16).padStart(40, '0')}`;
+        const [cursor] = await big.query(`SELECT "time", txhash::text AS txhash FROM public.ethtxs WHERE txfrom = $1 OR txto = $1 ORDER BY "time" DESC, txhash DESC OFFSET 24 LIMIT 1`, [subject]);
+        const queries = {
+          native: `and=(contract_to.eq.,or(txfrom.eq.${subject},txto.eq.${subject}))&order=time.desc,txhash.desc&limit=25`,
+          token: `txto=eq.${token}&or=(txfrom.eq.${subject},contract_to.eq.${word})&order=time.desc,txhash.desc&limit=25`,
+          keyset: `or=(txfrom.eq.${subject},txto.eq.${subject})&and=(or(time.lt.${cursor!.time},and(time.eq.${cursor!.time},txhash.lt.${cursor!.txhash})))&order=time.desc,txhash.desc&limit=25`,
+        };
+        return { url, queries };
+      } finally {
+        await big.close();
+      }
+    })());
+
+  const COMPOSITE = new Set(['txfrom_time_txhash_index', 'txto_time_txhash_index', 'txto_txfrom_time_txhash_index', 'txto_contract_to_time_txhash_index']);
+  /** The plan walks two composite indexes and stops after the page: no bitmap, no seq scan, no sort of the match. */
+  const assertPageWalk = (name: string, explained: readonly Record<string, unknown>[]) => {
+    const plan = (explained[0]!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
+    const all = nodes(plan);
+    const shape = all.map((node) => `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''} (${node['Actual Rows']} rows)`).join(' / ');
+    const scans = all.filter((node) => node['Relation Name'] === 'ethtxs');
+    assert.ok(!all.some((node) => /Bitmap|Seq Scan/.test(node['Node Type'])), `${name}: ${shape}`);
+    assert.equal(scans.length, 2, `${name}: two branches: ${shape}`);
+    for (const scan of scans) {
+      assert.equal(scan['Node Type'], 'Index Scan', `${name}: ${shape}`);
+      assert.ok(COMPOSITE.has(scan['Index Name']!), `${name}: ${scan['Index Name']} is not a composite index: ${shape}`);
+      // The walk stops after the page: the rows it read (kept or filtered out) are a page's worth, not the match.
+      const read = scan['Actual Rows'] + (scan['Rows Removed by Filter'] ?? 0);
+      assert.ok(read <= 3 * 25, `${name}: ${scan['Index Name']} read ${read} rows: ${shape}`);
+    }
+    for (const sort of all.filter((node) => node['Node Type'] === 'Sort')) assert.ok(sort['Actual Rows'] <= 2 * 25, `${name}: a sort of ${sort['Actual Rows']} rows: ${shape}`);
+  };
+
   test("plans on 200,000 rows: spec A §4.1's three reads walk the composite indexes and stop after the page (no bitmap scan, no sort of the whole match)", async () => {
-    const url = await cluster.createDatabase('plans');
+    const { url, queries } = await loadPlansDatabase();
     const big = openPgClient({ connection: { connectionString: url }, maxConnections: 2, applicationName: 'test plans' });
     try {
-      await migrate(big, '3.0.0', { upTo: 1 });
-      // 200 addresses (~1,000 rows each as sender, ~700 as native recipient), 30% token transfers over 2 tokens (~150
-      // of each address's sent and received token transfers per token), 20 rows a block sharing a time, each drawn
-      // from its own hash of the row number; the subject is address 0. (With a few dozen rows a branch matches,
-      // PostgreSQL may rightly prefer an exact bitmap on the original (txto, contract_to) index and a sort of those.)
-      const address = (expression: string) => `'0x' || lpad(to_hex(${expression}), 40, '0')`;
-      await big.query(
-        `INSERT INTO public.ethtxs
-         SELECT 1600000000 + (i / 20) * 12, ${address('sender')}, CASE WHEN token THEN ${address('100000 + contract')} ELSE ${address('recipient')} END,
-                21000, 1, i / 20, '0x' || md5(i::text) || md5((i + 1)::text), CASE WHEN token THEN 0 ELSE i END,
-                CASE WHEN token THEN lpad(to_hex(recipient), 64, '0') ELSE '' END, CASE WHEN token THEN lpad(to_hex(i), 64, '0') ELSE '' END
-           FROM (SELECT i, (hashint4(i) & 2147483647) % 200 AS sender, (hashint4(i + 1000000) & 2147483647) % 200 AS recipient,
-                        (hashint4(i + 2000000) & 2147483647) % 10 < 3 AS token, (hashint4(i + 3000000) & 2147483647) % 2 AS contract
-                   FROM generate_series(1, 200000) AS i) AS r`,
-      );
-      await migrate(big, '3.0.0');
-      await big.query('VACUUM ANALYZE public.ethtxs');
-      const subject = `0x${'0'.repeat(40)}`;
-      const word = '0'.repeat(64);
-      const token = `0x${(100000 + 1).toString(16).padStart(40, '0')}`;
-      const [cursor] = await big.query(`SELECT "time", txhash::text AS txhash FROM public.ethtxs WHERE txfrom = $1 OR txto = $1 ORDER BY "time" DESC, txhash DESC OFFSET 24 LIMIT 1`, [subject]);
-      const queries = {
-        native: `and=(contract_to.eq.,or(txfrom.eq.${subject},txto.eq.${subject}))&order=time.desc,txhash.desc&limit=25`,
-        token: `txto=eq.${token}&or=(txfrom.eq.${subject},contract_to.eq.${word})&order=time.desc,txhash.desc&limit=25`,
-        keyset: `or=(txfrom.eq.${subject},txto.eq.${subject})&and=(or(time.lt.${cursor!.time},and(time.eq.${cursor!.time},txhash.lt.${cursor!.txhash})))&order=time.desc,txhash.desc&limit=25`,
-      };
-      const composite = new Set(['txfrom_time_txhash_index', 'txto_time_txhash_index', 'txto_txfrom_time_txhash_index', 'txto_contract_to_time_txhash_index']);
       for (const [name, query] of Object.entries(queries)) {
         const statements = statementsFor(query);
-        const [explained] = await big.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statements.main.text}`, statements.main.values as unknown[]);
-        const plan = (explained!['QUERY PLAN'] as Array<{ Plan: PlanNode }>)[0]!.Plan;
-        const all = nodes(plan);
-        const shape = all.map((node) => `${node['Node Type']}${node['Index Name'] ? ` ${node['Index Name']}` : ''} (${node['Actual Rows']} rows)`).join(' / ');
+        assertPageWalk(name, await big.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${statements.main.text}`, statements.main.values as unknown[]));
         const counted = statementsFor(query, { orBranches: false, prefer: 'count=exact' }).main;
         const matching = Number((await big.query(counted.text, counted.values as unknown[]))[0]!.total);
         assert.ok(matching > 3 * 25, `${name}: ${matching} rows match: too few to tell a walk that stops from one that reads them all`);
-        const scans = all.filter((node) => node['Relation Name'] === 'ethtxs');
-        assert.ok(!all.some((node) => /Bitmap|Seq Scan/.test(node['Node Type'])), `${name}: ${shape}`);
-        assert.equal(scans.length, 2, `${name}: two branches: ${shape}`);
-        for (const scan of scans) {
-          assert.equal(scan['Node Type'], 'Index Scan', `${name}: ${shape}`);
-          assert.ok(composite.has(scan['Index Name']!), `${name}: ${scan['Index Name']} is not a composite index: ${shape}`);
-          // The walk stops after the page: the rows it read (kept or filtered out) are a page's worth, not the match.
-          const read = scan['Actual Rows'] + (scan['Rows Removed by Filter'] ?? 0);
-          assert.ok(read <= 3 * 25, `${name}: ${scan['Index Name']} read ${read} rows: ${shape}`);
-        }
-        for (const sort of all.filter((node) => node['Node Type'] === 'Sort')) assert.ok(sort['Actual Rows'] <= 2 * 25, `${name}: a sort of ${sort['Actual Rows']} rows: ${shape}`);
         // And the page is the plain statement's.
         const plain = statementsFor(query, { orBranches: false }).main;
         const [got, want] = [await big.query(statements.main.text, statements.main.values as unknown[]), await big.query(plain.text, plain.values as unknown[])];
@@ -308,6 +329,39 @@ describe('read-sql-branches on PostgreSQL', { skip: skipWithout(postgresServerPa
       }
     } finally {
       await big.close();
+    }
+  });
+
+  test('kept plans: with the common values inlined, PostgreSQL keeps a generic plan for the spec reads after a few executions, and it still walks the composite indexes', async () => {
+    const { url, queries } = await loadPlansDatabase();
+    // As the gateway reads: the anonymous role's session (plan_cache_mode auto), named statements, one connection.
+    const reader = openPgClient({ connection: { connectionString: url }, maxConnections: 1, applicationName: 'test kept plans', sessionSetup: anonymousSessionSetup('web_anon'), namedStatementsPerConnection: 16 });
+    try {
+      const common = (await listCommonValues((text, values) => reader.query(text, values), ['public'])).get('public')?.get('ethtxs');
+      assert.ok(common?.get('contract_to')?.has(''), 'the statistics list the empty contract_to as common');
+      for (const [name, query] of Object.entries(queries)) {
+        const statements = statementsFor(query, { commonValues: common! });
+        if (name === 'native') assert.equal([...statements.main.text.matchAll(/"contract_to" = E''/g)].length, 2, statements.main.text);
+        // Other subjects first (addresses 1…8, with their own first pages), then the subject: one statement text.
+        for (let other = 1; other <= 8; other += 1) {
+          const address = `0x${other.toString(16).padStart(40, '0')}`;
+          const values = statements.main.values.map((value) => (value === `0x${'0'.repeat(40)}` ? address : value));
+          await reader.queryPrepared(statements.main.text, values);
+        }
+        const rows = await reader.queryPrepared(statements.main.text, statements.main.values);
+        assert.equal(rows[0]!.page_count, '25', name);
+        const name_ = statementName(statements.main.text);
+        const [kept] = await reader.query('SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1', [name_]);
+        // auto keeps the generic plan only when it costs no more than the custom ones: on this table it does for the
+        // native and token reads (on the bench's 1,000,000 rows for keyset too); whichever plan runs must walk the page.
+        if (name !== 'keyset') assert.ok(Number(kept?.generic) >= 1, `${name}: PostgreSQL kept a generic plan (${JSON.stringify(kept)})`);
+        // EXECUTE takes its arguments as SQL (a utility statement has no parameters): quoted literals.
+        const literals = statements.main.values.map((value) => `'${String(value).replaceAll("'", "''")}'`).join(', ');
+        const explained = await reader.query(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE "${name_}"(${literals})`);
+        assertPageWalk(`${name} (generic plan)`, explained);
+      }
+    } finally {
+      await reader.close();
     }
   });
 });

@@ -11,24 +11,24 @@ import { retryDelayMs } from '../../../src/transfers/sync.js';
 import { modelTest } from '../../support/model.js';
 
 const REFRESH = 300_000;
-const v1 = { public: ['ethtxs', 'max_block'] };
-const v2 = { public: ['aval', 'ethtxs', 'max_block'], api: ['transfers'] };
+const v1 = { relations: { public: ['ethtxs', 'max_block'] }, commonValues: new Map() };
+const v2 = { relations: { public: ['aval', 'ethtxs', 'max_block'], api: ['transfers'] }, commonValues: new Map([['public', new Map([['ethtxs', new Map([['contract_to', new Set([''])]])]])]]) };
 
 modelTest({
   machine: schemaCacheMachine,
   scenarios: [{ name: 'gateway', input: { refreshMs: REFRESH } }],
-  outputs: { loadRelations: [v1, v2] },
-  errors: { loadRelations: (s) => (s.context.failures < 2 ? [new Error('relation "x" does not exist')] : []) },
+  outputs: { loadCatalog: [v1, v2] },
+  errors: { loadCatalog: (s) => (s.context.failures < 2 ? [new Error('relation "x" does not exist')] : []) },
   describe: (event) => (event.output === v1 ? 'v1' : event.output === v2 ? 'v2' : undefined),
   effect: ({ index, event, before, after, invoked, elapsed }) => {
     const ctx = after.context;
-    if (index === 0) return assert.deepEqual([after.value, ctx.relations, invoked.map((f) => f.src)], ['loading', null, ['loadRelations']], 'a load at start, nothing served before it');
+    if (index === 0) return assert.deepEqual([after.value, ctx.relations, invoked.map((f) => f.src)], ['loading', null, ['loadCatalog']], 'a load at start, nothing served before it');
     const prev = before!.context;
     if (event.type.startsWith('xstate.done.actor.')) {
-      assert.deepEqual([ctx.relations, ctx.failures, ctx.lastError], [event.output, 0, null], 'a load replaces the list and clears the failures');
+      assert.deepEqual([ctx.relations, ctx.commonValues, ctx.failures, ctx.lastError], [event.output.relations, event.output.commonValues, 0, null], 'a load replaces the lists and clears the failures');
       assert.equal(after.value, prev.reloadRequested ? 'loading' : 'ready', 'a reload asked during the load runs right after it');
     } else {
-      assert.deepEqual(ctx.relations, prev.relations, 'the previous list keeps serving');
+      assert.deepEqual([ctx.relations, ctx.commonValues], [prev.relations, prev.commonValues], 'the previous lists keep serving');
     }
     if (event.type.startsWith('xstate.error.actor.')) {
       assert.deepEqual([after.value, ctx.failures, ctx.lastError], ['retrying', prev.failures + 1, event.error.message]);
@@ -38,6 +38,6 @@ modelTest({
       assert.equal(elapsed, before!.value === 'retrying' ? retryDelayMs(prev.failures) : REFRESH, 'retried after the backoff, refreshed on its period');
     }
     if (event.type === 'schema.reload' && before!.value === 'loading') assert.deepEqual([after.value, ctx.reloadRequested, invoked.length], ['loading', true, 0], 'remembered, the load in flight goes on');
-    if (after.value === 'loading' && before!.value !== 'loading') assert.deepEqual(invoked.map((f) => f.src), ['loadRelations'], 'entering loading loads');
+    if (after.value === 'loading' && before!.value !== 'loading') assert.deepEqual(invoked.map((f) => f.src), ['loadCatalog'], 'entering loading loads');
   },
 });

@@ -100,10 +100,9 @@ describe('named prepared statements on PostgreSQL', { skip }, () => {
     await assert.rejects(client.queryPrepared('SELECT * FROM indexer.state WHERE $1::int = 1', ['1']), (error: { code?: string }) => error.code === '42501');
     await assert.rejects(client.queryPrepared('DELETE FROM public.ethtxs WHERE block = $1', ['1']), (error: { code?: string }) => error.code === '25006' || error.code === '42501');
     assert.deepEqual(await client.queryPrepared('SELECT current_user::text AS who, count(*)::int AS n FROM public.ethtxs WHERE block <= $1', ['50']), [{ who: 'web_anon', n: 50 }]);
-    // Planned for each execution's values, never generically (a generic plan misjudges skewed values: gateway-store.ts).
-    for (let k = 0; k < 8; k++) await client.queryPrepared("SELECT count(*)::int AS n FROM public.ethtxs WHERE contract_to = $1 AND txfrom = $2", ['', '0xaa']);
-    const [plans] = await client.query("SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE statement LIKE '%contract_to = $1%'");
-    assert.deepEqual(plans, { generic: 0, custom: 8 });
+    // PostgreSQL's own choice between custom and generic plans, whatever the server's configuration says: a kept plan
+    // is safe because common values never reach it as parameters (gateway-store.ts, read-sql.ts).
+    assert.deepEqual(await client.query('SHOW plan_cache_mode'), [{ plan_cache_mode: 'auto' }]);
   });
 
   test('a client without a cap never names a statement', async () => {
