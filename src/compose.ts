@@ -6,7 +6,7 @@ import { consoleNodeClient, consoleTree } from '../actors/console/tree.js';
 import { filesTree } from '../actors/files/tree.js';
 import { ratesTree, type RatesTreeOptions } from '../actors/rates/tree.js';
 import type { ChildSpec } from '../actors/supervisor.js';
-import { gatewayView } from '../actors/transfers/gateway.js';
+import { transfersApi } from '../actors/transfers/api.js';
 import { transfersTree } from '../actors/transfers/tree.js';
 import { adminServer } from '../http/admin/admin.routes.js';
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
@@ -92,14 +92,14 @@ export function serviceChildren(
   }
   if (configs.transfers) {
     const { gateway } = configs.transfers;
-    const edge = (holder: Parameters<typeof gatewayView>[1]) => [
+    const edge = (holder: Parameters<typeof transfersApi>[1]) => [
       listenerChild('transfers.http', (runtime) =>
         gatewayServer(runtime, {
           host: gateway.host ?? command.host,
           port: gateway.port,
           schemas: gateway.schemas,
           version: INDEXER_VERSION,
-          view: gatewayView(runtime, holder, { maxRows: gateway.maxRows, maxOffset: gateway.maxOffset }),
+          api: transfersApi(runtime, holder, { maxRows: gateway.maxRows, maxOffset: gateway.maxOffset }),
           metrics,
           engine: gateway.engine,
         }),

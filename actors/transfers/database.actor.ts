@@ -147,7 +147,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
   const readerOf = (reader: PgSqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
     writer,
     catalog: reader,
-    read: reader && ((text, values, reusePlan) => (reusePlan ? reader.queryPrepared(text, values) : reader.query(text, values))),
+    read: reader && ((text, values, options) => (options?.reusePlan ? reader.queryPrepared(text, values, options.cancellation) : reader.query(text, values, options?.cancellation))),
   });
 
   return databaseMachine.provide({

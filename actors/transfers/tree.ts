@@ -18,7 +18,7 @@ import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor
 import type { TransfersConfig } from '../../src/transfers/config.js';
 import { DatabaseHolder, databaseLogic } from './database.actor.js';
 import { EthRpcClient } from './eth-rpc.js';
-import { TRANSFERS_DB_ID, TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from './gateway.js';
+import { TRANSFERS_DB_ID, TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from './api.js';
 import { indexerInput, indexerLogic } from './indexer.actor.js';
 import { SCHEMA_REFRESH_MS, schemaCacheLogic } from './schema-cache.actor.js';
 

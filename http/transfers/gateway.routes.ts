@@ -13,7 +13,7 @@
 // names another exposed one (406 PGRST106 otherwise); with several schemas every answer says which in
 // Content-Profile. Errors use the gateway's wire contract {code, details, hint, message} (gatewayErrorReply).
 
-import type { GatewayView } from '../../actors/transfers/gateway.js';
+import type { TransfersApi } from '../../actors/transfers/api.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { scrubSecrets } from '../../src/logger.js';
 import { functionNotFound, gatewayErrorReply, invalidJsonBody, invalidPath, methodNotAllowed, relationNotFound, rpcMethodNotAllowed, GatewayError } from '../../src/transfers/gateway-errors.js';
@@ -21,7 +21,7 @@ import { mediaNotAvailable, negotiateSchema, parseAccept } from '../../src/trans
 import { decodePathSegment, parseQueryString } from '../../src/transfers/query-string.js';
 import type { GatewayReply } from '../../src/transfers/read.js';
 import type { HttpMetrics } from '../metrics.js';
-import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
+import { HttpServer, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
 import type { EngineName } from '../engine.js';
 
 export interface GatewayListenerOptions {
@@ -30,7 +30,7 @@ export interface GatewayListenerOptions {
   /** PGRST_DB_SCHEMAS: the first is the default, the others are chosen by profile headers. */
   readonly schemas: readonly string[];
   readonly version: string;
-  readonly view: GatewayView;
+  readonly api: TransfersApi;
   readonly metrics?: HttpMetrics;
   /** `HTTP_ENGINE` (http/engine.ts). */
   readonly engine?: EngineName;
@@ -53,7 +53,7 @@ const RESERVED_RPC_KEYS = new Set(['select', 'columns', 'order', 'limit', 'offse
 
 export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions): HttpServer {
   const logger = runtime.logger.child({ actor: 'transfers.http' });
-  const { view, schemas } = options;
+  const { api, schemas } = options;
   // With several schemas every answer names the one it used (PostgREST's Content-Profile), with one it never does.
   const profiled = schemas.length > 1;
   const toHttp = (reply: GatewayReply, method: string, schema?: string): HttpReply => ({
@@ -81,7 +81,7 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
       const segments = request.path.slice(1).split('/');
       if (segments.length > 1) return toHttp(gatewayErrorReply(invalidPath()), request.method);
       const schema = schemaOf(request);
-      return toHttp(gatewayErrorReply(relationNotFound(schema, decodePathSegment(segments[0] ?? ''), view.relations()?.[schema] ?? [])), request.method);
+      return toHttp(gatewayErrorReply(relationNotFound(schema, decodePathSegment(segments[0] ?? ''), api.relations()?.[schema] ?? [])), request.method);
     },
   });
 
@@ -91,21 +91,21 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
     // Decoded as PostgREST's pathInfo is (decodePathSegment): bad percent-encoding is never a 500 here, `/%zz` is the
     // unknown relation `%zz` (404 PGRST205), as from PostgREST itself (issue 15).
     const relation = decodePathSegment(request.params[0] ?? '');
-    const relations = view.relations();
+    const relations = api.relations();
     if (relations === null) throw new SchemaCacheNotReady();
     const known = relations[schema] ?? [];
     if (!known.includes(relation)) {
-      view.reload();
+      api.reload();
       throw relationNotFound(schema, relation, known);
     }
     return { schema, relation };
   };
 
-  const read = async (request: HttpRequest): Promise<HttpReply> => {
+  const read = async (request: HttpRequest, { cancellation }: RequestContext): Promise<HttpReply> => {
     const { schema, relation } = relationOf(request);
     const method = request.method === 'HEAD' ? 'HEAD' : 'GET';
     const { range, prefer, accept } = request.headers;
-    const reply = await view.read({ method, schema, relation, query: request.query, range, prefer, accept });
+    const reply = await api.read({ method, schema, relation, query: request.query, range, prefer, accept, cancellation });
     return toHttp(reply, method, schema);
   };
 
@@ -117,7 +117,7 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
       const accepted = parseAccept(accept);
       if (!accepted.some(({ type }) => ['*/*', 'application/openapi+json', 'application/json'].includes(type.toLowerCase()))) throw mediaNotAvailable(accepted.map(({ type }) => type));
     }
-    const body = openApi(view.relations()?.[schema] ?? [], options.version);
+    const body = openApi(api.relations()?.[schema] ?? [], options.version);
     return toHttp({ status: 200, headers: { 'Content-Type': 'application/openapi+json; charset=utf-8' }, body }, request.method, schema);
   };
 

@@ -4,6 +4,7 @@
 // PostgreSQL and connection errors as the executor raised them) and turned into replies by gatewayErrorReply.
 
 import { BoundedMemo } from '../bounded-memo.js';
+import type { Cancellation } from '../cancellation.js';
 import type { GatewayReply } from './gateway-errors.js';
 import { negotiateMedia, notSingular } from './negotiate.js';
 import { parseQueryParams, planRead, type ParsedQuery } from './query-params.js';
@@ -35,15 +36,18 @@ export interface ReadRequest {
   readonly prefer?: string;
   /** The Accept request header, if any (negotiate.ts). */
   readonly accept?: string;
+  /** Fires when the client went away: the running statement is cancelled. */
+  readonly cancellation?: Cancellation;
 }
 
 /**
  * Runs one SQL statement with bound parameters and resolves with its rows (column name → value). Every statement
  * runRead sends returns text columns, except the EXPLAIN (FORMAT JSON) of a planned count, whose single column may
  * come back as a JSON string or already parsed. `reusePlan`: the relation's common values were known when the
- * statement was written (read-sql.ts), so a plan kept for its text stays right for other values.
+ * statement was written (read-sql.ts), so a plan kept for its text stays right for other values. `cancellation`: the
+ * request's, so a statement whose client went away is cancelled.
  */
-export type Execute = (text: string, values: readonly (string | null)[], reusePlan: boolean) => Promise<readonly Record<string, unknown>[]>;
+export type Execute = (text: string, values: readonly (string | null)[], options: { readonly reusePlan: boolean; readonly cancellation?: Cancellation }) => Promise<readonly Record<string, unknown>[]>;
 
 function text(row: Record<string, unknown>, column: string): string {
   const value = row[column];
@@ -122,14 +126,14 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     probeMoreRows: needsMoreRowsProbe(window),
     ...(commonValues === undefined ? {} : { commonValues }),
   });
-  const reusePlan = commonValues !== undefined;
+  const executeOptions = { reusePlan: commonValues !== undefined, ...(request.cancellation === undefined ? {} : { cancellation: request.cancellation }) };
 
-  const [row] = await execute(statements.main.text, statements.main.values, reusePlan);
+  const [row] = await execute(statements.main.text, statements.main.values, executeOptions);
   if (row === undefined) throw new Error('read statement returned no row');
   const pageCount = BigInt(text(row, 'page_count'));
   // The object representation is one row or a 406 (PostgREST checks the rows of the page, after limit and range).
   if ((media.format === 'object' || media.format === 'object-stripped') && pageCount !== 1n) throw notSingular(pageCount);
-  const planned = async () => plannedRows(await execute(statements.explain.text, statements.explain.values, reusePlan));
+  const planned = async () => plannedRows(await execute(statements.explain.text, statements.explain.values, executeOptions));
   let total: bigint | undefined;
   if (preferences.count === 'planned') {
     total = await planned();

@@ -2,6 +2,7 @@
 // for its schema cache, and a statement runner that reads as the anonymous read-only role, never as the login.
 
 import { arrayLiteral } from '../../src/transfers/read-sql.js';
+import type { Cancellation } from '../../src/cancellation.js';
 import { groupCommonValues, type CommonValuesBySchema } from '../../src/transfers/statistics.js';
 import type { SqlClient, SqlRow } from './sql-client.js';
 import { ROLE_NAME } from './schema.js';
@@ -21,12 +22,18 @@ export async function listRelations(db: SqlClient, schemas: readonly string[]): 
   return bySchema;
 }
 
-/**
- * Runs one read statement with bound parameters as the anonymous role. `reusePlan`: the statement may be kept prepared
- * and PostgreSQL may keep a generic plan for it (its relation's common values are known, src/transfers/statistics.ts);
- * otherwise it is planned for its values every time.
- */
-export type AnonymousRead = (text: string, values: readonly (string | null)[], reusePlan?: boolean) => Promise<SqlRow[]>;
+export interface ReadOptions {
+  /**
+   * The statement may be kept prepared and PostgreSQL may keep a generic plan for it (its relation's common values are
+   * known, src/transfers/statistics.ts); otherwise it is planned for its values every time.
+   */
+  readonly reusePlan?: boolean;
+  /** The caller's: the statement is cancelled on the server when it fires (the client went away). */
+  readonly cancellation?: Cancellation;
+}
+
+/** Runs one read statement with bound parameters as the anonymous role. */
+export type AnonymousRead = (text: string, values: readonly (string | null)[], options?: ReadOptions) => Promise<SqlRow[]>;
 
 /**
  * At most this many common values in all (pg_stats keeps at most a column's statistics target of them, 100 by
@@ -85,9 +92,12 @@ export function anonymousSessionSetup(role: string): string {
 export function anonymousReadInTransaction(db: SqlClient, role: string): AnonymousRead {
   if (!ROLE_NAME.test(role)) throw new Error(`role name not allowed: ${role}`);
   const setup = `SET LOCAL ROLE "${role}"; SET LOCAL transaction_read_only = on`;
-  return (text, values) =>
-    db.transaction(async (tx) => {
+  // PGlite runs one statement at a time in this process: a read is not cancelled once it started.
+  return (text, values, options) => {
+    if (options?.cancellation?.aborted) return Promise.reject(options.cancellation.reason);
+    return db.transaction(async (tx) => {
       await tx.exec(setup);
       return tx.query(text, values);
     });
+  };
 }

@@ -3,6 +3,7 @@
 import { createHash } from 'node:crypto';
 import pg from 'pg';
 import { BoundedMemo } from '../../src/bounded-memo.js';
+import type { Cancellation } from '../../src/cancellation.js';
 import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 
 export interface PgClientOptions {
@@ -44,8 +45,13 @@ function serverHasStatement(client: pg.PoolClient, name: string): boolean | unde
 }
 
 export interface PgSqlClient extends SqlClient {
+  /**
+   * `cancellation`: when it fires while the statement runs, PostgreSQL is asked to cancel it (a CancelRequest on a
+   * connection of its own) and the call rejects with its reason; when it has already fired nothing is sent.
+   */
+  query(text: string, values?: readonly unknown[], cancellation?: Cancellation): Promise<SqlRow[]>;
   /** `query`, as a named prepared statement while the connection has fewer than namedStatementsPerConnection. */
-  queryPrepared(text: string, values?: readonly unknown[]): Promise<SqlRow[]>;
+  queryPrepared(text: string, values?: readonly unknown[], cancellation?: Cancellation): Promise<SqlRow[]>;
 }
 
 export function openPgClient(options: PgClientOptions): PgSqlClient {
@@ -92,25 +98,43 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
       throw error;
     }
   };
+  /**
+   * Runs `work` on a connection of the pool; a cancellation that fires meanwhile cancels the running statement on the
+   * server. That connection is then closed rather than reused: a CancelRequest that arrives after its statement ended
+   * would cancel whatever the connection runs next.
+   */
+  const onConnection = async (work: (client: pg.PoolClient) => Promise<SqlRow[]>, cancellation: Cancellation | undefined) => {
+    if (cancellation?.aborted) throw cancellation.reason;
+    const client = await acquire();
+    let cancelled = false;
+    const cancel = () => {
+      cancelled = true;
+      const canceller = new pg.Client(options.connection);
+      // The server closes the cancel connection itself; a failure to reach it leaves the statement_timeout.
+      (canceller as unknown as { connection: { on(event: 'error', listener: () => void): void } }).connection.on('error', () => undefined);
+      (canceller as unknown as { cancel(client: pg.PoolClient, query: unknown): void }).cancel(client, (client as unknown as { activeQuery: unknown }).activeQuery);
+    };
+    cancellation?.addEventListener('abort', cancel, { once: true });
+    try {
+      const rows = await work(client);
+      if (cancelled) throw cancellation!.reason;
+      return rows;
+    } catch (error) {
+      throw cancelled ? cancellation!.reason : error;
+    } finally {
+      cancellation?.removeEventListener('abort', cancel);
+      client.release(cancelled);
+    }
+  };
   return {
     backend: 'postgresql',
-    async query(text, values) {
-      if (!options.sessionSetup) return run(pool, text, values);
-      const client = await acquire();
-      try {
-        return await run(client, text, values);
-      } finally {
-        client.release();
-      }
+    async query(text, values, cancellation) {
+      if (!options.sessionSetup && !cancellation) return run(pool, text, values);
+      return onConnection((client) => run(client, text, values), cancellation);
     },
-    async queryPrepared(text, values) {
-      if (maxNamed <= 0) return this.query(text, values);
-      const client = await acquire();
-      try {
-        return await runNamed(client, text, values);
-      } finally {
-        client.release();
-      }
+    async queryPrepared(text, values, cancellation) {
+      if (maxNamed <= 0) return this.query(text, values, cancellation);
+      return onConnection((client) => runNamed(client, text, values), cancellation);
     },
     async transaction<T>(work: (tx: SqlQuery) => Promise<T>): Promise<T> {
       const client = await acquire();

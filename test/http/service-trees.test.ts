@@ -20,7 +20,7 @@ import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { FILES_CONTENT_ID, FILES_DISK_ID, FILES_GC_ID, FILES_HEALTH_ID, FILES_P2P_ID, FILES_REPAIR_ID, FILES_REPLICATION_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
-import { TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from '../../actors/transfers/gateway.js';
+import { TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from '../../actors/transfers/api.js';
 import { freePort } from '../support/cli.js';
 import { blockCount, startTestFilesNode, type TestFilesNode } from '../support/files-node.js';
 import { startTransfersNode, type TestTransfersNode } from '../support/transfers-node.js';

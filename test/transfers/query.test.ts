@@ -496,7 +496,7 @@ describe('common values are written as literals, so a kept plan fits every other
   async function withCommon(query: string, commonValues: typeof common | null = common) {
     const plans: boolean[] = [];
     const { statements, execute } = recorder();
-    await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, prefer: 'count=planned' }, {}, (text, values, reusePlan) => {
+    await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, prefer: 'count=planned' }, {}, (text, values, { reusePlan }) => {
       plans.push(reusePlan);
       return execute(text, values);
     }, commonValues ?? undefined);

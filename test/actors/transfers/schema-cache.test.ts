@@ -10,7 +10,7 @@ import { createActor } from 'xstate';
 import { systemClock } from '../../../actors/clock.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { DatabaseHolder } from '../../../actors/transfers/database.actor.js';
-import { gatewayView, TRANSFERS_SCHEMA_ID } from '../../../actors/transfers/gateway.js';
+import { transfersApi, TRANSFERS_SCHEMA_ID } from '../../../actors/transfers/api.js';
 import { schemaCacheLogic } from '../../../actors/transfers/schema-cache.actor.js';
 import { setUpSchema } from '../../../actors/transfers/schema-setup.js';
 import type { SchemaCacheContext } from '../../../machines/transfers/schema-cache.machine.js';
@@ -45,16 +45,16 @@ async function started(read: AnonymousRead) {
   holder.set({
     writer: undefined,
     catalog: db,
-    read: (text, values, reusePlan) => {
-      plans.push({ text, reusePlan });
-      return read(text, values, reusePlan);
+    read: (text, values, options) => {
+      plans.push({ text, reusePlan: options?.reusePlan });
+      return read(text, values, options);
     },
   });
   const actor = createActor(schemaCacheLogic({ holder, schemas: ['public'], logger }), { input: { refreshMs: 60_000 } }).start();
   runtime.registry.register(TRANSFERS_SCHEMA_ID, actor);
   await waitFor(() => actor.getSnapshot().value === 'ready', { what: 'the schema cache loaded' });
   plans.length = 0;
-  return { view: gatewayView(runtime, holder, {}), context: actor.getSnapshot().context as SchemaCacheContext, plans, lines, stop: () => actor.stop() };
+  return { view: transfersApi(runtime, holder, {}), context: actor.getSnapshot().context as SchemaCacheContext, plans, lines, stop: () => actor.stop() };
 }
 
 test('one load reads the relations and the common values; reads of the table inline them and may keep their plan', async () => {
@@ -87,7 +87,7 @@ test('one load reads the relations and the common values; reads of the table inl
 
 test('statistics that cannot be read: the relations are served, every read is planned for its values, a warning says why', async () => {
   const anonymous = anonymousReadInTransaction(db, 'web_anon');
-  const cache = await started((text, values, reusePlan) => (text.includes('pg_stats') ? Promise.reject(new Error('permission denied for view pg_stats')) : anonymous(text, values, reusePlan)));
+  const cache = await started((text, values, options) => (text.includes('pg_stats') ? Promise.reject(new Error('permission denied for view pg_stats')) : anonymous(text, values, options)));
   try {
     assert.ok(cache.context.relations?.public?.includes('ethtxs'));
     assert.equal(cache.context.commonValues.size, 0);

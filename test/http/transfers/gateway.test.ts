@@ -7,10 +7,11 @@ import { after, before, describe, test } from 'node:test';
 import pg from 'pg';
 import type { TransferRow } from '../../../src/transfers/rows.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
-import { rawRequest } from '../../support/raw-http.js';
+import { openSocket, rawRequest } from '../../support/raw-http.js';
 import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
 import { startTransfersNode, type TestTransfersNode } from '../../support/transfers-node.js';
 import { seedTransfers } from '../../support/transfers-seed.js';
+import { waitFor } from '../../support/wait.js';
 
 // Checksummed addresses as the indexer stores them; queries use other letter cases on purpose.
 const A = '0xAbCdEf0123456789aBcDeF0123456789AbCdEf01';
@@ -375,6 +376,28 @@ describe('transfers gateway (black box, PostgreSQL)', { skip }, () => {
       assert.deepEqual(Object.keys(((await root.json()) as { paths: object }).paths), ['/transfers']);
     } finally {
       await multi.stop();
+    }
+  });
+
+  test('a client that goes away cancels its read on the server; the gateway keeps serving (issue 19)', async () => {
+    const admin = new pg.Client({ connectionString: cluster.url });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE VIEW public.slow AS SELECT pg_sleep(30)::text AS slept; GRANT SELECT ON public.slow TO web_anon`);
+      // The first request for an unknown relation reloads the schema cache.
+      await waitFor(async () => (await get('/slow?limit=0')).status === 200, { what: 'the new view served', timeoutMs: 10_000 });
+      const running = async () =>
+        Number((await admin.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%"public"."slow"%' AND pid <> pg_backend_pid()`)).rows[0].n);
+      const socket = await openSocket(node.port);
+      socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
+      await waitFor(async () => (await running()) === 1, { what: 'the read running on the server', timeoutMs: 10_000 });
+      socket.destroy();
+      // Cancelled on the server well before pg_sleep's 30 s would end.
+      await waitFor(async () => (await running()) === 0, { what: 'the read cancelled', timeoutMs: 10_000 });
+      assert.equal((await get('/aval')).status, 200);
+    } finally {
+      await admin.query('DROP VIEW IF EXISTS public.slow');
+      await admin.end();
     }
   });
 

@@ -1,16 +1,19 @@
 // The gateway's named prepared statements on PostgreSQL (storage/transfers/sql-client.pg.ts queryPrepared): the same
 // rows as unnamed statements, at most namedStatementsPerConnection statements kept per connection whatever is sent,
-// failures that do not leave a statement behind give its slot back, and the session setup (SET ROLE) still applies.
+// failures that do not leave a statement behind give its slot back, the session setup (SET ROLE) still applies, and a
+// caller's cancellation cancels the running statement on the server.
 // Each client here has one connection, so pg_prepared_statements read through `query` (unnamed) is that connection's.
 
 import assert from 'node:assert/strict';
 import { INDEXER_VERSION } from '../../../src/transfers/config.js';
 import { after, before, describe, test } from 'node:test';
+import { CancellationSource } from '../../../src/cancellation.js';
 import { anonymousSessionSetup } from '../../../storage/transfers/gateway-store.js';
 import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
 import { openPgClient, statementName, type PgSqlClient } from '../../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
+import { waitFor } from '../../support/wait.js';
 
 const skip = skipWithout(postgresServerPackage(), 'the named prepared statements of the gateway on PostgreSQL (test/storage/transfers/prepared-statements.test.ts)');
 
@@ -103,6 +106,34 @@ describe('named prepared statements on PostgreSQL', { skip }, () => {
     // PostgreSQL's own choice between custom and generic plans, whatever the server's configuration says: a kept plan
     // is safe because common values never reach it as parameters (gateway-store.ts, read-sql.ts).
     assert.deepEqual(await client.query('SHOW plan_cache_mode'), [{ plan_cache_mode: 'auto' }]);
+  });
+
+  test('a cancellation cancels the running statement on the server (named or not); the connection is replaced; one already fired sends nothing', async () => {
+    const client = open(8, anonymousSessionSetup('web_anon'));
+    const admin = openPgClient({ connection: { connectionString: url }, maxConnections: 1, applicationName: 'test watcher' });
+    clients.push(admin);
+    const sleeping = async () =>
+      Number((await admin.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'test prepared' AND state = 'active' AND query LIKE '%pg_sleep%'"))[0]!.n);
+    const [{ pid: firstPid }] = (await client.query('SELECT pg_backend_pid() AS pid')) as Array<{ pid: number }>;
+    for (const run of ['named', 'unnamed'] as const) {
+      const cancellation = new CancellationSource();
+      const text = `SELECT pg_sleep(30)::text AS slept, $1::text AS run`;
+      const statement = run === 'named' ? client.queryPrepared(text, [run], cancellation) : client.query(text, [run], cancellation);
+      const outcome = statement.then(() => 'answered', (error: unknown) => error);
+      await waitFor(async () => (await sleeping()) === 1, { what: `the ${run} statement running`, timeoutMs: 10_000 });
+      const reason = new Error('client went away');
+      cancellation.cancel(reason);
+      assert.equal(await outcome, reason, `${run}: rejects with the cancellation's reason`);
+      assert.equal(await sleeping(), 0, `${run}: nothing left running on the server`);
+    }
+    // The connection that ran a cancelled statement is not reused: the next read has a new backend, set up again.
+    const [after] = (await client.query('SELECT pg_backend_pid() AS pid, current_user::text AS who')) as Array<{ pid: number; who: string }>;
+    assert.notEqual(after!.pid, firstPid);
+    assert.equal(after!.who, 'web_anon');
+    const fired = new CancellationSource();
+    fired.cancel('gone');
+    await assert.rejects(client.queryPrepared('SELECT 1 AS one', [], fired), (error) => error === 'gone');
+    assert.ok(!(await preparedNames(client)).includes(statementName('SELECT 1 AS one')), 'never prepared');
   });
 
   test('a client without a cap never names a statement', async () => {

@@ -1,6 +1,7 @@
-// What the gateway edge reads (DESIGN.md rule 5): the schema cache from the `transfers.schema` snapshot and reads
-// through the anonymous-role runner the database actor opened. The PostgREST semantics themselves are pure
-// (src/transfers/read.ts); this joins them to the running actors.
+// The transfers service's API for its edge (DESIGN.md rule 5): the schema cache from the `transfers.schema` snapshot,
+// and reads on the reader pool the database actor (`transfers.db`) owns, as the anonymous role, with the request's
+// cancellation: a client that goes away cancels its statement on the server. The PostgREST semantics themselves are
+// pure (src/transfers/read.ts); this joins them to the running actors.
 
 import type { RelationsBySchema, SchemaCacheContext } from '../../machines/transfers/schema-cache.machine.js';
 import { GatewayError } from '../../src/transfers/gateway-errors.js';
@@ -12,7 +13,7 @@ export const TRANSFERS_DB_ID = 'transfers.db';
 export const TRANSFERS_INDEXER_ID = 'transfers.indexer';
 export const TRANSFERS_SCHEMA_ID = 'transfers.schema';
 
-export interface GatewayView {
+export interface TransfersApi {
   /** Relations of each exposed schema; null before the schema cache first loaded. */
   relations(): RelationsBySchema | null;
   /** Asks the schema cache to reload (a path it does not know may be a relation created since). */
@@ -20,7 +21,7 @@ export interface GatewayView {
   read(request: ReadRequest): Promise<GatewayReply>;
 }
 
-export function gatewayView(runtime: Runtime, holder: DatabaseHolder, settings: ReadSettings): GatewayView {
+export function transfersApi(runtime: Runtime, holder: DatabaseHolder, settings: ReadSettings): TransfersApi {
   let known: RelationsBySchema | null = null;
   const schemaCache = () => (runtime.registry.lookup(TRANSFERS_SCHEMA_ID)?.getSnapshot() as { context?: SchemaCacheContext } | undefined)?.context;
   return {
