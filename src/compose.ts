@@ -2,7 +2,8 @@
 // the operator listener (src/main.ts starts the root over these children). An entry file: it wires every layer.
 
 import { homedir } from 'node:os';
-import { consoleNodeClient, consoleTree } from '../actors/console/tree.js';
+import { consoleApi } from '../actors/console/api.js';
+import { consoleTree } from '../actors/console/tree.js';
 import { filesTree } from '../actors/files/tree.js';
 import { ratesTree, type RatesTreeOptions } from '../actors/rates/tree.js';
 import type { ChildSpec } from '../actors/supervisor.js';
@@ -19,7 +20,6 @@ import { gatewayServer } from '../http/transfers/gateway.routes.js';
 import type { CommandLine } from './command-line.js';
 import { httpEngineProblem, type HttpEngineName } from './config.js';
 import type { ConsoleConfig } from './console/config.js';
-import { consoleMethods } from './console/methods.js';
 import { ConfigError } from './errors.js';
 import { nodeAdmission } from './files/admission.js';
 import { storeDirectory, type FilesConfig } from './files/config.js';
@@ -113,7 +113,7 @@ export function serviceChildren(
       rpcServer(runtime, {
         host: config.rpc.host ?? command.host,
         port: config.rpc.port,
-        methods: consoleMethods({ node: consoleNodeClient(runtime, config), config, clock: runtime.clock }),
+        api: consoleApi(runtime, config),
         metrics,
         engine: config.rpc.engine,
       }),

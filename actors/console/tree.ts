@@ -4,29 +4,14 @@
 //   ├── console.nodes   node-health machine: the order in which requests try the configured ADAMANT nodes
 //   └── …edge           the JSON-RPC listener, supplied by the caller (actors/ never imports http/)
 //
-// The JSON-RPC methods read the order from console.nodes' snapshot at each request; while it restarts, the
-// configuration order stands in.
+// The JSON-RPC methods (actors/console/api.ts) read the order from console.nodes' snapshot at each request; while
+// it restarts, the configuration order stands in.
 
 import { actorChild } from '../actor-child.js';
-import type { Runtime } from '../runtime.js';
 import { supervisorSpec, type ChildSpec } from '../supervisor.js';
 import type { ConsoleConfig } from '../../src/console/config.js';
-import type { NodeHealthContext } from '../../machines/console/node-health.machine.js';
+import { CONSOLE_NODES_ID } from './api.js';
 import { HEALTH_RECHECK_MS, nodeHealthLogic } from './node-health.actor.js';
-import { nodeClient, type AdamantNodeClient } from './node-client.js';
-
-export const CONSOLE_NODES_ID = 'console.nodes';
-
-/** The node client of a running console: ordered by the health machine, which is told about failures. */
-export function consoleNodeClient(runtime: Runtime, config: ConsoleConfig): AdamantNodeClient {
-  return nodeClient({
-    order: () => {
-      const snapshot = runtime.registry.lookup(CONSOLE_NODES_ID)?.getSnapshot() as { context?: NodeHealthContext } | undefined;
-      return snapshot?.context?.order ?? config.nodes;
-    },
-    onNodeFailure: (url) => void runtime.registry.send(CONSOLE_NODES_ID, { type: 'node.failed', url }),
-  });
-}
 
 export function consoleTree(config: ConsoleConfig, options: { readonly edge?: readonly ChildSpec[] } = {}): ChildSpec {
   return supervisorSpec({

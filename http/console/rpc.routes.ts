@@ -12,8 +12,8 @@
 // `describeMethodError`, which removes any passphrase the request carried before it reaches the answer (the body is
 // searched for them only when a method failed).
 
+import type { ConsoleApi } from '../../actors/console/api.js';
 import type { Runtime } from '../../actors/runtime.js';
-import { answerBody, type MethodTable } from '../../src/console/jsonrpc.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply } from '../server.js';
 import type { EngineName } from '../engine.js';
@@ -26,7 +26,7 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 export interface RpcListenerOptions {
   readonly host: string;
   readonly port: number;
-  readonly methods: MethodTable;
+  readonly api: ConsoleApi;
   readonly metrics?: HttpMetrics;
   /** `rpc.engine` (http/engine.ts). */
   readonly engine?: EngineName;
@@ -75,7 +75,7 @@ export function rpcServer(runtime: Runtime, options: RpcListenerOptions): HttpSe
     async (request, { cancellation }) => {
       if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return text(415, 'Unsupported Media Type');
       const body = request.body?.toString('utf8') ?? '';
-      const answer = await answerBody(body, options.methods, cancellation, (error, parsed) => describeMethodError(error, passphrasesIn(parsed)));
+      const answer = await options.api.answer(body, cancellation, (error, parsed) => describeMethodError(error, passphrasesIn(parsed)));
       if (answer.kind === 'empty') return { status: 204 };
       return { status: answer.status, headers: JSON_HEADERS, body: JSON.stringify(answer.body) };
     },

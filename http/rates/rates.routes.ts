@@ -4,7 +4,7 @@
 
 import { BoundedMemo } from '../../src/bounded-memo.js';
 import type { Runtime } from '../../actors/runtime.js';
-import { ratesView } from '../../actors/rates/view.js';
+import { ratesApi } from '../../actors/rates/api.js';
 import { scrubSecrets, type Logger } from '../../src/logger.js';
 import { RATES_VERSION } from '../../src/rates/config.js';
 import { filterByCoins, parseGetQuery, parseHistoryQuery, parseStatusQuery } from '../../src/rates/query.js';
@@ -75,13 +75,13 @@ export class ParsedQueries<T> extends BoundedMemo<T> {
 
 export function ratesServer(runtime: Runtime, options: RatesListenerOptions): HttpServer {
   const logger = runtime.logger.child({ actor: 'rates.http' });
-  const view = ratesView(runtime);
+  const api = ratesApi(runtime);
   const bodies = new TableBodies();
   const getQueries = new ParsedQueries(parseGetQuery);
   const reply = (status: number, body: string): HttpReply => ({ status, headers: JSON_HEADERS, body });
   /** The success envelope in the original key order, around an already serialized `fields` part. */
   const success = (fieldsJson: string): HttpReply => {
-    const { last_updated } = view.status();
+    const { last_updated } = api.status();
     return reply(200, `{"success":true,"date":${runtime.clock.now()},${fieldsJson},"last_updated":${last_updated},"version":${VERSION_JSON}}`);
   };
   const prepared = new PreparedAnswers();
@@ -104,16 +104,16 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   server.route('get', '/get', (request) => {
     const parsed = getQueries.get(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
-    const table = view.cachedTable(parsed.rateLifetime);
+    const table = api.cachedTable(parsed.rateLifetime);
     if (table === undefined) {
-      const evaluated = view.table(parsed.rateLifetime).table;
+      const evaluated = api.table(parsed.rateLifetime).table;
       return success(`"result":${JSON.stringify(parsed.coins ? filterByCoins(evaluated, parsed.coins) : evaluated)}`);
     }
     const result = bodies.json(table, parsed.coins);
     // The hot path (issue 17): the whole answer, reply object included, was made once for this table and coin list;
     // only the date is written into it, so an answer allocates nothing here.
     if (writesAtOnce) {
-      const answer = prepared.reply(result, view.lastUpdated(), runtime.clock.now());
+      const answer = prepared.reply(result, api.lastUpdated(), runtime.clock.now());
       if (answer) return answer;
     }
     return success(`"result":${result}`);
@@ -122,14 +122,14 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
   server.route('get', '/getHistory', async (request, { signal }) => {
     const parsed = parseHistoryQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
-    const result = await view.history(parsed.query, signal);
+    const result = await api.history(parsed.query, signal);
     return success(`"result":${JSON.stringify(result)}`);
   });
 
   server.route('get', '/status', (request) => {
     const parsed = parseStatusQuery(request.query);
     if (!parsed.ok) throw new RatesBadRequest(parsed.msg);
-    const { ready, updating, next_update } = view.status();
+    const { ready, updating, next_update } = api.status();
     return success(`"ready":${ready},"updating":${updating},"next_update":${next_update}`);
   });
 

@@ -7,8 +7,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { systemClock } from '../../../actors/clock.js';
-import { consoleMethods } from '../../../src/console/methods.js';
-import { consoleNodeClient, consoleTree } from '../../../actors/console/tree.js';
+import { consoleApi } from '../../../actors/console/api.js';
+import { consoleTree } from '../../../actors/console/tree.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { Supervisor } from '../../../actors/supervisor.js';
 import { rpcServer } from '../../../http/console/rpc.routes.js';
@@ -39,7 +39,7 @@ before(async () => {
   const config = parsed.config;
   logs = captureLogger('debug');
   const runtime = createRuntime(systemClock, logs.logger);
-  const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, methods: consoleMethods({ node: consoleNodeClient(rt, config), config, clock: rt.clock }) }));
+  const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, api: consoleApi(rt, config) }));
   root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children: [consoleTree(config, { edge: [edge] })] }, runtime);
   await root.start();
   rpc = new JsonRpcClient(`http://127.0.0.1:${port}/`);

@@ -1,4 +1,4 @@
-// What the rates edge reads (DESIGN.md rule 5): /status and /get from the refresh actor's snapshot,
+// The rates service's API for its edge (DESIGN.md rule 5): /status and /get from the refresh actor's snapshot,
 // /getHistory through `ask('rates.history', …)`. The edge never touches storage or machine internals.
 
 import { refreshStatus, type RefreshContext } from '../../machines/rates/refresh-cycle.machine.js';
@@ -10,7 +10,7 @@ import { RATES_HISTORY_ID, RATES_REFRESH_ID } from './ids.js';
 
 export const HISTORY_ASK_TIMEOUT_MS = 15_000;
 
-export interface RatesView {
+export interface RatesApi {
   status(): ReturnType<typeof refreshStatus>;
   /**
    * The merged table for the configured lifetime (`cached`: the same object until the next cycle), or
@@ -31,7 +31,7 @@ type RefreshSnapshot = { value: unknown; context: RefreshContext };
 
 const EMPTY: RateTable = Object.freeze({});
 
-export function ratesView(runtime: Runtime): RatesView {
+export function ratesApi(runtime: Runtime): RatesApi {
   // spec §4.3: /status answers 200 while the process is alive, also while `rates.refresh` is between a
   // crash and its restart: the last snapshot read stands in (reported as updating), and before any
   // snapshot was read, the not-ready status of §2.4.

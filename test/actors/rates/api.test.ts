@@ -1,10 +1,10 @@
-// The rates edge's view keeps /status and /get answering while rates.refresh is down (spec §4.3).
+// The rates API (actors/rates/api.ts) keeps /status and /get answering while rates.refresh is down (spec §4.3).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
 import { RATES_REFRESH_ID as REFRESH_ID } from '../../../actors/rates/ids.js';
-import { ratesView } from '../../../actors/rates/view.js';
+import { ratesApi } from '../../../actors/rates/api.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { refreshCycleMachine, type DiscoveryOutput, type FetchInput, type FetchOutput, type StoreInput, type StoreOutput } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { MergeSettings } from '../../../src/rates/types.js';
@@ -18,7 +18,7 @@ const settings: MergeSettings = {
 test('before any refresh snapshot: not ready, updating, next_update = start; an empty table', () => {
   const clock = new SimulatedClock();
   clock.set(5_000);
-  const view = ratesView(createRuntime(clock, captureLogger().logger));
+  const view = ratesApi(createRuntime(clock, captureLogger().logger));
   assert.deepEqual(view.status(), { ready: false, updating: true, next_update: 5_000, last_updated: null });
   assert.deepEqual(view.table().table, {});
   assert.deepEqual(view.table(5).table, {});
@@ -46,7 +46,7 @@ test('while rates.refresh is restarting, the last table is served and the status
   runtime.registry.register(REFRESH_ID, actor);
   actor.start();
   for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
-  const view = ratesView(runtime);
+  const view = ratesApi(runtime);
   assert.deepEqual(view.status(), { ready: true, updating: false, next_update: 1_600_000, last_updated: 1_000_000 });
   assert.equal(view.table().table['BTC/USD'], 100);
   actor.stop();
