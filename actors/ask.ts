@@ -14,6 +14,7 @@ export type { Reply };
 
 export interface AskOptions {
   signal?: AbortSignal;
+  /** Default DEFAULT_ASK_TIMEOUT_MS; Infinity: no timeout, for work the actor bounds itself (an upload's body deadlines). */
   timeoutMs?: number;
 }
 
@@ -33,7 +34,7 @@ export function createAsk(registry: ActorRegistry, clock: Clock, inspector?: Ins
         if (settled) return;
         settled = true;
         answered?.();
-        clock.clearTimeout(timer);
+        if (timer !== undefined) clock.clearTimeout(timer);
         options.signal?.removeEventListener('abort', onAbort);
         fn();
       };
@@ -41,11 +42,14 @@ export function createAsk(registry: ActorRegistry, clock: Clock, inspector?: Ins
         controller.abort(options.signal?.reason);
         settle(() => reject(new AbortedError()));
       };
-      const timer = clock.setTimeout(() => {
-        const error = new AskTimeoutError(systemId, timeoutMs);
-        controller.abort(error);
-        settle(() => reject(error));
-      }, timeoutMs);
+      const timer =
+        timeoutMs === Infinity
+          ? undefined
+          : clock.setTimeout(() => {
+              const error = new AskTimeoutError(systemId, timeoutMs);
+              controller.abort(error);
+              settle(() => reject(error));
+            }, timeoutMs);
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
       const reply: Reply<T> = {

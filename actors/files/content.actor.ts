@@ -1,6 +1,7 @@
 // `files.content`: every operation that moves or describes content, answered over ask() so the edge never
-// touches helia, the blockstore or the registry (DESIGN.md rule 5). Upload sessions, content reads with the
-// download deadlines, file status and lifecycle events, and the operator pin routes.
+// touches helia, the blockstore or the registry (DESIGN.md rule 5). Uploads (one ask runs the whole session: the
+// disk claim, each file's import, commit or rollback, the claim's release), content reads with the download
+// deadlines, file status and lifecycle events, and the operator pin routes.
 
 import type { CatOptions } from '@helia/unixfs';
 import { CID } from 'multiformats/cid';
@@ -48,8 +49,34 @@ export interface CommittedUpload {
   readonly reports: readonly ReplicationReport[];
 }
 
+/** One file of an upload body, as the edge parsed it (a multipart part named `files`). */
+export interface UploadPart {
+  readonly name: string;
+  readonly content: AsyncIterable<Uint8Array>;
+}
+
+/**
+ * The files of an upload body, in order. The iteration fails with the body's own refusal (malformed, a file too
+ * large, too many files, no file, the client gone), once the body has been read to its end so the client gets the
+ * answer after sending.
+ */
+export interface UploadParts extends AsyncIterable<UploadPart> {
+  /**
+   * The upload failed with `reason` while a part was being read (its import failed): reads the rest of the body
+   * without keeping it and resolves, once it ended, with the failure that decides the answer (the body's own when it
+   * failed first, else `reason`).
+   */
+  stop(reason: Error): Promise<Error>;
+}
+
+/** What an upload answered: each file in request order, and the committed records and replication reports. */
+export interface UploadOutcome {
+  readonly files: ReadonlyArray<{ readonly name: string; readonly cid: CID; readonly dagBytes: number }>;
+  readonly committed: CommittedUpload;
+}
+
 /** One upload request's transaction (notes A.8). */
-export interface UploadHandle {
+interface UploadHandle {
   importFile(content: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<ImportedFile>;
   /**
    * Pins and registers every imported file in one registry transaction (the session's blocks then stay) and places
@@ -71,7 +98,8 @@ export interface OpenedContent {
 }
 
 export type ContentEvent =
-  | { type: 'upload.begin'; reply: Reply<UploadHandle> }
+  /** `claimBytes`: the disk reserve the upload claims before reading its body (507 when refused). */
+  | { type: 'upload.run'; claimBytes: number; parts: UploadParts; reply: Reply<UploadOutcome> }
   | { type: 'content.open'; cid: CID; reply: Reply<OpenedContent> }
   | { type: 'file.status'; cid: CID; reply: Reply<FileStatus> }
   | { type: 'file.change'; cid: CID; change: 'confirm' | 'unpin'; reply: Reply<FileStatus> }
@@ -91,6 +119,8 @@ export interface ContentOptions {
   readonly settings: ContentSettings;
   /** The asking side of the replication protocol (absent: nothing is placed, as with replication disabled). */
   readonly copies?: CopyClient;
+  /** Claims disk space for an upload (`files.disk`; InsufficientStorageError below the reserve). */
+  readonly claimDisk: (bytes: number, signal: AbortSignal) => Promise<{ release(): void }>;
   readonly logger: Logger;
 }
 
@@ -319,6 +349,35 @@ export function contentLogic(options: ContentOptions) {
     };
   };
 
+  /**
+   * One upload, whole: claim its bytes, import each part as it arrives (one at a time, in order), commit; on any
+   * failure roll back after the body ended (so the rollback never races an import); the claim is given back last.
+   */
+  const runUpload = async (claimBytes: number, parts: UploadParts, signal: AbortSignal): Promise<UploadOutcome> => {
+    const claim = await options.claimDisk(claimBytes, signal);
+    try {
+      const session = beginUpload();
+      try {
+        const files: Array<UploadOutcome['files'][number]> = [];
+        for await (const part of parts) {
+          let imported: ImportedFile;
+          try {
+            imported = await session.importFile(part.content, signal);
+          } catch (error) {
+            throw await parts.stop(error as Error);
+          }
+          files.push({ name: part.name, cid: imported.cid, dagBytes: imported.dagBytes });
+        }
+        return { files, committed: await session.commit(files, signal) };
+      } catch (error) {
+        await session.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
+        throw error;
+      }
+    } finally {
+      claim.release();
+    }
+  };
+
   const open = async (cid: CID, signal: AbortSignal): Promise<OpenedContent> => {
     const node = holder.get();
     const discovery = deadline(clock, settings.findFileTimeoutMs, signal);
@@ -425,8 +484,8 @@ export function contentLogic(options: ContentOptions) {
   return fromCallback<ContentEvent>(({ receive }) => {
     receive((event) => {
       switch (event.type) {
-        case 'upload.begin':
-          return answer(event.reply, async () => beginUpload());
+        case 'upload.run':
+          return answer(event.reply, () => runUpload(event.claimBytes, event.parts, event.reply.signal));
         case 'content.open':
           return answer(event.reply, () => open(event.cid, event.reply.signal));
         case 'file.status':

@@ -50,8 +50,8 @@ export const FILES_P2P_ID = 'files.p2p';
 export const FILES_REPLICATION_ID = 'files.replication';
 export const FILES_WORKERS_ID = 'files.workers';
 
-/** The disk actor answers from memory; a health read that waits longer treats the storage evidence as unknown. */
-const HEALTH_DISK_ASK_MS = 2_000;
+/** The disk actor answers from memory (a claim reads one statfs): a health read that waits longer treats the storage evidence as unknown, a claim fails. */
+const DISK_ASK_MS = 2_000;
 
 export interface FilesTreeSettings {
   /** The validated configuration; each actor takes the part it needs. */
@@ -120,6 +120,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               lease: storageLease,
               settings: contentSettings(config),
               copies,
+              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
               logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
             }),
         }),
@@ -196,7 +197,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               members: config.nodes.map((node) => node.peerId),
               lease: storageLease,
               tryIncomingCopy: () => options.admission.tryIncomingCopy(),
-              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: HEALTH_DISK_ASK_MS }),
+              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
               requestTimeoutMs: config.replication.requestTimeoutMs,
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
@@ -215,7 +216,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               startup,
               readStorage: async (signal, afterFirstScan) => {
                 // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
-                const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : HEALTH_DISK_ASK_MS;
+                const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : DISK_ASK_MS;
                 return (await runtime.ask<DiskSnapshot>(FILES_DISK_ID, { type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
               },
               clock: runtime.clock,

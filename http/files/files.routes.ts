@@ -4,10 +4,8 @@
 
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
-import type { CID } from 'multiformats/cid';
-import type { CommittedUpload, OpenedContent, UploadHandle } from '../../actors/files/content.actor.js';
-import type { DiskClaim } from '../../actors/files/disk.actor.js';
-import { FILES_CONTENT_ID, FILES_DISK_ID } from '../../actors/files/tree.js';
+import type { OpenedContent, UploadOutcome, UploadPart, UploadParts } from '../../actors/files/content.actor.js';
+import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
 import type { AdmissionLimiter, Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
@@ -99,33 +97,25 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
       }
       const release: Release =
         context.admission.tryUpload() ?? refuseUpload(request, new FilesHttpError(429, 'Too many concurrent uploads', { 'retry-after': ADMISSION_RETRY_AFTER_SECONDS }));
-      let releaseClaim: Release | undefined;
-      // The slot is held until the answer is decided, whatever it is; a client abort fails the parse (the
-      // request's signal destroys the body) and ends up here too once the session has rolled back.
+      // The slot is held until the answer is decided, whatever it is.
       try {
         const declared = request.headers['content-length'];
         if (declared !== undefined && Number(declared) > config.storage.maxRequestSizeBytes) refuseUpload(request, new FilesHttpError(413, 'Request too large'));
-        // The disk reserve (507): claim the declared size, or the largest accepted request when undeclared; the
-        // claim is given back with the admission slot below.
+        // The disk reserve (507): the content actor claims the declared size, or the largest accepted request when
+        // undeclared, before the body is read, and gives it back when the upload ended.
         const claimBytes = declared === undefined ? config.storage.maxRequestSizeBytes : Number(declared);
-        let claim: DiskClaim;
+        const parts = new MultipartParts(request, config);
+        let outcome: UploadOutcome;
         try {
-          claim = await context.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes: claimBytes }, signal);
+          // The content actor runs the whole session; the body's deadlines bound it, not an ask timeout.
+          outcome = await context.ask<UploadOutcome>(FILES_CONTENT_ID, { type: 'upload.run', claimBytes, parts }, signal, Infinity);
         } catch (error) {
-          refuseUpload(request, error);
-        }
-        releaseClaim = () => claim.release();
-        const handle = await ask<UploadHandle>({ type: 'upload.begin' }, signal);
-        try {
-          const imported = await parseUpload(request, handle, config, signal);
-          const committed = await handle.commit(imported, signal);
-          return withHeaders(json(200, uploadResult(imported, committed)), rate);
-        } catch (error) {
-          await handle.rollback().catch((rollbackError: unknown) => logger.error({ err: rollbackError }, 'upload rollback failed'));
+          // Refused before a byte was read (507): the body is dropped as it arrives.
+          if (!parts.started) refuseUpload(request, error);
           throw error;
         }
+        return withHeaders(json(200, uploadResult(outcome)), rate);
       } finally {
-        releaseClaim?.();
         release();
       }
     },
@@ -289,97 +279,157 @@ function releasedAtEnd(chunks: AsyncIterable<Uint8Array>, release: Release): Asy
   };
 }
 
-interface ImportedUpload {
-  readonly name: string;
-  readonly cid: CID;
-  readonly dagBytes: number;
-}
-
 /**
- * Streams the multipart body through busboy into the upload session, one file after another (spec §4.2):
- * parts must be files named `files`; counts and sizes are bounded while parsing. Any refusal keeps
- * draining the body so the client gets the answer after sending. Every way a body can end (complete, cut off
- * before its closing boundary, too large, too slow, the client gone) settles the promise exactly once, after the
- * imports it started have stopped, so the caller's rollback never races a running import.
+ * The files of a multipart upload body, streamed through busboy one after another as the content actor reads them
+ * (spec §4.2): parts must be files named `files`; counts and sizes are bounded while parsing. Parsing starts at the
+ * first read (after the disk claim). A refusal keeps draining the body, so the client gets the answer after
+ * sending; every way a body can end (complete, cut off before its closing boundary, too large, too slow, the client
+ * gone) settles the parse exactly once, and a failure is thrown only then, so the actor's rollback never races a
+ * running import. The first failure decides the answer; later ones are its consequences.
  */
-function parseUpload(request: HttpRequest, handle: UploadHandle, config: FilesConfig, signal: AbortSignal): Promise<ImportedUpload[]> {
-  return new Promise((resolve, reject) => {
-    const body = request.bodyStream!;
+class MultipartParts implements UploadParts {
+  #started = false;
+  #parser: busboy.Busboy | undefined;
+  readonly #queue: Array<{ name: string; stream: Readable }> = [];
+  /** The part handed out last: read to its end by the time the next is asked for. */
+  #current: Readable | undefined;
+  #handedOut = 0;
+  #failure: Error | undefined;
+  #stopped = false;
+  #settled = false;
+  readonly #ended = Promise.withResolvers<void>();
+  /** File parts not yet ended: a failure of the body ends them too, so no import waits for bytes that never come. */
+  readonly #openFiles = new Set<Readable>();
+  #wake: (() => void) | undefined;
+
+  constructor(
+    private readonly request: HttpRequest,
+    private readonly config: FilesConfig,
+  ) {}
+
+  /** Whether the body has been read from (a refusal before that drops the body instead of draining it). */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<UploadPart> {
+    return {
+      next: () => this.#next(),
+      return: async () => {
+        await this.#drain();
+        return { done: true, value: undefined };
+      },
+    };
+  }
+
+  async stop(reason: Error): Promise<Error> {
+    this.#fail(reason);
+    await this.#drain();
+    return this.#failure!;
+  }
+
+  async #next(): Promise<IteratorResult<UploadPart>> {
+    if (!this.#started) this.#start();
+    if ((this.#current as { truncated?: boolean } | undefined)?.truncated) this.#fail(new FilesHttpError(400, 'File too large'));
+    this.#current = undefined;
+    for (;;) {
+      if (this.#failure) {
+        await this.#drain();
+        throw this.#failure;
+      }
+      const part = this.#queue.shift();
+      if (part) {
+        this.#current = part.stream;
+        this.#handedOut += 1;
+        return { done: false, value: { name: part.name, content: part.stream } };
+      }
+      if (this.#settled) {
+        if (this.#handedOut === 0) throw new FilesHttpError(400, 'No file uploaded');
+        return { done: true, value: undefined };
+      }
+      await new Promise<void>((resolve) => (this.#wake = resolve));
+    }
+  }
+
+  #fail(error: Error): void {
+    this.#failure ??= error;
+    this.#wakeUp();
+  }
+
+  #wakeUp(): void {
+    const wake = this.#wake;
+    this.#wake = undefined;
+    wake?.();
+  }
+
+  #settle(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#ended.resolve();
+    this.#wakeUp();
+  }
+
+  /** No more parts are wanted: what arrives is read and dropped until the body ended. */
+  async #drain(): Promise<void> {
+    this.#stopped = true;
+    for (const stream of [this.#current, ...this.#queue.map((part) => part.stream)]) if (stream && !stream.destroyed) stream.resume();
+    this.#queue.length = 0;
+    if (this.#started) await this.#ended.promise;
+  }
+
+  #start(): void {
+    this.#started = true;
+    const body = this.request.bodyStream!;
     // Destroyed while the handler awaited (client gone, body too large or too slow): no event will come any more.
-    if (body.destroyed) return reject(body.errored ?? new AbortedError('client disconnected'));
-    let parser: busboy.Busboy;
+    if (body.destroyed) {
+      this.#fail(body.errored ?? new AbortedError('client disconnected'));
+      return this.#settle();
+    }
     try {
-      parser = busboy({
-        headers: request.headers as Record<string, string>,
-        limits: { files: config.maxFileCount, fileSize: config.uploadLimitSizeBytes, fields: 0 },
+      this.#parser = busboy({
+        headers: this.request.headers as Record<string, string>,
+        limits: { files: this.config.maxFileCount, fileSize: this.config.uploadLimitSizeBytes, fields: 0 },
       });
     } catch {
       // Not multipart/form-data, or no boundary.
-      return reject(new FilesHttpError(400, 'No file uploaded'));
+      this.#fail(new FilesHttpError(400, 'No file uploaded'));
+      return this.#settle();
     }
-    const imported: ImportedUpload[] = [];
-    let settled = false;
-    /** The first failure decides the answer; later ones are its consequences. */
-    let failure: Error | undefined;
-    const fail = (error: Error) => void (failure ??= error);
-    /** Imports run one at a time, in part order. */
-    let imports: Promise<void> = Promise.resolve();
-    /** File parts not yet ended: a failure of the body ends them too, so no import waits for bytes that never come. */
-    const openFiles = new Set<Readable>();
+    const parser = this.#parser;
     const malformed = () => new FilesHttpError(400, 'Malformed multipart body');
-
     parser.on('file', (field, stream, info) => {
-      openFiles.add(stream);
-      stream.on('close', () => openFiles.delete(stream));
+      this.#openFiles.add(stream);
+      stream.on('close', () => this.#openFiles.delete(stream));
       // A part cut off (the body ended inside it) errors at once, maybe before its import starts: the listener is
       // attached now, or Node would raise the error as uncaught and end the process.
-      stream.on('error', () => fail(malformed()));
-      if (failure) return void stream.resume();
+      stream.on('error', () => this.#fail(malformed()));
+      if (this.#failure || this.#stopped) return void stream.resume();
       if (field !== 'files') {
-        fail(new FilesHttpError(400, 'Unexpected field'));
+        this.#fail(new FilesHttpError(400, 'Unexpected field'));
         return void stream.resume();
       }
-      imports = imports.then(async () => {
-        if (failure) return void stream.resume();
-        try {
-          const file = await handle.importFile(stream, signal);
-          if ((stream as { truncated?: boolean }).truncated) fail(new FilesHttpError(400, 'File too large'));
-          else imported.push({ name: info.filename ?? '', cid: file.cid, dagBytes: file.dagBytes });
-        } catch (error) {
-          fail(error as Error);
-          if (!stream.destroyed) stream.resume();
-        }
-      });
+      this.#queue.push({ name: info.filename ?? '', stream });
+      this.#wakeUp();
     });
-    parser.on('field', () => fail(new FilesHttpError(400, 'Unexpected field')));
-    parser.on('fieldsLimit', () => fail(new FilesHttpError(400, 'Unexpected field')));
-    parser.on('filesLimit', () => fail(new FilesHttpError(400, `File limit exceeded. Max ${config.maxFileCount} allowed.`)));
+    parser.on('field', () => this.#fail(new FilesHttpError(400, 'Unexpected field')));
+    parser.on('fieldsLimit', () => this.#fail(new FilesHttpError(400, 'Unexpected field')));
+    parser.on('filesLimit', () => this.#fail(new FilesHttpError(400, `File limit exceeded. Max ${this.config.maxFileCount} allowed.`)));
     parser.on('error', () => {
-      fail(malformed());
-      settle();
+      this.#fail(malformed());
+      this.#settle();
     });
-    parser.on('close', settle);
+    parser.on('close', () => this.#settle());
     body.on('error', (error) => {
-      fail(error);
-      for (const stream of openFiles) stream.destroy(error);
+      this.#fail(error);
+      for (const stream of this.#openFiles) stream.destroy(error);
       parser.destroy(error);
-      settle();
+      this.#settle();
     });
     body.pipe(parser);
-
-    function settle() {
-      if (settled) return;
-      settled = true;
-      imports.then(() => {
-        if (failure) reject(failure);
-        else if (imported.length === 0) reject(new FilesHttpError(400, 'No file uploaded'));
-        else resolve(imported);
-      }, reject);
-    }
-  });
+  }
 }
 
-function uploadResult(imported: readonly ImportedUpload[], committed: CommittedUpload) {
+function uploadResult({ files: imported, committed }: UploadOutcome) {
   const files = imported.map((file, i) => ({
     cid: file.cid.toString(),
     name: file.name,

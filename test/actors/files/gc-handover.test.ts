@@ -143,7 +143,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       downloadMaxDurationMs: 10_000,
       replication: { enabled: false, placement: TIERS, ackQuorum: 1, requireQuorumOnUpload: false, members: [] },
     };
-    const content = createActor(contentLogic({ holder, clock: systemClock, lease: new StorageLease(), settings, logger: captureLogger('warn').logger }));
+    const content = createActor(contentLogic({ holder, clock: systemClock, lease: new StorageLease(), settings, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
     content.start();
     try {
       const signal = new AbortController().signal;
