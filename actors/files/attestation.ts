@@ -10,7 +10,7 @@ import { answerAttestation, isValidAttestation } from '../../src/files/attestati
 import type { FilesConfig } from '../../src/files/config.js';
 import { HEALTH_MAX_FRAME_BYTES, HEALTH_PROTOCOL, parseAttestation, type AttestationMessage } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
-import type { Clock } from '../clock.js';
+import { deadline, type Clock } from '../clock.js';
 import { askPeer, changeProtocols, frameHandler } from './protocol-stream.js';
 
 /**
@@ -67,6 +67,7 @@ export async function registerAttestationResponder(libp2p: Libp2p, options: Resp
   const handler = frameHandler(
     HEALTH_MAX_FRAME_BYTES,
     options.timeoutMs,
+    options.clock,
     async (raw, remotePeer) => {
       if (!members.has(remotePeer)) return REFUSED;
       const answer = answerAttestation(parseAttestation(raw), {
@@ -102,24 +103,28 @@ export interface AttestRoundOptions extends AttestationSettings {
 }
 
 /**
- * Asks every other configured node at once, each bounded by `timeoutMs` and `signal`, and resolves to how many
- * attested the round (notes A.6). Never rejects: a peer that cannot be reached, refuses, answers late or answers
- * wrongly is simply not counted.
+ * Asks every other configured node at once, each bounded by `timeoutMs` (on `clock`) and `signal`, and resolves to
+ * how many attested the round (notes A.6). Never rejects: a peer that cannot be reached, refuses, answers late or
+ * answers wrongly is simply not counted.
  */
 export async function attestRound(options: AttestRoundOptions, signal: AbortSignal): Promise<number> {
   const peers = options.nodes.filter((node) => node.peerId !== options.self);
   if (peers.length === 0) return 0;
-  const bounded = AbortSignal.any([signal, AbortSignal.timeout(options.timeoutMs)]);
-  const attested = await Promise.all(
-    peers.map(async (peer) => {
-      try {
-        const answer = await askPeer(options.libp2p, multiaddr(peer.multiAddr), HEALTH_PROTOCOL, options.request, HEALTH_MAX_FRAME_BYTES, bounded);
-        // The asker's clock at receipt, not at asking: the answer's timestamp is compared with when it arrived.
-        return isValidAttestation(answer, options.request, options.clock.now(), options);
-      } catch {
-        return false;
-      }
-    }),
-  );
-  return attested.filter(Boolean).length;
+  const bound = deadline(options.clock, options.timeoutMs, signal);
+  try {
+    const attested = await Promise.all(
+      peers.map(async (peer) => {
+        try {
+          const answer = await askPeer(options.libp2p, multiaddr(peer.multiAddr), HEALTH_PROTOCOL, options.request, HEALTH_MAX_FRAME_BYTES, bound.signal);
+          // The asker's clock at receipt, not at asking: the answer's timestamp is compared with when it arrived.
+          return isValidAttestation(answer, options.request, options.clock.now(), options);
+        } catch {
+          return false;
+        }
+      }),
+    );
+    return attested.filter(Boolean).length;
+  } finally {
+    bound.clear();
+  }
 }

@@ -1,7 +1,7 @@
 // The asking side of the replication protocol (src/files/wire.ts; notes A.3, C1, C25, C27), used by uploads, repair
 // and the collector's handover. Peers are addressed by their configured multiaddr (libp2p reuses an open
-// connection to the same peer). Every call is bounded by `replication.requestTimeoutMs` and the caller's signal;
-// a peer's refusal text never leaves this module (spec §2.1: no peer error text in reports).
+// connection to the same peer). Every call is bounded by `replication.requestTimeoutMs` on the runtime's clock and by
+// the caller's signal; a peer's refusal text never leaves this module (spec §2.1: no peer error text in reports).
 
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { CopyOutcome } from '../../src/files/placement.js';
@@ -12,6 +12,7 @@ import {
   type ReplicationRequest,
   type ReplicationResponse,
 } from '../../src/files/wire.js';
+import { deadline, type Clock } from '../clock.js';
 import { askPeer } from './protocol-stream.js';
 import type { NodeHolder } from './node.js';
 
@@ -41,6 +42,8 @@ export interface CopyClientOptions {
   /** Configured peers by id (their `/p2p/` multiaddrs). */
   readonly peers: ReadonlyArray<{ readonly peerId: string; readonly multiAddr: string }>;
   readonly requestTimeoutMs: number;
+  /** The runtime's clock: `requestTimeoutMs` runs on it (DESIGN.md rule 2). */
+  readonly clock: Clock;
 }
 
 export class UnknownPeerError extends Error {
@@ -54,9 +57,13 @@ export function copyClient(options: CopyClientOptions): CopyClient {
   const request = async (peerId: string, message: ReplicationRequest, signal: AbortSignal): Promise<ReplicationResponse> => {
     const target = addresses.get(peerId);
     if (!target) throw new UnknownPeerError('not a configured peer');
-    const bounded = AbortSignal.any([signal, AbortSignal.timeout(options.requestTimeoutMs)]);
-    const raw = await askPeer(options.holder.get().libp2p, target, REPLICATION_PROTOCOL, message, REPLICATION_MAX_FRAME_BYTES, bounded);
-    return parseReplicationResponse(raw, message);
+    const bound = deadline(options.clock, options.requestTimeoutMs, signal);
+    try {
+      const raw = await askPeer(options.holder.get().libp2p, target, REPLICATION_PROTOCOL, message, REPLICATION_MAX_FRAME_BYTES, bound.signal);
+      return parseReplicationResponse(raw, message);
+    } finally {
+      bound.clear();
+    }
   };
 
   const probe = async (peerId: string, cid: string, signal: AbortSignal): Promise<ProbeAnswer> => {

@@ -222,6 +222,7 @@ export function p2pLogic(options: P2pOptions) {
         },
       },
       timings,
+      options.clock,
       signal,
     );
   };

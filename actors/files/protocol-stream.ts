@@ -5,6 +5,7 @@
 import type { Libp2p, Stream, StreamHandler } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { encodeFrame, FrameDecoder, ProtocolMessageError } from '../../src/files/wire.js';
+import { deadline, type Clock } from '../clock.js';
 
 /** Reads exactly one frame; rejects on a violation, a stream closed before the frame ended, or the signal. */
 export function readFrame(stream: Stream, maxBytes: number, signal: AbortSignal): Promise<unknown> {
@@ -65,11 +66,12 @@ export async function askPeer(libp2p: Libp2p, target: Multiaddr, protocol: strin
 
 /**
  * A handler that reads one request, lets `answer` decide (with the remote peer's id, proven by the handshake) and
- * writes the reply, all within `timeoutMs`. A violation or a failure aborts the stream and goes to `onError`.
+ * writes the reply, all within `timeoutMs` on `clock`. A violation or a failure aborts the stream and goes to `onError`.
  */
 export function frameHandler(
   maxBytes: number,
   timeoutMs: number,
+  clock: Clock,
   answer: (request: unknown, remotePeer: string, signal: AbortSignal) => Promise<unknown>,
   onError: (error: unknown) => void,
 ): StreamHandler {
@@ -77,15 +79,17 @@ export function frameHandler(
     // The answer's work ends at the bound or when the asker goes away (its slot is not held for a dead stream).
     const gone = new AbortController();
     stream.addEventListener('close', () => gone.abort(new Error('stream closed')), { once: true });
-    const signal = AbortSignal.any([AbortSignal.timeout(timeoutMs), gone.signal]);
+    const bound = deadline(clock, timeoutMs, gone.signal);
     void (async () => {
       try {
-        const request = await readFrame(stream, maxBytes, signal);
-        const reply = await answer(request, connection.remotePeer.toString(), signal);
-        await writeFrame(stream, reply, maxBytes, signal);
+        const request = await readFrame(stream, maxBytes, bound.signal);
+        const reply = await answer(request, connection.remotePeer.toString(), bound.signal);
+        await writeFrame(stream, reply, maxBytes, bound.signal);
       } catch (error) {
         stream.abort(error as Error);
         onError(error);
+      } finally {
+        bound.clear();
       }
     })();
   };

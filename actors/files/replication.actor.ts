@@ -351,7 +351,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     // Work in flight ends with the actor: a copy finishing after the stop would pin for nobody.
     const lifetime = new AbortController();
     const bounded = (raw: unknown, remotePeer: string, signal: AbortSignal) => answer(raw, remotePeer, AbortSignal.any([signal, lifetime.signal]));
-    const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, bounded, (error) =>
+    const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, clock, bounded, (error) =>
       logger.debug({ kind: (error as Error | undefined)?.name }, 'replication stream failed'),
     );
     changeProtocols(libp2p, () =>

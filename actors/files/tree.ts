@@ -19,6 +19,7 @@
 // disk scan) is restarted alone and the listener after the group outlives it: uploads in flight go on.
 
 import { actorChild } from '../actor-child.js';
+import type { Clock } from '../clock.js';
 import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
 import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
@@ -83,8 +84,10 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   // until their blocks are pinned, the collector exclusively while it releases and deletes.
   const storageLease = new StorageLease();
   const health = healthSettings(config);
-  // The asking side of replication (uploads, repair, handover); with replication off nothing is ever placed.
-  const copies = config.replication.enabled ? copyClient({ holder, peers: config.nodes, requestTimeoutMs: config.replication.requestTimeoutMs }) : undefined;
+  // The asking side of replication (uploads, repair, handover); with replication off nothing is ever placed. Built per
+  // actor, on its runtime's clock; it holds only the peers' addresses.
+  const copiesOn = (clock: Clock) =>
+    config.replication.enabled ? copyClient({ holder, peers: config.nodes, requestTimeoutMs: config.replication.requestTimeoutMs, clock }) : undefined;
   if (options.onStartupComplete) startup.onComplete(options.onStartupComplete);
   return supervisorSpec({
     id: 'files',
@@ -119,7 +122,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               clock: runtime.clock,
               lease: storageLease,
               settings: contentSettings(config),
-              copies,
+              copies: copiesOn(runtime.clock),
               claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
               logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
             }),
@@ -149,7 +152,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               startup,
               settings: gcSettings(config),
               // Handover probes (rule 4c): absent with replication off, so nothing is ever demoted then.
-              copies,
+              copies: copiesOn(runtime.clock),
               logger: runtime.logger.child({ actor: FILES_GC_ID }),
               // Fresh metrics after a collection; no disk actor (or a stopped one) is not the collector's problem.
               afterRun: () => void runtime.registry.send(FILES_DISK_ID, { type: 'disk.rescan' }),
@@ -167,7 +170,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               status: repairStatus,
               startup,
               settings: repair,
-              copies,
+              copies: copiesOn(runtime.clock),
               logger: runtime.logger.child({ actor: FILES_REPAIR_ID }),
               inspect: (rootSessionId) => runtime.inspector.observer(FILES_REPAIR_ID, rootSessionId),
             }),

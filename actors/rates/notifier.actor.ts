@@ -14,6 +14,7 @@ import type { NoticeLevel } from '../../src/rates/cycle.js';
 import type { LineLogger } from '../../src/rates/log-level.js';
 import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
 import { sendChatMessage } from '../../src/console/chat-send.js';
+import { deadline, type Clock } from '../clock.js';
 import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
 
 export type NotifierEvent = { type: 'notify.send'; level: NoticeLevel; message: string };
@@ -40,10 +41,13 @@ export interface NotifierOptions {
   readonly adamant?: AdamantChannelOptions;
   /** Notices are logged at their own level (error, warn, info); the tree passes a logger ranked by `log_level`. */
   readonly logger: LineLogger;
-  /** POSTs a JSON payload; injectable so tests can point it at a loopback server. */
+  /** POSTs a JSON payload and honours `signal`; injectable so tests can point it at a loopback server. */
   readonly post?: (url: string, payload: unknown, signal: AbortSignal) => Promise<void>;
+  /** The runtime's clock: each webhook delivery's WEBHOOK_TIMEOUT_MS runs on it (DESIGN.md rule 2). */
+  readonly clock: Clock;
 }
 
+/** One webhook delivery, whoever posts it: a channel that does not answer is given up (and logged) after this. */
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 
 async function postJson(url: string, payload: unknown, signal: AbortSignal): Promise<void> {
@@ -51,7 +55,7 @@ async function postJson(url: string, payload: unknown, signal: AbortSignal): Pro
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(payload),
-    signal: AbortSignal.any([signal, AbortSignal.timeout(WEBHOOK_TIMEOUT_MS)]),
+    signal,
   });
   await response.arrayBuffer();
   if (!response.ok) throw new Error(`webhook answered HTTP ${response.status}`);
@@ -85,6 +89,15 @@ export function notifierLogic(options: NotifierOptions) {
   };
   return fromCallback<NotifierEvent>(({ receive }) => {
     const controller = new AbortController();
+    /** A webhook POST bounded by WEBHOOK_TIMEOUT_MS and by the actor's lifetime. */
+    const deliver = async (url: string, payload: unknown): Promise<void> => {
+      const bound = deadline(options.clock, WEBHOOK_TIMEOUT_MS, controller.signal);
+      try {
+        await post(url, payload, bound.signal);
+      } finally {
+        bound.clear();
+      }
+    };
     const sendAdamant = adamant ? adamantSender(adamant) : undefined;
     const failed = (channel: string, extra: Record<string, unknown> = {}) => (error: unknown) => {
       if (controller.signal.aborted) return;
@@ -100,7 +113,7 @@ export function notifierLogic(options: NotifierOptions) {
         ...options.discord.map((url) => ({ channel: 'discord', url, payload: discordPayload(event.level, text) })),
       ];
       for (const delivery of deliveries) {
-        post(delivery.url, delivery.payload, controller.signal).catch(failed(delivery.channel));
+        deliver(delivery.url, delivery.payload).catch(failed(delivery.channel));
       }
       if (sendAdamant && adamant) {
         const chat = adamantText(event.level, text);

@@ -8,6 +8,7 @@ import type { LogLevel } from '../../src/rates/config.js';
 import type { Notice, SourceOutcome } from '../../src/rates/cycle.js';
 import { ratesLogger } from '../../src/rates/log-level.js';
 import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
+import type { Quote } from '../../src/rates/types.js';
 import { scrubSecrets } from '../../src/logger.js';
 import { deadline, sleep } from '../clock.js';
 import type { Runtime } from '../runtime.js';
@@ -95,7 +96,12 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
               // Each request is bounded by the connector; the whole source (CoinPaprika may make 100+ calls)
               // is bounded here, so one source cannot hold a cycle for long.
               const budget = deadline(runtime.clock, deps.sourceBudgetMs, signal);
-              const quotes = await connector.fetch(contextFor(budget.signal)).finally(() => budget.clear());
+              let quotes: Quote[];
+              try {
+                quotes = await connector.fetch(contextFor(budget.signal));
+              } finally {
+                budget.clear();
+              }
               // The original's `info` rank: a line per source per cycle, hidden under the default `log`.
               logger.info({ source: connector.name, quotes: quotes.length }, 'source fetched');
               return { source: connector.name, ok: true, quotes, receivedAt: runtime.clock.now() };

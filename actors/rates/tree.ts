@@ -122,6 +122,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
             // Each notice is logged at its level, filtered in the original's ranking (src/rates/log-level.ts).
             logger: ratesLogger(runtime.logger, config.log_level, { actor: RATES_NOTIFIER_ID }),
             post: options.post,
+            clock: runtime.clock,
           }),
       }),
       actorChild({
@@ -130,7 +131,7 @@ export function ratesTree(config: RatesConfig, options: RatesTreeOptions = {}): 
         logic: (runtime) =>
           refreshLogic(runtime, {
             connectors: createConnectors(config),
-            http: options.http ?? fetchJsonClient,
+            http: options.http ?? fetchJsonClient(runtime.clock),
             discoveryRetryDelayMs: options.discoveryRetryDelayMs ?? DEFAULT_DISCOVERY.discoveryRetryDelayMs,
             discoveryAttempts: DEFAULT_DISCOVERY.discoveryAttempts,
             // Said once per process: a restarted refresh actor does not announce a new start.

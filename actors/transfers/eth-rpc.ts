@@ -1,7 +1,7 @@
 // The indexer's Ethereum JSON-RPC client over HTTP(S) (notes/transfers-console.md A.2, A.4 "Recommended design"):
 // global fetch, JSON-RPC batches, every call bounded by the caller's AbortSignal (pass a `fromPromise` actor's signal
-// straight in, DESIGN.md rule 6) and a per-request timeout, response bodies bounded before they are parsed, and
-// failures thrown as one class per kind (callers match on `name`).
+// straight in, DESIGN.md rule 6) and a per-request timeout on the injected clock (rule 2), response bodies bounded
+// before they are parsed, and failures thrown as one class per kind (callers match on `name`).
 //
 // Receipts: `eth_getBlockReceipts` (anvil, geth, erigon, nethermind, reth) gives a block's receipts in one call; a
 // node without it gets per-transaction `eth_getTransactionReceipt` calls sent as JSON-RPC batches, and the client
@@ -11,6 +11,7 @@
 // Requests carry no credentials in error messages: a node URL often embeds an API key, so errors name only the host.
 
 import { AbortedError } from '../../src/errors.js';
+import { deadline, type Clock, type Deadline } from '../clock.js';
 import { MissingReceiptError, isTransfer, type RpcBlock, type RpcBlockHeader, type RpcReceipt } from '../../src/transfers/rows.js';
 
 /** A node that has not answered one HTTP request in this long is treated as unavailable (the machine retries). */
@@ -44,6 +45,8 @@ export type ReceiptsMode = 'block' | 'transaction';
 export interface EthRpcClientInit {
   /** http:// or https:// node URL; user:password in it becomes a Basic Authorization header. */
   readonly url: string;
+  /** The runtime's clock: `timeoutMs` runs on it, so a SimulatedClock drives it in tests. */
+  readonly clock: Clock;
   readonly timeoutMs?: number;
   readonly maxResponseBytes?: number;
   /** `auto` (default): block mode until the node says it lacks eth_getBlockReceipts. `transaction`: forced (benchmark). */
@@ -202,6 +205,7 @@ export class EthRpcClient {
   /** For error messages: the host only (the path or user info may hold an API key). */
   private readonly host: string;
   private readonly headers: Readonly<Record<string, string>>;
+  private readonly clock: Clock;
   private readonly timeoutMs: number;
   private readonly maxResponseBytes: number;
   private readonly blocksPerRequest: number;
@@ -227,6 +231,7 @@ export class EthRpcClient {
     this.endpoint = url.href;
     this.host = url.host;
     this.headers = headers;
+    this.clock = init.clock;
     this.timeoutMs = positiveInteger(init.timeoutMs, DEFAULT_TIMEOUT_MS, 'timeoutMs');
     this.maxResponseBytes = positiveInteger(init.maxResponseBytes, DEFAULT_MAX_RESPONSE_BYTES, 'maxResponseBytes');
     this.blocksPerRequest = positiveInteger(init.blocksPerRequest, DEFAULT_BLOCKS_PER_REQUEST, 'blocksPerRequest');
@@ -425,12 +430,20 @@ export class EthRpcClient {
 
   private async post(payload: unknown, signal: AbortSignal, what: string): Promise<unknown> {
     if (signal.aborted) throw new AbortedError();
-    // One timer for the whole exchange: a node that sends headers and then stalls the body is a timeout too.
-    const timeout = AbortSignal.timeout(this.timeoutMs);
-    const combined = AbortSignal.any([signal, timeout]);
+    // One deadline for the whole exchange: a node that sends headers and then stalls the body is a timeout too.
+    const bound = deadline(this.clock, this.timeoutMs, signal);
+    try {
+      return await this.exchange(payload, signal, bound, what);
+    } finally {
+      bound.clear();
+    }
+  }
+
+  /** The request and its bounded answer, under `bound` (the caller's signal and the per-request deadline). */
+  private async exchange(payload: unknown, signal: AbortSignal, bound: Deadline, what: string): Promise<unknown> {
     const failure = (error: unknown): Error => {
       if (signal.aborted) return new AbortedError();
-      if (timeout.aborted) return new EthNodeUnavailableError(`${what}: no answer from ${this.host} within ${this.timeoutMs} ms`);
+      if (bound.expired) return new EthNodeUnavailableError(`${what}: no answer from ${this.host} within ${this.timeoutMs} ms`);
       if (error instanceof EthResponseTooLargeError) return error;
       const reason = error instanceof Error ? ((error.cause as Error | undefined)?.message ?? error.message) : String(error);
       return new EthNodeUnavailableError(`${what}: cannot reach ${this.host}: ${reason}`, undefined, { cause: error });
@@ -438,7 +451,7 @@ export class EthRpcClient {
 
     let response: Response;
     try {
-      response = await fetch(this.endpoint, { method: 'POST', headers: this.headers, body: JSON.stringify(payload), signal: combined });
+      response = await fetch(this.endpoint, { method: 'POST', headers: this.headers, body: JSON.stringify(payload), signal: bound.signal });
     } catch (error) {
       throw failure(error);
     }

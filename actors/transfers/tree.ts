@@ -66,6 +66,7 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
             holder,
             eth: new EthRpcClient({
               url: ethUrl,
+              clock: runtime.clock,
               onReceiptsFallback: () => runtime.logger.child({ actor: TRANSFERS_INDEXER_ID }).warn('the node has no eth_getBlockReceipts: fetching receipts per transaction'),
             }),
             clock: runtime.clock,

@@ -241,7 +241,7 @@ export async function runIndexerHarness(options: {
     const holder = new DatabaseHolder();
     holder.set({ writer, catalog: undefined, read: undefined });
     const settings: IndexerSettings = { enabled: true, ethUrl: options.ethUrl, startBlock: options.startBlock, confirmations: options.chainHead - options.until, periodMs: 50 };
-    const eth = new EthRpcClient({ url: options.ethUrl, receiptsMode: options.receiptsMode, ...(options.maxBatchItems !== undefined ? { maxBatchItems: options.maxBatchItems } : {}) });
+    const eth = new EthRpcClient({ url: options.ethUrl, clock: systemClock, receiptsMode: options.receiptsMode, ...(options.maxBatchItems !== undefined ? { maxBatchItems: options.maxBatchItems } : {}) });
     const logic = indexerLogic({ settings, holder, eth, clock: systemClock, logger: captured.logger });
     const since = Date.now();
     const actor = createActor(logic, { input: indexerInput(settings) }).start();

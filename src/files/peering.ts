@@ -1,7 +1,9 @@
 // Peering with the configured `nodes` (specs/files-node.md §4.4, §8; notes/files-node.md B.4, C13): which
 // entries a node dials, one bounded pass over them, and the failure kinds of the peer-network operator routes.
-// Pure: the dial and the "already connected" check are injected (actors/files/p2p.actor.ts supplies libp2p).
+// Pure: the dial, the "already connected" check and the clock are injected (actors/files/p2p.actor.ts supplies
+// libp2p and the runtime's clock).
 
+import { deadline, type Clock } from '../clock.js';
 import type { FilesNode } from './config.js';
 
 /**
@@ -55,14 +57,15 @@ export interface PeeringPorts {
 }
 
 /**
- * One peering pass: dial every target that is not connected, each dial bounded by `dialTimeoutMs`, at most
- * `concurrency` at a time. A failed dial is a result, never an error: the pass always settles. `signal` (the
+ * One peering pass: dial every target that is not connected, each dial bounded by `dialTimeoutMs` on `clock`, at
+ * most `concurrency` at a time. A failed dial is a result, never an error: the pass always settles. `signal` (the
  * actor stopping) aborts every dial in flight and the dials not yet started.
  */
 export async function runPeeringPass(
   targets: readonly FilesNode[],
   ports: PeeringPorts,
   timings: Pick<PeeringTimings, 'dialTimeoutMs' | 'concurrency'>,
+  clock: Clock,
   signal?: AbortSignal,
 ): Promise<PeeringPassResult> {
   const ok = new Array<boolean>(targets.length).fill(false);
@@ -74,7 +77,7 @@ export async function runPeeringPass(
       ok[index] = true;
       return;
     }
-    const bound = timeoutSignal(timings.dialTimeoutMs, signal);
+    const bound = deadline(clock, timings.dialTimeoutMs, ...(signal ? [signal] : []));
     try {
       await ports.dial(target.multiAddr, bound.signal);
       ok[index] = true;
@@ -85,31 +88,6 @@ export async function runPeeringPass(
     }
   });
   return { connected: targets.filter((_, index) => ok[index]).map((target) => target.name), total: targets.length, failed };
-}
-
-/**
- * A signal that aborts after `ms` (its reason a `TimeoutError`) or when `parent` aborts; `timedOut` tells the two
- * apart. Unlike AbortSignal.timeout, the timer is cleared as soon as the work ends (`clear`), so a finished dial
- * leaves no timer behind, and it keeps the process alive while the work is pending.
- */
-export function timeoutSignal(ms: number, parent?: AbortSignal): { signal: AbortSignal; timedOut(): boolean; clear(): void } {
-  const controller = new AbortController();
-  let timedOut = false;
-  const onParentAbort = () => controller.abort(parent?.reason);
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException('The operation timed out', 'TimeoutError'));
-  }, ms);
-  if (parent?.aborted) onParentAbort();
-  else parent?.addEventListener('abort', onParentAbort, { once: true });
-  return {
-    signal: controller.signal,
-    timedOut: () => timedOut,
-    clear() {
-      clearTimeout(timer);
-      parent?.removeEventListener('abort', onParentAbort);
-    },
-  };
 }
 
 /** Runs `work(0 … count-1)` with at most `limit` in flight; `work` must not reject (runPeeringPass catches). */

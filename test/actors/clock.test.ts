@@ -1,4 +1,5 @@
-// deadline() (actors/clock.ts): deadlines on the injected clock, so a SimulatedClock drives them.
+// deadline() (src/clock.ts, re-exported by actors/clock.ts): deadlines on the injected clock, so a SimulatedClock
+// drives them; on the system clock a pending deadline holds the process like any timer until it fires or is cleared.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -40,11 +41,46 @@ test('clear() before the deadline: nothing fires later and the caller signal kee
   assert.equal(limit.expired, false);
 });
 
-test('on the system clock a pending deadline keeps no process alive (its timer is unref-ed)', async () => {
+/**
+ * Runs `script` in a child process with `m` bound to actors/clock.js; resolves to its stdout and exit code, killing it
+ * when it has not exited within `capMs`.
+ */
+async function runChild(script: string, capMs: number): Promise<{ stdout: string; code: number | null; killed: boolean }> {
   const module = new URL('../../actors/clock.js', import.meta.url).href;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); m.deadline(m.systemClock, 60_000);`], { stdio: 'ignore' });
-  const started = Date.now();
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); ${script}`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+  let killed = false;
+  const cap = setTimeout(() => {
+    killed = true;
+    child.kill('SIGKILL');
+  }, capMs);
+  try {
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    return { stdout, code, killed };
+  } finally {
+    clearTimeout(cap);
+  }
+}
+
+test('on the system clock a pending deadline keeps the process alive until it fires', async () => {
+  // Nothing else holds the event loop: only the deadline's own timer lets the child see it expire.
+  const { stdout, code, killed } = await runChild(
+    `const limit = m.deadline(m.systemClock, 200); limit.signal.addEventListener('abort', () => process.stdout.write(limit.expired ? 'expired' : 'aborted'));`,
+    20_000,
+  );
+  assert.equal(killed, false, 'the child exited by itself once the deadline fired');
   assert.equal(code, 0);
-  assert.ok(Date.now() - started < 10_000, `exited after ${Date.now() - started} ms`);
+  assert.equal(stdout, 'expired');
+});
+
+test('clear() lets the process exit at once, without the deadline firing', async () => {
+  // A minute-long deadline: the child outlives the cap unless clear() released the timer.
+  const { stdout, code, killed } = await runChild(
+    `const limit = m.deadline(m.systemClock, 60_000); limit.signal.addEventListener('abort', () => process.stdout.write('expired')); limit.clear();`,
+    20_000,
+  );
+  assert.equal(killed, false, 'the child exited by itself');
+  assert.equal(code, 0);
+  assert.equal(stdout, '');
 });

@@ -2,8 +2,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SimulatedClock } from 'xstate';
 import type { FilesNode } from '../../src/files/config.js';
 import { passBoundMs, PEERING_DEFAULTS, peeringTargets, runPeeringPass } from '../../src/files/peering.js';
+import { watchPromise } from '../support/wait.js';
 
 const node = (name: string, peerId: string): FilesNode => ({ name, peerId, multiAddr: `/ip4/127.0.0.1/tcp/1/p2p/${peerId}` });
 const SHARED = [node('alpha', 'A'), node('beta', 'B'), node('gamma', 'C')];
@@ -26,34 +28,48 @@ test('a pass dials only targets that are not connected and reports the connected
       },
     },
     { dialTimeoutMs: 1_000, concurrency: 2 },
+    new SimulatedClock(),
   );
   assert.deepEqual(dialled.sort(), [SHARED[1]!.multiAddr, SHARED[2]!.multiAddr]);
   assert.deepEqual(result, { connected: ['alpha', 'beta'], total: 3, failed: 1 });
 });
 
-test('a dial that never answers is cut at the dial timeout and the pass still settles', async () => {
-  let aborted = false;
-  const started = Date.now();
-  const result = await runPeeringPass(
-    [node('silent', 'S'), node('ok', 'O')],
-    {
-      isConnected: () => false,
-      dial: (address, signal) =>
-        address.endsWith('/O')
-          ? Promise.resolve()
-          : new Promise<void>((_, reject) =>
-              signal.addEventListener('abort', () => {
-                aborted = true;
-                reject(signal.reason);
-              }),
-            ),
-    },
-    { dialTimeoutMs: 50, concurrency: 4 },
+test('a dial that never answers is cut at the dial timeout on the injected clock, and the pass then settles', async () => {
+  const clock = new SimulatedClock();
+  // A minute on the wall clock: only the simulated clock can end the dial within the test's cap.
+  const dialTimeoutMs = 60_000;
+  let dialling!: () => void;
+  const silentDialStarted = new Promise<void>((resolve) => (dialling = resolve));
+  const dialAborts: unknown[] = [];
+  const pass = watchPromise(
+    runPeeringPass(
+      [node('silent', 'S'), node('ok', 'O')],
+      {
+        isConnected: () => false,
+        dial: (address, signal) => {
+          if (address.endsWith('/O')) return Promise.resolve();
+          dialling();
+          return new Promise<void>((_, reject) =>
+            signal.addEventListener('abort', () => {
+              dialAborts.push(signal.reason);
+              reject(signal.reason);
+            }),
+          );
+        },
+      },
+      { dialTimeoutMs, concurrency: 4 },
+      clock,
+    ),
+    'the peering pass',
   );
-  assert.equal(aborted, true);
-  assert.deepEqual(result, { connected: ['ok'], total: 2, failed: 1 });
-  // Generous: proves only that the pass did not wait for the silent peer forever.
-  assert.ok(Date.now() - started < 5_000);
+  await silentDialStarted;
+  clock.increment(dialTimeoutMs - 1);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(pass.settled, false, 'the silent dial is still waiting short of its timeout');
+  assert.equal(dialAborts.length, 0);
+  clock.increment(1);
+  assert.deepEqual(await pass.settle(), { connected: ['ok'], total: 2, failed: 1 });
+  assert.equal((dialAborts[0] as DOMException).name, 'TimeoutError');
 });
 
 test('at most `concurrency` dials are in flight at once', async () => {
@@ -72,6 +88,7 @@ test('at most `concurrency` dials are in flight at once', async () => {
       },
     },
     { dialTimeoutMs: 1_000, concurrency: 3 },
+    new SimulatedClock(),
   );
   assert.equal(peak, 3);
   assert.equal(result.connected.length, 7);
@@ -81,7 +98,7 @@ test('an aborted pass starts no further dials', async () => {
   const controller = new AbortController();
   controller.abort();
   let dials = 0;
-  const result = await runPeeringPass(SHARED, { isConnected: () => false, dial: async () => void dials++ }, PEERING_DEFAULTS, controller.signal);
+  const result = await runPeeringPass(SHARED, { isConnected: () => false, dial: async () => void dials++ }, PEERING_DEFAULTS, new SimulatedClock(), controller.signal);
   assert.equal(dials, 0);
   assert.deepEqual(result.connected, []);
 });

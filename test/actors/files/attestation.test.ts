@@ -16,8 +16,8 @@ import { after, before, describe, it } from 'node:test';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
-import { createActor } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
+import { createActor, SimulatedClock } from 'xstate';
+import { systemClock, type Clock } from '../../../actors/clock.js';
 import {
   attestRound,
   registerAttestationResponder,
@@ -27,14 +27,14 @@ import {
 } from '../../../actors/files/attestation.js';
 import { healthLogic } from '../../../actors/files/health.actor.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { askPeer } from '../../../actors/files/protocol-stream.js';
+import { askPeer, readFrame } from '../../../actors/files/protocol-stream.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { membershipVersion, roundStart, type HealthObject, type HealthSettings } from '../../../src/files/health.js';
 import { HEALTH_MAX_FRAME_BYTES, HEALTH_PROTOCOL, type AttestationMessage } from '../../../src/files/wire.js';
 import { freePort } from '../../support/cli.js';
 import { captureLogger, type CapturedLogger } from '../../support/logger.js';
-import { waitFor } from '../../support/wait.js';
+import { watchPromise, waitFor } from '../../support/wait.js';
 import { firstBootPeerId } from '../../support/files-cluster.js';
 
 const INTERVAL = 1_000;
@@ -43,11 +43,31 @@ const SKEW = 10_000;
 const TIMEOUT = 1_500;
 /** Every test's own bound, well above one attestation round. */
 const TEST_TIMEOUT = 20_000;
+/** For the SimulatedClock tests: a minute on the wall clock, so only the simulated clock can end a wait in a test. */
+const SIMULATED_TIMEOUT = 60_000;
+
+/** A SimulatedClock that also lists the delays of the timers set on it, so a test sees when a deadline is armed. */
+function observedClock(): { clock: Clock; simulated: SimulatedClock; armed: number[] } {
+  const simulated = new SimulatedClock();
+  simulated.set(Date.now());
+  const armed: number[] = [];
+  const clock: Clock = {
+    now: () => simulated.now(),
+    setTimeout: (fn, ms) => {
+      armed.push(ms);
+      return simulated.setTimeout(fn, ms);
+    },
+    clearTimeout: (id) => simulated.clearTimeout(id as number),
+  };
+  return { clock, simulated, armed };
+}
 
 describe('health attestations between real libp2p nodes', { timeout: 120_000 }, () => {
   let home: string;
   let silent: Server;
   const sockets = new Set<Socket>();
+  /** Connections the silent peer has accepted so far: a dial to it is in flight once this grows. */
+  let silentConnections = 0;
   let a: FilesNode | undefined;
   let b: FilesNode | undefined;
   let peers: { a: AttestationPeer; b: AttestationPeer; c: AttestationPeer; silent: AttestationPeer };
@@ -75,6 +95,7 @@ describe('health attestations between real libp2p nodes', { timeout: 120_000 }, 
   before(async () => {
     home = mkdtempSync(join(tmpdir(), 'files-attest-'));
     silent = createServer((socket) => {
+      silentConnections++;
       sockets.add(socket);
       socket.on('close', () => sockets.delete(socket));
     });
@@ -173,6 +194,48 @@ describe('health attestations between real libp2p nodes', { timeout: 120_000 }, 
     const started = Date.now();
     assert.equal(await askFromA([peers.a, peers.silent], requestNow(), AbortSignal.timeout(200)), 0);
     assert.ok(Date.now() - started < TIMEOUT, 'the signal, not the timeout, ended it');
+  });
+
+  it("the asker's timeout runs on its clock: a silent peer holds the round until that clock passes it", { timeout: TEST_TIMEOUT }, async () => {
+    const { clock, simulated } = observedClock();
+    const before = silentConnections;
+    const round = watchPromise(
+      attestRound(
+        { libp2p: a!.libp2p, self: a!.peerId, nodes: [peers.a, peers.silent], request: requestNow(), clockSkewToleranceMs: SKEW, timeoutMs: SIMULATED_TIMEOUT, clock },
+        AbortSignal.timeout(TEST_TIMEOUT),
+      ),
+      'the round',
+    );
+    await waitFor(() => silentConnections > before, { what: 'the dial to reach the silent peer' });
+    simulated.increment(SIMULATED_TIMEOUT - 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(round.settled, false, 'the round waits for the silent peer short of the timeout');
+    simulated.increment(1);
+    assert.equal(await round.settle(), 0, 'the silent peer is not counted');
+  });
+
+  it("the responder's timeout runs on its clock: a request that never arrives is dropped once that clock passes it", { timeout: TEST_TIMEOUT }, async () => {
+    const { clock, simulated, armed } = observedClock();
+    await registerAttestationResponder(b!.libp2p, responder({ clock, timeoutMs: SIMULATED_TIMEOUT }));
+    const before = bLog.lines.length;
+    const dropped = () => bLog.lines.slice(before).filter((line) => line['msg'] === 'attestation request dropped');
+    // A's stream is open and says nothing: B's handler waits for a request frame.
+    const stream = await a!.libp2p.dialProtocol(multiaddr(peers.b.multiAddr), HEALTH_PROTOCOL, { signal: AbortSignal.timeout(TEST_TIMEOUT) });
+    try {
+      const answer = watchPromise(readFrame(stream, HEALTH_MAX_FRAME_BYTES, AbortSignal.timeout(TEST_TIMEOUT)), "A's read of an answer");
+      await waitFor(() => armed.includes(SIMULATED_TIMEOUT), { what: "B's handler to arm its deadline" });
+      simulated.increment(SIMULATED_TIMEOUT - 1);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      assert.equal(answer.settled, false, 'the stream is still open short of the timeout');
+      assert.deepEqual(dropped(), []);
+      simulated.increment(1);
+      await assert.rejects(answer.settle(), 'B aborted the stream');
+      const [line] = await waitFor(() => dropped().length > 0 && dropped(), { timeoutMs: 2_000, what: 'the dropped-request line' });
+      assert.equal(line!['error'], 'TimeoutError');
+    } finally {
+      stream.abort(new Error('test over'));
+      await registerAttestationResponder(b!.libp2p, responder());
+    }
   });
 
   describe('files.health on node A', () => {

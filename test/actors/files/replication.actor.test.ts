@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { CID } from 'multiformats/cid';
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
 import { systemClock } from '../../../actors/clock.js';
 import { copyClient, type CopyClient } from '../../../actors/files/copy-client.js';
 import { hasRootPin, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
@@ -23,14 +23,30 @@ import { StorageLease } from '../../../src/files/storage-lease.js';
 import { REPLICATION_MAX_FRAME_BYTES, REPLICATION_PROTOCOL } from '../../../src/files/wire.js';
 import { freePort } from '../../support/cli.js';
 import { captureLogger } from '../../support/logger.js';
+import { watchPromise, waitFor } from '../../support/wait.js';
 
 const NO_SIGNAL = new AbortController().signal;
+/** For the SimulatedClock tests: a minute on the wall clock, so only the simulated clock can end a wait in a test. */
+const SIMULATED_TIMEOUT = 60_000;
+
+/** A disk claim that never answers until the request's signal aborts: a request then hangs inside B's answer. */
+function hangingDiskClaim(): { claimDisk: ReplicationResponderOptions['claimDisk']; claims: () => number } {
+  let claims = 0;
+  return {
+    claimDisk: (_bytes, signal) => {
+      claims++;
+      return new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true }));
+    },
+    claims: () => claims,
+  };
+}
 
 describe('the replication protocol between two real nodes', { timeout: 120_000 }, () => {
   let home: string;
   let a: FilesNode;
   let b: FilesNode;
   let bAddress: string;
+  let aHolder: NodeHolder;
   let client: CopyClient;
   let responder: AnyActorRef | undefined;
 
@@ -66,9 +82,9 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     const bPort = await freePort();
     b = await startFilesNode({ storeDirectory: join(home, 'b'), listen: [`/ip4/127.0.0.1/tcp/${bPort}`], allow: [], holder: new NodeHolder(), logger: silent });
     bAddress = `/ip4/127.0.0.1/tcp/${bPort}/p2p/${b.peerId}`;
-    const aHolder = new NodeHolder();
+    aHolder = new NodeHolder();
     aHolder.set(a);
-    client = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: 10_000 });
+    client = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: 10_000, clock: systemClock });
   });
 
   after(async () => {
@@ -188,5 +204,44 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     await respond();
     const answer = await askPeer(a.libp2p, multiaddr(bAddress), REPLICATION_PROTOCOL, { op: 'delete', cid: 'x' }, REPLICATION_MAX_FRAME_BYTES, AbortSignal.timeout(5_000));
     assert.deepEqual(answer, { ok: false, code: 'invalid', error: 'invalid request' });
+  });
+
+  it("the asking side's requestTimeoutMs runs on its clock: a peer that never answers fails the request once that clock passes it", async () => {
+    const hang = hangingDiskClaim();
+    await respond({ claimDisk: hang.claimDisk });
+    const cid = await contentOnA(10_000);
+    const clock = new SimulatedClock();
+    const asker = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: SIMULATED_TIMEOUT, clock });
+    const request = watchPromise(asker.request(b.peerId, { op: 'accept', cid: cid.toString() }, NO_SIGNAL), 'the accept request');
+    await waitFor(() => hang.claims() === 1, { what: "B's answer to reach the disk claim" });
+    clock.increment(SIMULATED_TIMEOUT - 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(request.settled, false, 'still waiting short of the timeout');
+    clock.increment(1);
+    await assert.rejects(request.settle(), (error: unknown) => (error as Error).name === 'TimeoutError');
+  });
+
+  it("the responder's requestTimeoutMs runs on its clock: an answer that never comes is given up once that clock passes it", async () => {
+    const hang = hangingDiskClaim();
+    const clock = new SimulatedClock();
+    const log = captureLogger('debug');
+    await respond({ claimDisk: hang.claimDisk, clock, requestTimeoutMs: SIMULATED_TIMEOUT, logger: log.logger });
+    const cid = await contentOnA(10_000);
+    // The asker's own bound is 10 s on the wall clock, past the cap of settle(): only B's bound can end this request.
+    const request = watchPromise(client.request(b.peerId, { op: 'store', cid: cid.toString() }, NO_SIGNAL), 'the store request');
+    await waitFor(() => hang.claims() === 1, { what: "B's answer to reach the disk claim" });
+    clock.increment(SIMULATED_TIMEOUT - 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(request.settled, false, 'still waiting short of the timeout');
+    clock.increment(1);
+    // B answers "failed" or aborts the stream (its reply may not leave once the bound has passed): never a stored copy.
+    const outcome = await request.settle().then(
+      (answer) => answer,
+      (error: unknown) => error as Error,
+    );
+    assert.ok(outcome instanceof Error || outcome.ok === false, `not stored: ${JSON.stringify(outcome)}`);
+    const line = await waitFor(() => log.lines.find((entry) => entry['msg'] === 'replication request failed'), { timeoutMs: 2_000, what: "B's failure line" });
+    assert.deepEqual({ op: line['op'], kind: line['kind'] }, { op: 'store', kind: 'TimeoutError' });
+    assert.equal(b.registry.get(cid.toString()), undefined);
   });
 });

@@ -165,6 +165,7 @@ test('the notifier logs each notice at its level under log_level, and sends ever
         discord: [],
         logger: ratesLogger(logger, configured, { actor: 'rates.notifier' }),
         post: async (_url, payload) => void posted.push((payload as { attachments: Array<{ fallback: string }> }).attachments[0]!.fallback),
+        clock: new SimulatedClock(),
       }),
     ).start();
     actor.send({ type: 'notify.send', level: 'error', message: 'e' });

@@ -4,11 +4,12 @@
 // actor is built directly; the ADAMANT node is the fake node of test/support/adamant-node.ts.
 
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
+import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
-import { createActor } from 'xstate';
-import { notifierLogic } from '../../../actors/rates/notifier.actor.js';
+import { createActor, SimulatedClock } from 'xstate';
+import { systemClock } from '../../../actors/clock.js';
+import { notifierLogic, WEBHOOK_TIMEOUT_MS } from '../../../actors/rates/notifier.actor.js';
 import { addressFromPublicKey, keyPairFromPassphrase } from '../../../src/console/crypto.js';
 import type { Logger } from '../../../src/logger.js';
 import { startFakeAdamantNode } from '../../support/adamant-node.js';
@@ -29,7 +30,7 @@ test('a notice is logged once and posted to every Slack and Discord webhook', as
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const { logger, lines } = captureLogger();
   const actor = createActor(
-    notifierLogic({ name: 'Currencyinfo', slack: [`${base}/slack`], discord: [`${base}/discord`, `${base}/broken`], logger }),
+    notifierLogic({ name: 'Currencyinfo', slack: [`${base}/slack`], discord: [`${base}/discord`, `${base}/broken`], logger, clock: systemClock }),
   ).start();
   try {
     actor.send({ type: 'notify.send', level: 'warn', message: 'Unable to fetch valid data from **CoinLore**. HTTP 500 at https://x.io/?api_key=SECRET123' });
@@ -51,6 +52,38 @@ test('a notice is logged once and posted to every Slack and Discord webhook', as
     assert.ok(!JSON.stringify(received).includes('SECRET123'), 'the key never reaches a channel');
   } finally {
     actor.stop();
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
+
+test('a webhook that never answers is given up at WEBHOOK_TIMEOUT_MS on the injected clock, with a warning only', async () => {
+  const hanging: ServerResponse[] = [];
+  const server = createServer((request, response) => {
+    request.resume();
+    hanging.push(response);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const clock = new SimulatedClock();
+  const { logger, lines } = captureLogger();
+  const actor = createActor(notifierLogic({ name: 'Currencyinfo', slack: [`${base}/slack`], discord: [], logger, clock })).start();
+  const failures = () => lines.filter((line) => line.msg === 'notification delivery failed');
+  try {
+    actor.send({ type: 'notify.send', level: 'warn', message: 'nobody listens' });
+    await waitFor(() => hanging.length === 1, { what: 'the webhook request to arrive' });
+    // Short of the timeout on the injected clock, and some wall-clock time later, the delivery is still waiting.
+    clock.increment(WEBHOOK_TIMEOUT_MS - 1);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(failures(), []);
+    clock.increment(1);
+    const [failure] = await waitFor(() => failures().length > 0 && failures(), { timeoutMs: 2_000, what: 'the timeout warning' });
+    assert.equal(failure!.level, 'warn');
+    assert.equal(failure!.channel, 'slack');
+    assert.equal(failure!.reason, 'The operation was aborted due to timeout');
+    assert.equal(actor.getSnapshot().status, 'active', 'the notifier keeps running');
+  } finally {
+    actor.stop();
+    server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   }
 });
@@ -87,7 +120,7 @@ async function closedPortUrl(): Promise<string> {
 
 function adamantNotifier(nodes: readonly string[], addresses: readonly string[], logger: Logger) {
   return createActor(
-    notifierLogic({ name: 'Currencyinfo', slack: [], discord: [], logger, adamant: { addresses, passphrase: SENDER, nodes, now: () => Date.now() } }),
+    notifierLogic({ name: 'Currencyinfo', slack: [], discord: [], logger, clock: systemClock, adamant: { addresses, passphrase: SENDER, nodes, now: () => Date.now() } }),
   ).start();
 }
 

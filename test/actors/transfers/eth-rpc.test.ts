@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { SimulatedClock } from 'xstate';
 import {
   EthBlockNotFoundError,
   EthInvalidResponseError,
@@ -16,8 +17,10 @@ import {
   EthRpcClient,
   EthRpcError,
 } from '../../../actors/transfers/eth-rpc.js';
+import { systemClock } from '../../../actors/clock.js';
 import { transferRows, type TransferRow } from '../../../src/transfers/rows.js';
 import { startAnvil, type Anvil } from '../../support/anvil.js';
+import { watchPromise, waitFor } from '../../support/wait.js';
 
 // anvil's first three dev accounts (the well-known test mnemonic), EIP-55 checksummed.
 const ALICE = '0xf39Fd6e51aad88F6F4ce6aB8827279cffFb92266';
@@ -183,7 +186,7 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('the rows of everything fetched, with eth_getBlockReceipts, are exactly the expected ones', async () => {
-    const client = new EthRpcClient({ url: anvil.url });
+    const client = new EthRpcClient({ url: anvil.url, clock: systemClock });
     assert.equal(await client.blockNumber(signal()), head);
     const fetched = await client.blocksWithReceipts(0, head, signal());
     assert.deepEqual(
@@ -198,8 +201,8 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('forced per-transaction receipts give identical rows', async () => {
-    const block = new EthRpcClient({ url: anvil.url });
-    const perTransaction = new EthRpcClient({ url: anvil.url, receiptsMode: 'transaction' });
+    const block = new EthRpcClient({ url: anvil.url, clock: systemClock });
+    const perTransaction = new EthRpcClient({ url: anvil.url, clock: systemClock, receiptsMode: 'transaction' });
     assert.equal(perTransaction.receiptsMode, 'transaction');
     const rowsOf = async (client: EthRpcClient) => (await client.blocksWithReceipts(1, head, signal())).flatMap(({ block: b, receipts }) => transferRows(b, receipts));
     assert.deepEqual(await rowsOf(perTransaction), expected);
@@ -211,10 +214,10 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('small batches and single requests give the same blocks and rows', async () => {
-    const chunked = new EthRpcClient({ url: anvil.url, blocksPerRequest: 3, maxBatchItems: 1, concurrency: 2 });
-    const whole = new EthRpcClient({ url: anvil.url });
+    const chunked = new EthRpcClient({ url: anvil.url, clock: systemClock, blocksPerRequest: 3, maxBatchItems: 1, concurrency: 2 });
+    const whole = new EthRpcClient({ url: anvil.url, clock: systemClock });
     assert.deepEqual(await chunked.blocksWithReceipts(0, head, signal()), await whole.blocksWithReceipts(0, head, signal()));
-    const perTransaction = new EthRpcClient({ url: anvil.url, receiptsMode: 'transaction', maxBatchItems: 1, blocksPerRequest: 1 });
+    const perTransaction = new EthRpcClient({ url: anvil.url, clock: systemClock, receiptsMode: 'transaction', maxBatchItems: 1, blocksPerRequest: 1 });
     const rows = (await perTransaction.blocksWithReceipts(1, head, signal())).flatMap(({ block, receipts }) => transferRows(block, receipts));
     assert.deepEqual(rows, expected);
   });
@@ -223,7 +226,7 @@ describe('EthRpcClient against anvil', () => {
     proxy.behaviour = 'forward';
     proxy.requests = 0;
     proxy.methods = [];
-    const client = new EthRpcClient({ url: proxy.url });
+    const client = new EthRpcClient({ url: proxy.url, clock: systemClock });
     await client.blocksWithReceipts(1, head, signal());
     assert.equal(proxy.requests, 2);
     assert.deepEqual(new Set(proxy.methods), new Set(['eth_getBlockByNumber', 'eth_getBlockReceipts']));
@@ -232,7 +235,7 @@ describe('EthRpcClient against anvil', () => {
   test('a node without eth_getBlockReceipts: one batch of per-tx receipts, the fallback remembered', async () => {
     proxy.behaviour = 'noBlockReceipts';
     const reasons: EthRpcError[] = [];
-    const client = new EthRpcClient({ url: proxy.url, onReceiptsFallback: (reason) => reasons.push(reason) });
+    const client = new EthRpcClient({ url: proxy.url, clock: systemClock, onReceiptsFallback: (reason) => reasons.push(reason) });
     try {
       proxy.requests = 0;
       proxy.methods = [];
@@ -255,7 +258,7 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('blockWithTransactions: the block, or null for a block not mined yet', async () => {
-    const client = new EthRpcClient({ url: anvil.url });
+    const client = new EthRpcClient({ url: anvil.url, clock: systemClock });
     const block = await client.blockWithTransactions(head, signal());
     assert.equal(Number(block!.number), head);
     assert.equal(await client.blockWithTransactions(head + 1, signal()), null);
@@ -264,7 +267,7 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('blockHeaders: hashes and parents of many blocks in one request, null past the head', async () => {
-    const client = new EthRpcClient({ url: proxy.url });
+    const client = new EthRpcClient({ url: proxy.url, clock: systemClock });
     const full = await client.blocksWithReceipts(1, head, signal());
     proxy.requests = 0;
     const headers = await client.blockHeaders([head + 1, ...full.map(({ block }) => Number(block.number))], signal());
@@ -279,7 +282,7 @@ describe('EthRpcClient against anvil', () => {
   });
 
   test('failures surface as their classes: HTTP status, timeout, not JSON, node error, size, refused, aborted', async () => {
-    const client = new EthRpcClient({ url: proxy.url, timeoutMs: 300 });
+    const client = new EthRpcClient({ url: proxy.url, clock: systemClock, timeoutMs: 300 });
     try {
       proxy.behaviour = 'http503';
       await assert.rejects(client.blockNumber(signal()), (error: unknown) => error instanceof EthNodeUnavailableError && error.status === 503);
@@ -290,12 +293,12 @@ describe('EthRpcClient against anvil', () => {
       proxy.behaviour = 'nodeError';
       await assert.rejects(client.blockNumber(signal()), (error: unknown) => error instanceof EthRpcError && error.code === -32000 && error.method === 'eth_blockNumber');
       proxy.behaviour = 'forward';
-      const tiny = new EthRpcClient({ url: proxy.url, maxResponseBytes: 256 });
+      const tiny = new EthRpcClient({ url: proxy.url, clock: systemClock, maxResponseBytes: 256 });
       await assert.rejects(tiny.blockWithTransactions(1, signal()), EthResponseTooLargeError);
       // The caller's signal wins over everything: an abort is an abort, not an unavailable node.
       proxy.behaviour = 'stall';
       const controller = new AbortController();
-      const pending = new EthRpcClient({ url: proxy.url }).blockNumber(controller.signal);
+      const pending = new EthRpcClient({ url: proxy.url, clock: systemClock }).blockNumber(controller.signal);
       setTimeout(() => controller.abort(), 50);
       await assert.rejects(pending, (error: unknown) => (error as Error).name === 'AbortError');
     } finally {
@@ -304,11 +307,11 @@ describe('EthRpcClient against anvil', () => {
     // Nothing listens on the proxy's port once it is closed: connection refused.
     const closed = await startProxy(anvil.url);
     await closed.close();
-    await assert.rejects(new EthRpcClient({ url: closed.url }).blockNumber(signal()), (error: unknown) => error instanceof EthNodeUnavailableError && error.status === undefined);
+    await assert.rejects(new EthRpcClient({ url: closed.url, clock: systemClock }).blockNumber(signal()), (error: unknown) => error instanceof EthNodeUnavailableError && error.status === undefined);
   });
 
   test('snapshot/revert replaces blocks (a reorg for the indexer): same height, another hash', async () => {
-    const client = new EthRpcClient({ url: anvil.url });
+    const client = new EthRpcClient({ url: anvil.url, clock: systemClock });
     const [alice, bob, carol] = anvil.accounts as [string, string, string];
     const original = await anvil.snapshot();
     await anvil.send({ from: alice, to: bob, value: 1n });
@@ -337,7 +340,7 @@ describe('EthRpcClient against anvil', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = server.address() as AddressInfo;
-      const client = new EthRpcClient({ url: `http://user:s3cret@127.0.0.1:${port}/v3/apikey123` });
+      const client = new EthRpcClient({ url: `http://user:s3cret@127.0.0.1:${port}/v3/apikey123`, clock: systemClock });
       await assert.rejects(client.blockNumber(signal()), (error: unknown) => {
         assert.ok(error instanceof EthNodeUnavailableError);
         assert.equal(error.status, 401);
@@ -355,7 +358,7 @@ describe('EthRpcClient against anvil', () => {
 test('startAnvil with blockTime mines on an interval without transactions', async () => {
   const anvil = await startAnvil({ blockTime: 1 });
   try {
-    const client = new EthRpcClient({ url: anvil.url });
+    const client = new EthRpcClient({ url: anvil.url, clock: systemClock });
     const deadline = Date.now() + 10_000;
     while ((await client.blockNumber(AbortSignal.timeout(5_000))) < 1) {
       assert.ok(Date.now() < deadline, 'no block within 10 s at --block-time 1');
@@ -366,4 +369,33 @@ test('startAnvil with blockTime mines on an interval without transactions', asyn
   }
   // stop() waited for the process to exit.
   assert.throws(() => process.kill(anvil.pid, 0), { code: 'ESRCH' });
+});
+
+test('the per-request timeout runs on the injected clock: a node that never answers is unavailable once that clock passes it', async (t) => {
+  let arrived = 0;
+  const silent = createServer((request) => {
+    arrived++;
+    request.resume();
+  });
+  await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+  t.after(async () => {
+    silent.closeAllConnections();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+  const host = `127.0.0.1:${(silent.address() as AddressInfo).port}`;
+  const clock = new SimulatedClock();
+  // A minute on the wall clock: only the simulated clock can end the call within the test's cap.
+  const timeoutMs = 60_000;
+  const call = watchPromise(new EthRpcClient({ url: `http://${host}`, clock, timeoutMs }).blockNumber(new AbortController().signal), 'eth_blockNumber');
+  await waitFor(() => arrived === 1, { what: 'the request to reach the node' });
+  clock.increment(timeoutMs - 1);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(call.settled, false, 'still waiting short of the timeout');
+  clock.increment(1);
+  await assert.rejects(call.settle(), (error: unknown) => {
+    assert.ok(error instanceof EthNodeUnavailableError, `expected EthNodeUnavailableError, got ${String(error)}`);
+    assert.equal(error.message, `eth_blockNumber: no answer from ${host} within ${timeoutMs} ms`);
+    assert.equal(error.status, undefined);
+    return true;
+  });
 });

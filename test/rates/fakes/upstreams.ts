@@ -6,6 +6,7 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock } from '../../../actors/clock.js';
 import { fetchJsonClient } from '../../../actors/http-json.js';
 import type { HttpJsonClient, SourceContext } from '../../../src/rates/sources/source.js';
 import type { SourceName } from '../../../src/rates/types.js';
@@ -449,11 +450,12 @@ export interface RecordedCall {
  */
 export function createFetchJsonClient(options: { maxTimeoutMs?: number } = {}): HttpJsonClient & { readonly calls: RecordedCall[] } {
   const calls: RecordedCall[] = [];
+  const client = fetchJsonClient(systemClock);
   return {
     calls,
     getJson(url, request) {
       calls.push({ url, headers: { ...request.headers }, timeoutMs: request.timeoutMs });
-      return fetchJsonClient.getJson(url, { ...request, timeoutMs: Math.min(request.timeoutMs, options.maxTimeoutMs ?? request.timeoutMs) });
+      return client.getJson(url, { ...request, timeoutMs: Math.min(request.timeoutMs, options.maxTimeoutMs ?? request.timeoutMs) });
     },
   };
 }

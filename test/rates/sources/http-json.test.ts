@@ -6,6 +6,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { SimulatedClock } from 'xstate';
+import { systemClock } from '../../../actors/clock.js';
 import { fetchJsonClient, MAX_UPSTREAM_BODY_BYTES } from '../../../actors/http-json.js';
 import { createCoinLoreConnector } from '../../../src/rates/sources/coinlore.source.js';
 import {
@@ -15,6 +17,7 @@ import {
   type HttpJsonClient,
   type SourceContext,
 } from '../../../src/rates/sources/source.js';
+import { watchPromise, waitFor } from '../../support/wait.js';
 import { startFakeUpstreams } from '../fakes/upstreams.js';
 
 const KEY = 'very-secret-api-key-000';
@@ -28,6 +31,9 @@ function assertNoRequestIn(message: string, url: string): void {
 }
 
 const noAbort = (): AbortSignal => new AbortController().signal;
+
+/** The client as the rates tree builds it outside tests: its timeouts on the wall clock. */
+const systemJsonClient = fetchJsonClient(systemClock);
 
 /** A one-route server for the body-level failures the fake upstreams cannot stage. */
 async function startRawServer(t: { after: (fn: () => Promise<void>) => void }, handler: (res: ServerResponse) => void): Promise<string> {
@@ -46,7 +52,7 @@ test('an answer slower than timeoutMs rejects with UpstreamTimeoutError carrying
   fake.delaySource('CoinLore', 5_000);
   const url = `${fake.baseUrlFor('CoinLore')}/api/ticker/?id=90&access_key=${KEY}`;
   const started = Date.now();
-  await assert.rejects(fetchJsonClient.getJson(url, { timeoutMs: 50, signal: noAbort() }), (error: unknown) => {
+  await assert.rejects(systemJsonClient.getJson(url, { timeoutMs: 50, signal: noAbort() }), (error: unknown) => {
     assert.ok(error instanceof UpstreamTimeoutError, `expected UpstreamTimeoutError, got ${String(error)}`);
     assert.equal(error.name, 'UpstreamTimeoutError');
     assert.equal(error.timeoutMs, 50);
@@ -56,13 +62,32 @@ test('an answer slower than timeoutMs rejects with UpstreamTimeoutError carrying
   assert.ok(Date.now() - started < 2_000, 'the timeout must not wait for the delayed answer');
 });
 
+test('timeoutMs runs on the injected clock: a server that never answers is a timeout once that clock passes it', async (t) => {
+  let arrived = 0;
+  const url = await startRawServer(t, () => void arrived++);
+  const clock = new SimulatedClock();
+  // A minute on the wall clock: only the simulated clock can end the request within the test's cap.
+  const timeoutMs = 60_000;
+  const request = watchPromise(fetchJsonClient(clock).getJson(url, { timeoutMs, signal: noAbort() }), 'the request');
+  await waitFor(() => arrived === 1, { what: 'the request to reach the server' });
+  clock.increment(timeoutMs - 1);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(request.settled, false, 'still waiting short of the timeout');
+  clock.increment(1);
+  await assert.rejects(request.settle(), (error: unknown) => {
+    assert.ok(error instanceof UpstreamTimeoutError, `expected UpstreamTimeoutError, got ${String(error)}`);
+    assert.equal(error.timeoutMs, timeoutMs);
+    return true;
+  });
+});
+
 test('headers in time but a stalled body is a timeout too', async (t) => {
   const url = await startRawServer(t, (res) => {
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"price":');
   });
   await assert.rejects(
-    fetchJsonClient.getJson(url, { timeoutMs: 100, signal: noAbort() }),
+    systemJsonClient.getJson(url, { timeoutMs: 100, signal: noAbort() }),
     (error: unknown) => error instanceof UpstreamTimeoutError && error.timeoutMs === 100,
   );
 });
@@ -71,7 +96,7 @@ test('a refused port rejects with UpstreamRequestError (connection, ECONNREFUSED
   const fake = await startFakeUpstreams();
   const url = `${fake.baseUrlFor('CoinLore')}/api/ticker/?id=90&access_key=${KEY}`;
   await fake.close();
-  await assert.rejects(fetchJsonClient.getJson(url, { timeoutMs: 5_000, signal: noAbort() }), (error: unknown) => {
+  await assert.rejects(systemJsonClient.getJson(url, { timeoutMs: 5_000, signal: noAbort() }), (error: unknown) => {
     assert.ok(error instanceof UpstreamRequestError, `expected UpstreamRequestError, got ${String(error)}`);
     assert.equal(error.name, 'UpstreamRequestError');
     assert.equal(error.reason, 'connection');
@@ -86,7 +111,7 @@ test('a connection dropped mid-body rejects with UpstreamRequestError (connectio
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
     res.write('{"price":', () => res.socket?.destroy());
   });
-  await assert.rejects(fetchJsonClient.getJson(url, { timeoutMs: 5_000, signal: noAbort() }), (error: unknown) => {
+  await assert.rejects(systemJsonClient.getJson(url, { timeoutMs: 5_000, signal: noAbort() }), (error: unknown) => {
     assert.ok(error instanceof UpstreamRequestError && error.reason === 'connection', `got ${String(error)}`);
     assertNoRequestIn(error.message, url);
     return true;
@@ -101,7 +126,7 @@ test("the caller's abort rejects with UpstreamRequestError (aborted), without wa
   setTimeout(() => controller.abort(), 50);
   const started = Date.now();
   await assert.rejects(
-    fetchJsonClient.getJson(`${fake.baseUrlFor('CoinLore')}/api/ticker/?id=90`, { timeoutMs: 5_000, signal: controller.signal }),
+    systemJsonClient.getJson(`${fake.baseUrlFor('CoinLore')}/api/ticker/?id=90`, { timeoutMs: 5_000, signal: controller.signal }),
     (error: unknown) => error instanceof UpstreamRequestError && error.reason === 'aborted',
   );
   assert.ok(Date.now() - started < 2_000);
@@ -115,7 +140,7 @@ test('a body over MAX_UPSTREAM_BODY_BYTES rejects with UpstreamRequestError (bod
     for (let sent = 0; sent <= MAX_UPSTREAM_BODY_BYTES; sent += chunk.length) res.write(chunk);
     res.end('[]');
   });
-  await assert.rejects(fetchJsonClient.getJson(url, { timeoutMs: 10_000, signal: noAbort() }), (error: unknown) => {
+  await assert.rejects(systemJsonClient.getJson(url, { timeoutMs: 10_000, signal: noAbort() }), (error: unknown) => {
     assert.ok(error instanceof UpstreamRequestError && error.reason === 'body-too-large', `got ${String(error)}`);
     assert.equal(error.limitBytes, MAX_UPSTREAM_BODY_BYTES);
     assertNoRequestIn(error.message, url);
@@ -142,7 +167,7 @@ test('CoinLore over the real client: a delayed upstream is reported as a timeout
   const http: HttpJsonClient = {
     getJson(url, options) {
       asked.push(options.timeoutMs);
-      return fetchJsonClient.getJson(url, { ...options, timeoutMs: clientTimeoutMs });
+      return systemJsonClient.getJson(url, { ...options, timeoutMs: clientTimeoutMs });
     },
   };
   const ctx: SourceContext = { http, signal: noAbort(), warn: () => {} };
