@@ -2,7 +2,7 @@
 // entries a node dials, one bounded pass over them, and the failure kinds of the peer-network operator routes.
 // Pure: the dial and the "already connected" check are injected (actors/files/p2p.actor.ts supplies libp2p).
 
-import type { FilesNode } from './config.js';
+import type { FilesNode } from './config-peers.js';
 
 /**
  * Timings of peering (none is in the spec; chosen here, see each line).

@@ -2,7 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FilesNode } from '../../src/files/config.js';
+import type { FilesNode } from '../../src/files/config-peers.js';
 import { passBoundMs, PEERING_DEFAULTS, peeringTargets, runPeeringPass } from '../../src/files/peering.js';
 
 const node = (name: string, peerId: string): FilesNode => ({ name, peerId, multiAddr: `/ip4/127.0.0.1/tcp/1/p2p/${peerId}` });

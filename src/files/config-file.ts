@@ -1,0 +1,26 @@
+// Which file the files service reads (notes/files-node.md B.6).
+
+import { resolve } from 'node:path';
+
+/** The environment variable that selects the configuration file (notes B.6). */
+export const FILES_CONFIG_ENV = 'IPFS_NODE_CONFIG';
+export const FILES_DEFAULT_CONFIG_FILE = 'config.json5';
+
+/** `test1` is a name (→ `config.test1.json5`); anything with a path separator or a JSON extension is a path. */
+function isConfigName(value: string): boolean {
+  return /^[A-Za-z0-9_][A-Za-z0-9._-]*$/.test(value) && !/\.(json5?|jsonc)$/i.test(value);
+}
+
+/**
+ * Which configuration file the files service reads (notes B.6, later upstream resolution): the `--config`
+ * path; else `$IPFS_NODE_CONFIG`, where a name selects `config.<name>.json5` and a path is a path; else
+ * `config.json5`. Relative paths resolve against `cwd`; the result is absolute.
+ * (Upstream lets the variable win over its positional argument; here an explicit `--config` flag wins,
+ * as flags do for every other service of this CLI.)
+ */
+export function resolveFilesConfigPath(argvConfig: string | undefined, env: Readonly<Record<string, string | undefined>>, cwd: string): string {
+  if (argvConfig !== undefined && argvConfig !== '') return resolve(cwd, argvConfig);
+  const selected = env[FILES_CONFIG_ENV]?.trim();
+  if (selected) return resolve(cwd, isConfigName(selected) ? `config.${selected}.json5` : selected);
+  return resolve(cwd, FILES_DEFAULT_CONFIG_FILE);
+}
