@@ -4,7 +4,9 @@
 import { readConfigFile, type ConfigOrigin } from './config.js';
 import { ConfigError } from './errors.js';
 import type { ServiceName } from './command-line.js';
-import { parseRatesConfig, RATES_CONFIG_LOOKUP, RATES_DEFAULT_CONFIG, resolveRatesConfigPath, type RatesConfig } from './rates/config.js';
+import { parseRatesConfig, type RatesConfig } from './rates/config.js';
+import { RATES_DEFAULT_CONFIG } from './rates/config-defaults.js';
+import { RATES_CONFIG_LOOKUP, resolveRatesConfigPath } from './rates/config-file.js';
 import { parseFilesConfig, type FilesConfig } from './files/config.js';
 import { FILES_DEFAULT_CONFIG } from './files/config-defaults.js';
 import { resolveFilesConfigPath } from './files/config-file.js';

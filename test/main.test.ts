@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parseCommandLine } from '../src/command-line.js';
 import { operatorSettings } from '../src/compose.js';
 import { configCheckLine, configOriginLine, loadRatesConfig } from '../src/service-configs.js';
-import { RATES_DEFAULT_CONFIG } from '../src/rates/config.js';
+import { RATES_DEFAULT_CONFIG } from '../src/rates/config-defaults.js';
 
 test('parseCommandLine: services, options, and the usage errors', () => {
   assert.deepEqual(parseCommandLine(['rates', '--config', 'c.jsonc']), {
