@@ -1,6 +1,10 @@
-// Which file the files service reads (notes/files-node.md B.6).
+// Which file the files service reads, and loading it (notes/files-node.md B.6).
 
 import { resolve } from 'node:path';
+import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { FILES_DEFAULT_CONFIG } from './config-defaults.js';
+import { parseFilesConfig, type FilesConfig } from './config.js';
 
 /** The environment variable that selects the configuration file (notes B.6). */
 export const FILES_CONFIG_ENV = 'IPFS_NODE_CONFIG';
@@ -23,4 +27,19 @@ export function resolveFilesConfigPath(argvConfig: string | undefined, env: Read
   const selected = env[FILES_CONFIG_ENV]?.trim();
   if (selected) return resolve(cwd, isConfigName(selected) ? `config.${selected}.json5` : selected);
   return resolve(cwd, FILES_DEFAULT_CONFIG_FILE);
+}
+
+/** Loads the files configuration (notes B.6): --config, else $IPFS_NODE_CONFIG, else ./config.json5; `useDefaults` (`adm-infra all`) uses the embedded default. */
+export function loadFilesConfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv,
+  { cwd = process.cwd(), useDefaults = false }: ConfigLoadOptions = {},
+): LoadedConfig<FilesConfig> {
+  const file = useDefaults ? undefined : resolveFilesConfigPath(path, env, cwd);
+  const raw = file ? readConfigFile(file) : structuredClone(FILES_DEFAULT_CONFIG);
+  const result = parseFilesConfig(raw);
+  if (!result.ok) throw new ConfigError('Invalid config', [...result.problems], file);
+  // Outside `all` a file is always named (./config.json5 at the end of the lookup) and must exist, as in the original.
+  const origin = { file, lookup: undefined, defaults: 'the embedded defaults' };
+  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: [...result.warnings] };
 }

@@ -1,7 +1,11 @@
-// Which file the rates service reads (notes/rates.md E, F.25).
+// Which file the rates service reads, and loading it (notes/rates.md E, F.25).
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
+import { ConfigError } from '../errors.js';
+import { RATES_DEFAULT_CONFIG } from './config-defaults.js';
+import { parseRatesConfig, type RatesConfig } from './config.js';
 
 /** Names the file to read (notes F.25: "also honour an env var … so tests can run several instances"). */
 export const RATES_CONFIG_ENV = 'CURRENCYINFO_CONFIG';
@@ -28,4 +32,21 @@ export function resolveRatesConfigPath(
   if (fromEnv) return resolve(cwd, fromEnv);
   const local = resolve(cwd, RATES_CONFIG_FILE);
   return exists(local) ? local : undefined;
+}
+
+/**
+ * Loads the rates configuration: --config, else $CURRENCYINFO_CONFIG, else ./config.jsonc in `cwd` (the original's
+ * file), else the embedded defaults; `useDefaults` (`adm-infra all`) reads no file.
+ */
+export function loadRatesConfig(
+  path: string | undefined,
+  env: NodeJS.ProcessEnv,
+  { cwd = process.cwd(), useDefaults = false }: ConfigLoadOptions = {},
+): LoadedConfig<RatesConfig> {
+  const file = useDefaults ? undefined : resolveRatesConfigPath(path, env, cwd);
+  const raw = file ? readConfigFile(file) : structuredClone(RATES_DEFAULT_CONFIG);
+  const result = parseRatesConfig(raw);
+  if (!result.ok) throw new ConfigError('App configuration is invalid', result.problems, file);
+  const origin = { file, lookup: useDefaults ? undefined : RATES_CONFIG_LOOKUP, defaults: 'the embedded defaults' };
+  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: result.warnings };
 }
