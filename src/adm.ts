@@ -17,7 +17,8 @@ import { systemClock } from '../actors/clock.js';
 import { CONSOLE_VERSION, consoleMethods } from './console/methods.js';
 import { nodeClient } from '../actors/console/node-client.js';
 import { helpText, parseCommand, splitOptions, splitWords, type CommandSpec } from './console/commands.js';
-import { loadConsoleConfig, PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js';
+import { PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js';
+import { loadConsoleConfig } from './console/config-file.js';
 import { answerBody, type MethodTable } from './console/jsonrpc.js';
 import { ConfigError } from './errors.js';
 
@@ -169,7 +170,7 @@ async function run(argv: string[]): Promise<number> {
   if (words.length > 0 && parsed.kind !== 'run') return dispatch(new Map(), words, passphrase, true);
   let config: ConsoleConfig;
   try {
-    config = loadConsoleConfig(undefined, process.env, false).config;
+    config = loadConsoleConfig(undefined, process.env).config;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     print({ success: false, error: `${error.message}: ${error.problems.join('; ')}` });

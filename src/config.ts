@@ -108,3 +108,20 @@ export interface ConfigOrigin {
   /** What is used without a file ("the embedded defaults"). */
   readonly defaults: string;
 }
+
+/** A service's validated configuration and where it came from: what every `load<Service>Config` returns. */
+export interface LoadedConfig<C> {
+  readonly config: C;
+  /** The file, else a parenthesised name of the defaults. */
+  readonly source: string;
+  readonly origin: ConfigOrigin;
+  readonly warnings: string[];
+}
+
+/** The options every `load<Service>Config` takes. */
+export interface ConfigLoadOptions {
+  /** Where relative paths and the working-directory lookup start (default: the process's working directory). */
+  readonly cwd?: string;
+  /** `adm-infra all`: read no file, use the embedded defaults. */
+  readonly useDefaults?: boolean;
+}

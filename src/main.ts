@@ -1,22 +1,26 @@
 // The entry of `adm-infra`: reads the command line (src/command-line.ts), loads and validates each requested service's
-// configuration before any port opens (src/service-configs.ts, the console's in src/console/config.ts), composes the
-// services and the operator listener (src/compose.ts) and runs them under one root supervisor until a signal
-// (src/lifecycle.ts). `--check-config` and `transfers --migrate` end here.
+// configuration before any port opens (`load<Service>Config` in src/<service>/config-file.ts; the lines saying what
+// was read in src/config-lines.ts), composes the services and the operator listener (src/compose.ts) and runs them
+// under one root supervisor until a signal (src/lifecycle.ts). `--check-config` and `transfers --migrate` end here.
 
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { runMigrateCommand } from '../actors/transfers/migrate-command.js';
 import { AVAILABLE, EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-line.js';
 import { operatorSettings, serviceChildren, type OperatorSettings } from './compose.js';
-import { type ConfigOrigin } from './config.js';
+import { type ConfigOrigin, type LoadedConfig } from './config.js';
+import { configCheckLine, configOriginLine } from './config-lines.js';
 import { ConfigError } from './errors.js';
 import { createLogger, type Logger } from './logger.js';
-import { loadConsoleConfig, type ConsoleConfig } from './console/config.js';
+import type { ConsoleConfig } from './console/config.js';
+import { loadConsoleConfig } from './console/config-file.js';
 import type { FilesConfig } from './files/config.js';
+import { loadFilesConfig } from './files/config-file.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
 import { runRoot } from './lifecycle.js';
 import type { RatesConfig } from './rates/config.js';
-import { configCheckLine, configOriginLine, loadFilesConfig, loadRatesConfig, loadTransfersConfig } from './service-configs.js';
+import { loadRatesConfig } from './rates/config-file.js';
 import type { TransfersConfig } from './transfers/config.js';
+import { loadTransfersConfig } from './transfers/config-file.js';
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
        adm-infra transfers [--config FILE] --migrate
@@ -86,30 +90,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   /** Where each service's configuration came from (a file, or the defaults after the lookup). */
   const origins: Array<{ service: ServiceName; origin: ConfigOrigin }> = [];
   const useDefaults = command.service === 'all';
+  /** Keeps one service's warnings and origin; hands back its configuration. */
+  const kept = <C>(service: ServiceName, loaded: LoadedConfig<C>): C => {
+    warnings.push(...loaded.warnings);
+    origins.push({ service, origin: loaded.origin });
+    return loaded.config;
+  };
   try {
-    if (wanted.includes('rates')) {
-      const loaded = loadRatesConfig(command.configPath, env, { useDefaults });
-      configs.rates = loaded.config;
-      warnings.push(...loaded.warnings);
-      origins.push({ service: 'rates', origin: loaded.origin });
-    }
-    if (wanted.includes('files')) {
-      const loaded = loadFilesConfig(command.configPath, env, useDefaults);
-      configs.files = loaded.config;
-      warnings.push(...loaded.warnings);
-      origins.push({ service: 'files', origin: loaded.origin });
-    }
-    if (wanted.includes('transfers')) {
-      const loaded = loadTransfersConfig(command.configPath, env, useDefaults);
-      configs.transfers = loaded.config;
-      warnings.push(...loaded.warnings);
-      origins.push({ service: 'transfers', origin: loaded.origin });
-    }
-    if (wanted.includes('console')) {
-      const loaded = loadConsoleConfig(command.configPath, env, useDefaults);
-      configs.console = loaded.config;
-      origins.push({ service: 'console', origin: loaded.origin });
-    }
+    if (wanted.includes('rates')) configs.rates = kept('rates', loadRatesConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('files')) configs.files = kept('files', loadFilesConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('transfers')) configs.transfers = kept('transfers', loadTransfersConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('console')) configs.console = kept('console', loadConsoleConfig(command.configPath, env, { useDefaults }));
     operator = operatorSettings(env, configs.rates?.server.admin);
   } catch (error) {
     if (error instanceof ConfigError) {

@@ -6,8 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCommandLine } from '../src/command-line.js';
 import { operatorSettings } from '../src/compose.js';
-import { configCheckLine, configOriginLine, loadRatesConfig } from '../src/service-configs.js';
-import { RATES_DEFAULT_CONFIG } from '../src/rates/config.js';
+import { configCheckLine, configOriginLine } from '../src/config-lines.js';
+import { loadConsoleConfig } from '../src/console/config-file.js';
+import { loadFilesConfig } from '../src/files/config-file.js';
+import { RATES_DEFAULT_CONFIG } from '../src/rates/config-defaults.js';
+import { loadRatesConfig } from '../src/rates/config-file.js';
+import { loadTransfersConfig } from '../src/transfers/config-file.js';
 
 test('parseCommandLine: services, options, and the usage errors', () => {
   assert.deepEqual(parseCommandLine(['rates', '--config', 'c.jsonc']), {
@@ -65,6 +69,40 @@ test('loadRatesConfig: embedded defaults when no file is found, else ./config.js
     const all = loadRatesConfig(undefined, { CURRENCYINFO_CONFIG: 'env.jsonc' }, { cwd, useDefaults: true });
     assert.equal(all.config.server.port, 36661, 'adm-infra all reads no file');
     assert.equal(all.origin.lookup, undefined);
+  } finally {
+    rmSync(cwd, { recursive: true, force: true });
+  }
+});
+
+test('every service loader has one shape: (path, env, {cwd, useDefaults}) → {config, source, origin, warnings}', () => {
+  const loaders = { rates: loadRatesConfig, files: loadFilesConfig, transfers: loadTransfersConfig, console: loadConsoleConfig };
+  for (const [service, load] of Object.entries(loaders)) {
+    const all = load('/nonexistent/config', {}, { useDefaults: true });
+    assert.ok(Object.isFrozen(all.config), service);
+    assert.equal(all.origin.file, undefined, `${service}: adm-infra all reads no file`);
+    assert.equal(all.origin.lookup, undefined, service);
+    assert.equal(typeof all.source, 'string', service);
+    assert.ok(Array.isArray(all.warnings), service);
+  }
+
+  const cwd = mkdtempSync(join(tmpdir(), 'service-load-'));
+  try {
+    writeFileSync(join(cwd, 'config.json5'), JSON.stringify({ uploadLimitSizeBytes: 1024, maxFileCount: 1, findFileTimeout: 1000, cors: { allowedOrigins: ['*'] }, serverPort: 40011 }));
+    const files = loadFilesConfig(undefined, {}, { cwd });
+    assert.equal(files.config.serverPort, 40011, 'files: ./config.json5 in cwd');
+    assert.equal(files.origin.file, join(cwd, 'config.json5'));
+
+    writeFileSync(join(cwd, 'transfers.json5'), JSON.stringify({ PGRST_SERVER_PORT: 40012 }));
+    const transfers = loadTransfersConfig('transfers.json5', {}, { cwd });
+    assert.equal(transfers.config.gateway.port, 40012, 'transfers: a relative --config path is read against cwd');
+    assert.equal(transfers.source, join(cwd, 'transfers.json5'));
+    assert.equal(loadTransfersConfig(undefined, {}, { cwd }).origin.lookup, '--config, $TRANSFERS_CONFIG');
+
+    writeFileSync(join(cwd, 'config.jsonc'), JSON.stringify({ rpc: { port: 40013 } }));
+    const consoleLoaded = loadConsoleConfig(undefined, { ADM_CONFIG_PATH: join(cwd, 'no-such-dir') }, { cwd });
+    assert.equal(consoleLoaded.config.rpc.port, 40013, 'console: ./config.jsonc in cwd');
+    assert.equal(consoleLoaded.origin.file, join(cwd, 'config.jsonc'));
+    assert.deepEqual(consoleLoaded.warnings, []);
   } finally {
     rmSync(cwd, { recursive: true, force: true });
   }

@@ -19,7 +19,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import type { Ping } from '@libp2p/ping';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import { fromCallback } from 'xstate';
-import { canonicalPeerId, type FilesNode as ConfiguredNode } from '../../src/files/config.js';
+import { canonicalPeerId, type FilesNode as ConfiguredNode } from '../../src/files/config-peers.js';
 import {
   InvalidPeerInputError,
   PEER_STORE_LIST_LIMIT,

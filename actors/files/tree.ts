@@ -21,7 +21,8 @@
 import { actorChild } from '../actor-child.js';
 import type { Clock } from '../clock.js';
 import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
-import { FILES_VERSION, type FilesConfig } from '../../src/files/config.js';
+import type { FilesConfig } from '../../src/files/config.js';
+import { FILES_VERSION } from '../../src/files/version.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
 import { StorageLease } from '../../src/files/storage-lease.js';
 import type { AdmissionLimiter } from '../../src/files/admission.js';

@@ -11,7 +11,7 @@ import type { DiskSnapshot } from '../../actors/files/disk.actor.js';
 import { healthSettings } from '../../actors/files/health.actor.js';
 import { NodeNotRunningError } from '../../actors/files/node.js';
 import { FILES_DISK_ID, FILES_HEALTH_ID } from '../../actors/files/tree.js';
-import { FILES_VERSION } from '../../src/files/config.js';
+import { FILES_VERSION } from '../../src/files/version.js';
 import { initialSnapshot, readHealth, type HealthObject } from '../../src/files/health.js';
 import { legacyNodeInfo, storageMetrics, type NodeIdentity } from '../../src/files/storage-metrics.js';
 import { adminJson, json, withHeaders, type FilesRouteContext } from './files.http.js';

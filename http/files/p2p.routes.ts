@@ -9,7 +9,7 @@
 
 import { multiaddr } from '@multiformats/multiaddr';
 import { FILES_P2P_ID } from '../../actors/files/tree.js';
-import { canonicalPeerId } from '../../src/files/config.js';
+import { canonicalPeerId } from '../../src/files/config-peers.js';
 import { PEERING_DEFAULTS, passBoundMs, type PeeringPassResult } from '../../src/files/peering.js';
 import type { HttpRequest } from '../server.js';
 import { adminJson, FilesHttpError, type FilesRouteContext } from './files.http.js';

@@ -1,18 +1,11 @@
-// The console's configuration (spec B; notes C.3): the original's JSONC file and lookup order, merged SHALLOWLY over
-// the packaged defaults (a top-level key in the file replaces the default wholesale), validated like its Joi schema
-// (unknown keys allowed), then frozen.
-//
-// Lookup: `--config FILE`, else the first existing of `$ADM_CONFIG_PATH` (default `~/.adm`) + `/` +
-// `$ADM_CONFIG_FILENAME` (default `config.jsonc`) and `./<ADM_CONFIG_FILENAME>`; a name ending in `.json` also finds
-// its `.jsonc` sibling when ADM_CONFIG_FILENAME is unset. None found: the defaults alone.
+// The console's configuration (spec B; notes C.3): the original's JSONC file, merged SHALLOWLY over the packaged
+// defaults (a top-level key in the file replaces the default wholesale), validated like its Joi schema (unknown keys
+// allowed), then frozen. Which file is read, in the original's lookup order: config-file.ts.
 
-import { existsSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join, normalize, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
-import { deepFreeze, HTTP_ENGINES, readConfigFile, schemaProblems, type ConfigOrigin, type HttpEngineName } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { deepFreeze, HTTP_ENGINES, schemaProblems, type HttpEngineName } from '../config.js';
 import { setPassphrase } from './amount.js';
 
 /**
@@ -79,18 +72,6 @@ const FileSchema = Type.Object({
   networks: Type.Optional(Type.Record(Type.String(), Type.Object({ nodes: Type.Array(NodeSchema) }))),
 });
 
-/** Which file the original would read: the first that exists, else undefined (defaults alone). */
-export function resolveConsoleConfigPath(explicit: string | undefined, env: Readonly<Record<string, string | undefined>>, home: string, cwd: string): string | undefined {
-  if (explicit) return explicit;
-  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
-  const directory = env.ADM_CONFIG_PATH || join(home, '.adm');
-  for (const candidate of [normalize(join(directory, fileName)), resolve(cwd, fileName)]) {
-    if (existsSync(candidate)) return candidate;
-    if (!env.ADM_CONFIG_FILENAME && existsSync(`${candidate}c`)) return `${candidate}c`;
-  }
-  return undefined;
-}
-
 export type ParsedConsoleConfig = { ok: true; config: ConsoleConfig } | { ok: false; problems: string[] };
 
 /** Shallow merge over the defaults (notes C.3), then validation; every problem at once. */
@@ -115,18 +96,4 @@ export function parseConsoleConfig(file: unknown, source: string): ParsedConsole
       source,
     }),
   };
-}
-
-/** Resolves, reads and validates the console config (notes C.3); `useDefaults` skips every file (`adm-infra all`). */
-export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, useDefaults: boolean): { config: ConsoleConfig; source: string; origin: ConfigOrigin } {
-  const file = useDefaults ? undefined : resolveConsoleConfigPath(path, env, homedir(), process.cwd());
-  const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? PACKAGED_CONSOLE_CONFIG);
-  if (!result.ok) throw new ConfigError('Config validation error', result.problems, file);
-  return { config: result.config, source: result.config.source, origin: { file, lookup: useDefaults ? undefined : consoleConfigLookup(env, homedir()), defaults: 'the packaged defaults' } };
-}
-
-/** The places the lookup tried, for the line that says none held a file. */
-export function consoleConfigLookup(env: Readonly<Record<string, string | undefined>>, home: string): string {
-  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
-  return `--config, ${normalize(join(env.ADM_CONFIG_PATH || join(home, '.adm'), fileName))} ($ADM_CONFIG_PATH/$ADM_CONFIG_FILENAME), ./${fileName}`;
 }

@@ -244,7 +244,7 @@ export class ProxyTrust {
   readonly #ranges: readonly Range[];
 
   /**
-   * Compiles validated `trustProxy` entries (config.ts already refuses names, `true` and /0). Throws on an
+   * Compiles validated `trustProxy` entries (config-trust-proxy.ts already refuses names, `true` and /0). Throws on an
    * entry `trustEntryProblem` refuses: a listener must not start trusting every forwarded address.
    */
   constructor(entries: readonly string[]) {

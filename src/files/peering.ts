@@ -4,7 +4,7 @@
 // libp2p and the runtime's clock).
 
 import { deadline, type Clock } from '../clock.js';
-import type { FilesNode } from './config.js';
+import type { FilesNode } from './config-peers.js';
 
 /**
  * Timings of peering (none is in the spec; chosen here, see each line).

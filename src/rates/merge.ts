@@ -14,7 +14,7 @@
 import { chooseDominantGroup, splitIntoGroups, type GroupMember } from './grouping.js';
 import { isServable, roundTo, triangulate } from './triangulate.js';
 import { SOURCE_ORDER, type MergeSettings, type Quote, type RateTable, type Strategy } from './types.js';
-import { DEFAULT_SOURCE_WEIGHT } from './config.js';
+import { DEFAULT_SOURCE_WEIGHT } from './config-defaults.js';
 
 export { roundTo } from './triangulate.js';
 

@@ -1,12 +1,13 @@
-// The console's configuration (src/console/config.ts; notes C.3): shallow merge over the defaults, validation,
-// node URLs and the original's lookup order.
+// The console's configuration (src/console/config.ts, src/console/config-file.ts; notes C.3): shallow merge over the
+// defaults, validation, node URLs and the original's lookup order.
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { CONSOLE_DEFAULT_CONFIG, PACKAGED_CONSOLE_CONFIG, parseConsoleConfig, resolveConsoleConfigPath } from '../../src/console/config.js';
+import { CONSOLE_DEFAULT_CONFIG, PACKAGED_CONSOLE_CONFIG, parseConsoleConfig } from '../../src/console/config.js';
+import { resolveConsoleConfigPath } from '../../src/console/config-file.js';
 import { TEMPLATE_PASSPHRASE, validatePassphrase } from '../../src/console/amount.js';
 import { readConfigFile } from '../../src/config.js';
 

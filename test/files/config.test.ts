@@ -6,15 +6,11 @@ import { fileURLToPath } from 'node:url';
 import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey, peerIdFromString } from '@libp2p/peer-id';
 import { base32 } from 'multiformats/bases/base32';
-import {
-  FILES_DEFAULT_CONFIG,
-  FILES_VERSION,
-  parseFilesConfig,
-  peerIdOfNodeMultiaddr,
-  resolveFilesConfigPath,
-  storeDirectory,
-  type FilesConfig,
-} from '../../src/files/config.js';
+import { parseFilesConfig, storeDirectory, type FilesConfig } from '../../src/files/config.js';
+import { FILES_DEFAULT_CONFIG } from '../../src/files/config-defaults.js';
+import { resolveFilesConfigPath } from '../../src/files/config-file.js';
+import { peerIdOfNodeMultiaddr } from '../../src/files/config-peers.js';
+import { FILES_VERSION } from '../../src/files/version.js';
 
 /** The node identity of the original-store fixture (shared/fixtures/original-ipfs-node-store). */
 const FIXTURE_PEER = '12D3KooWDWSFJsqYGGNUuKzqBbJfiGiB8qkEPtu4MUYG1nUQwtUC';

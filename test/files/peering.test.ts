@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SimulatedClock } from 'xstate';
-import type { FilesNode } from '../../src/files/config.js';
+import type { FilesNode } from '../../src/files/config-peers.js';
 import { passBoundMs, PEERING_DEFAULTS, peeringTargets, runPeeringPass } from '../../src/files/peering.js';
 import { watchPromise } from '../support/wait.js';
 

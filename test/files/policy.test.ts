@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { FILES_DEFAULT_CONFIG, parseFilesConfig } from '../../src/files/config.js';
+import { parseFilesConfig } from '../../src/files/config.js';
+import { FILES_DEFAULT_CONFIG } from '../../src/files/config-defaults.js';
 import { storagePolicy } from '../../src/files/policy.js';
 
 test('E49: with replication disabled the durability mode is best-effort with one copy', () => {

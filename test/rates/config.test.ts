@@ -1,19 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { inspect } from 'node:util';
-import {
-  ADAMANT_ADDRESS_INVALID,
-  ADAMANT_PASSPHRASE_INVALID,
-  ADAMANT_PASSPHRASE_MISSING,
-  DEFAULT_ADAMANT_NODES,
-  isPlaceholderSecret,
-  parseRatesConfig,
-  RATES_DEFAULT_CONFIG,
-  RATES_DEFAULT_PORT,
-  RATES_VERSION,
-  resolveRatesConfigPath,
-  type RatesConfig,
-} from '../../src/rates/config.js';
+import { parseRatesConfig, RATES_VERSION, type RatesConfig } from '../../src/rates/config.js';
+import { ADAMANT_ADDRESS_INVALID, ADAMANT_PASSPHRASE_INVALID, ADAMANT_PASSPHRASE_MISSING } from '../../src/rates/config-checks.js';
+import { DEFAULT_ADAMANT_NODES, RATES_DEFAULT_CONFIG, RATES_DEFAULT_PORT } from '../../src/rates/config-defaults.js';
+import { resolveRatesConfigPath } from '../../src/rates/config-file.js';
+import { isPlaceholderSecret } from '../../src/rates/config-secrets.js';
 
 /** The smallest valid file: only the required keys. */
 const MINIMAL = { strategy: 'priority', groupPercentage: 65, rateLifetime: 60, priorities: ['CoinPaprika'], base_coins: ['USD'] };

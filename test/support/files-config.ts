@@ -2,7 +2,8 @@
 // the config file's own key names (so a test reads like the config.json5 an operator would write).
 // Inert on import (node --test runs every module under dist/test/).
 
-import { FILES_DEFAULT_CONFIG, parseFilesConfig, type FilesConfig } from '../../src/files/config.js';
+import { parseFilesConfig, type FilesConfig } from '../../src/files/config.js';
+import { FILES_DEFAULT_CONFIG } from '../../src/files/config-defaults.js';
 
 type Raw = Record<string, unknown>;
 

@@ -1,7 +1,8 @@
 // The connector set of one configuration: which sources run, in the fixed connector order
 // (notes B.1.2, F.21; types.ts SOURCE_ORDER).
 
-import { isSourceActive, SOURCE_KEYS, type ConnectorOptions, type RatesConfig, type RatesSources, type SourceKey } from '../config.js';
+import type { ConnectorOptions, RatesConfig, RatesSources, SourceKey } from '../config.js';
+import { isSourceActive, SOURCE_KEYS } from '../config-sources.js';
 import { SOURCE_ORDER, type SourceName } from '../types.js';
 import { createBinanceConnector } from './binance.source.js';
 import { createCoingeckoConnector } from './coingecko.source.js';

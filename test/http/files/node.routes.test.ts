@@ -13,7 +13,7 @@ import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import type { DiskClaim } from '../../../actors/files/disk.actor.js';
 import { HEALTH_CHECKPOINT_KEY } from '../../../actors/files/health.actor.js';
 import { FILES_DISK_ID } from '../../../actors/files/tree.js';
-import { FILES_VERSION } from '../../../src/files/config.js';
+import { FILES_VERSION } from '../../../src/files/version.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
 import { HEALTH_CHECK_NAMES, membershipVersion, type HealthObject } from '../../../src/files/health.js';
 import { openSqliteRegistry } from '../../../storage/files/registry.sqlite.js';

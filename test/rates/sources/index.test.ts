@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseRatesConfig, RATES_DEFAULT_CONFIG, type RatesConfig } from '../../../src/rates/config.js';
+import { parseRatesConfig, type RatesConfig } from '../../../src/rates/config.js';
+import { RATES_DEFAULT_CONFIG } from '../../../src/rates/config-defaults.js';
 import { activeSourceNames, createConnectors } from '../../../src/rates/sources/index.js';
 
 function configOf(raw: unknown): RatesConfig {
