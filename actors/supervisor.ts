@@ -35,6 +35,8 @@ export interface ChildSpec {
   readonly restart?: RestartType;
   readonly shutdownTimeoutMs?: number;
   start(runtime: Runtime): Promise<ChildHandle> | ChildHandle;
+  /** A supervisor's strategy and children, known before it starts (drawSupervisionTree). */
+  readonly supervises?: { readonly strategy: Strategy; readonly children: readonly ChildSpec[] };
 }
 
 export interface SupervisorOptions {
@@ -300,6 +302,7 @@ export function supervisorSpec(options: SupervisorOptions): ChildSpec {
   return {
     id: options.id,
     restart: options.restart ?? 'permanent',
+    supervises: { strategy: options.strategy, children: options.children },
     // A supervisor's own shutdown is bounded by the sum of its children's timeouts.
     shutdownTimeoutMs:
       options.shutdownTimeoutMs ??
@@ -324,4 +327,27 @@ export function supervisorSpec(options: SupervisorOptions): ChildSpec {
  */
 export function workersSupervisor(id: string, children: readonly ChildSpec[]): ChildSpec {
   return supervisorSpec({ id, strategy: 'one_for_one', intensity: 5, periodMs: 60_000, backoff: { initialMs: 1_000, maxMs: 30_000 }, children });
+}
+
+/**
+ * A tree of child specs as text, children in start order (`npm run statecharts` writes the services' trees into the
+ * README from the code that builds them):
+ *
+ *   files (rest_for_one)
+ *   ├── files.runtime
+ *   └── files.workers (one_for_one)
+ *       └── files.reconcile [transient]
+ */
+export function drawSupervisionTree(spec: ChildSpec): string {
+  const lines: string[] = [];
+  const label = (child: ChildSpec) =>
+    `${child.id}${child.supervises ? ` (${child.supervises.strategy})` : ''}${child.restart && child.restart !== 'permanent' ? ` [${child.restart}]` : ''}`;
+  const walk = (child: ChildSpec, prefix: string, last: boolean, root: boolean) => {
+    lines.push(root ? label(child) : `${prefix}${last ? '└── ' : '├── '}${label(child)}`);
+    const children = child.supervises?.children ?? [];
+    const inner = root ? '' : `${prefix}${last ? '    ' : '│   '}`;
+    children.forEach((grandchild, index) => walk(grandchild, inner, index === children.length - 1, false));
+  };
+  walk(spec, '', true, true);
+  return lines.join('\n');
 }

@@ -1,6 +1,7 @@
 // docs/statecharts/ must match the machines (DESIGN.md, "Operators see the running system"): the generator
 // behind `npm run statecharts` (src/statecharts.ts, run as the same process) writes into a temporary folder,
-// and every file there must equal the committed one, with none missing and none extra.
+// and every file there must equal the committed one, with none missing and none extra. The README's supervision
+// trees must be the ones it draws from the composition code.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -14,13 +15,14 @@ import { repositoryRoot } from './support/fixtures.js';
 const COMMITTED = join(repositoryRoot(), 'docs', 'statecharts');
 const GENERATOR = join(DIST, 'src', 'statecharts.js');
 const FIX = 'docs/statecharts/ is out of date with the machines: run `npm run statecharts` and commit the result';
+const README = join(repositoryRoot(), 'README.md');
 
 test('docs/statecharts/ is what `npm run statecharts` writes for the current machines', () => {
   const fresh = mkdtempSync(join(tmpdir(), 'statecharts-'));
   try {
     const output = execFileSync(process.execPath, [GENERATOR, fresh], { encoding: 'utf8', timeout: 60_000 });
     const generated = readdirSync(fresh).sort();
-    assert.match(output, new RegExp(`wrote ${generated.filter((f) => f.endsWith('.mmd')).length} statecharts`));
+    assert.match(output, new RegExp(`wrote ${generated.filter((f) => f.endsWith('.mmd')).length} statecharts and the supervision trees`));
     assert.ok(generated.includes('README.md') && generated.some((f) => f.endsWith('.json')), `the generator wrote files (${generated.join(', ')})`);
 
     const committed = readdirSync(COMMITTED).sort();
@@ -33,4 +35,15 @@ test('docs/statecharts/ is what `npm run statecharts` writes for the current mac
   } finally {
     rmSync(fresh, { recursive: true, force: true });
   }
+});
+
+test("the README's supervision trees are the ones drawn from the composition code", async () => {
+  const { supervisionTrees, withTrees } = (await import(GENERATOR)) as typeof import('../src/statecharts.js');
+  const trees = supervisionTrees();
+  // The services in composition order, each worker group inside its service's tree.
+  for (const line of ['files (rest_for_one)', '├── files.workers (one_for_one)', '│   ├── files.content', '└── files.http', '│   └── transfers.schema', 'console (one_for_one)']) {
+    assert.ok(trees.split('\n').includes(line), `${line} in:\n${trees}`);
+  }
+  const readme = readFileSync(README, 'utf8');
+  assert.equal(withTrees(readme, trees), readme, 'the README block is out of date: run `npm run statecharts` and commit the result');
 });

@@ -8,6 +8,7 @@ import { systemClock } from '../../actors/clock.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import {
   ChildStartError,
+  drawSupervisionTree,
   RestartIntensityError,
   Supervisor,
   supervisorSpec,
@@ -301,4 +302,16 @@ test('a shutdown during a restart backoff cancels the restart instead of waiting
   assert.ok(Date.now() - started < 1_000, 'did not wait for the 5 s backoff');
   assert.equal(restarts(runtime, 'b.a'), 0, 'the crashed child was not started again');
   assert.deepEqual(log, ['start b.z', 'shutdown b.z']);
+});
+
+test('drawSupervisionTree draws children in start order, strategies, non-permanent restarts, and nesting under a last child', () => {
+  const leaf = (id: string, restart?: 'transient' | 'temporary'): ChildSpec => ({ id, ...(restart ? { restart } : {}), start: () => ({ exited: new Promise<never>(() => undefined), shutdown() {}, kill() {} }) });
+  const tree = supervisorSpec({
+    id: 'svc',
+    strategy: 'rest_for_one',
+    intensity: 1,
+    periodMs: 1_000,
+    children: [leaf('svc.a'), supervisorSpec({ id: 'svc.group', strategy: 'one_for_one', intensity: 1, periodMs: 1_000, children: [leaf('svc.b', 'transient'), leaf('svc.c')] })],
+  });
+  assert.equal(drawSupervisionTree(tree), ['svc (rest_for_one)', '├── svc.a', '└── svc.group (one_for_one)', '    ├── svc.b [transient]', '    └── svc.c'].join('\n'));
 });
