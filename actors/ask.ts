@@ -3,7 +3,7 @@
 // actor's machine would not take in its current state is refused at once (MessageNotAcceptedError).
 
 import type { EventObject } from 'xstate';
-import { AbortedError, AskTimeoutError, MessageNotAcceptedError } from '../src/errors.js';
+import { AbortedError, AskTimeoutError, MessageNotAcceptedError, UnknownMessageError } from '../src/errors.js';
 import type { Clock } from './clock.js';
 import type { Inspector } from './inspector.js';
 import type { ActorRegistry } from './registry.js';
@@ -70,4 +70,29 @@ export function createAsk(registry: ActorRegistry, clock: Clock, inspector?: Ins
       }
     });
   };
+}
+
+/** What an actor answers to a message of its map: the type its `reply` resolves with. */
+export type Answer<E> = E extends { reply: Reply<infer R> } ? R : never;
+
+/** The messages of a map that are asked (carry a reply), each without the reply the ask adds. */
+export type Question<E> = E extends { reply: Reply<unknown> } ? Omit<E, 'reply'> : never;
+
+/**
+ * A typed ask to one actor, from its message map (the union of the events it takes): the message's type picks the
+ * answer's type, so a caller can neither send a message the actor does not take nor choose what the answer is.
+ */
+export type AskFor<E extends { type: string }> = <M extends Question<E> & { type: string }>(message: M, options?: AskOptions) => Promise<Answer<Extract<E, { type: M['type'] }>>>;
+
+export function askFor<E extends { type: string }>(ask: Ask, systemId: string, defaults: AskOptions = {}): AskFor<E> {
+  return (message, options) => ask(systemId, message as EventObject & Record<string, unknown>, { ...defaults, ...options });
+}
+
+/**
+ * The end of a callback actor's message switch: a message it has no handler for is answered at once (an ask would
+ * otherwise wait for its timeout); one without a reply is dropped.
+ */
+export function refuseUnknownMessage(message: unknown): void {
+  const { type, reply } = (message ?? {}) as { type?: unknown; reply?: Reply<unknown> };
+  reply?.reject?.(new UnknownMessageError(String(type)));
 }

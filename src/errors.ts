@@ -20,6 +20,14 @@ export class ActorUnavailableError extends Error {
   }
 }
 
+/** A message no handler of the receiving actor knows (a mistyped or stale message type). */
+export class UnknownMessageError extends Error {
+  override readonly name = 'UnknownMessageError';
+  constructor(readonly messageType: string) {
+    super(`no handler for the message '${messageType}'`);
+  }
+}
+
 /** An ask whose message the actor would drop in its current state (XState drops events nothing handles). */
 export class MessageNotAcceptedError extends Error {
   override readonly name = 'MessageNotAcceptedError';

@@ -22,6 +22,7 @@ import type { CopyClient } from './copy-client.js';
 import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 export interface ContentSettings {
   readonly confirmationRequired: boolean;
@@ -507,6 +508,8 @@ export function contentLogic(options: ContentOptions) {
           );
         case 'pins.isPinned':
           return answer(event.reply, () => hasRootPin(holder.get(), event.cid, event.reply.signal));
+        default:
+          return refuseUnknownMessage(event);
       }
     });
   });

@@ -30,6 +30,7 @@ import { setTimerAt } from '../clock-at.js';
 import type { GcStatusBoard } from './gc-status.js';
 import type { NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 /** What `disk.snapshot` answers: the last scan (null until the first has finished) and the collector's state now. */
 export interface DiskSnapshot {
@@ -192,6 +193,8 @@ export function diskLogic(options: DiskOptions) {
           return scan();
         case 'disk.claim':
           return void claim(event.bytes, event.reply).then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
+        default:
+          return refuseUnknownMessage(event);
       }
     });
 

@@ -68,6 +68,7 @@ import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
 
@@ -257,7 +258,7 @@ export function gcLogic(options: GcOptions) {
       : () => {};
 
     receive((event) => {
-      if (event.type !== 'gc.run') return;
+      if (event.type !== 'gc.run') return refuseUnknownMessage(event);
       // The run goes on if the asker gives up: it is recorded and shown in metrics either way, and a run stopped
       // half way would only have to be redone.
       start(event.dryRun === true, event.force === true, 'manual').then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));

@@ -44,6 +44,7 @@ import { attestationSettings, attestRound, registerAttestationResponder, unregis
 import type { NodeHolder } from './node.js';
 import { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 /** Key of the persisted checkpoint in the registry's actor state (one record, spec §1 "health checkpoint"). */
 export const HEALTH_CHECKPOINT_KEY = 'health.checkpoint';
@@ -222,6 +223,8 @@ export function healthLogic(options: HealthActorOptions) {
         case 'health.machineFailed':
           // Thrown inside the callback's transition: XState marks this actor as errored, the supervisor restarts it.
           throw event.error;
+        default:
+          return refuseUnknownMessage(event);
       }
     });
 

@@ -39,6 +39,7 @@ import { deadline, sleep, type Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
 import type { NodeHolder } from './node.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 // ---------------------------------------------------------------------------------------------
 // Answers (the original's payloads, notes B.8; JSON-safe: ids and addresses as strings)
@@ -375,6 +376,8 @@ export function p2pLogic(options: P2pOptions) {
           return answer(event.reply, () => ping(event));
         case 'p2p.autopeer':
           return answer(event.reply, () => loop.passNow());
+        default:
+          return refuseUnknownMessage(event);
       }
     });
 

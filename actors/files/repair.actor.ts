@@ -52,6 +52,7 @@ import type { CopyClient } from './copy-client.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 /** Key of the persisted cursor and cycle evidence in the registry's actor state (spec §1 "Durable state"). */
 export const REPAIR_STATE_KEY = 'repair.state';
@@ -246,6 +247,7 @@ export function repairLogic(options: RepairOptions) {
     receive((event) => {
       // Thrown inside the callback's transition: XState marks this actor as errored, the supervisor restarts it.
       if (event.type === 'repair.machineFailed') throw event.error;
+      if (event.type !== 'repair.run') return refuseUnknownMessage(event);
       // The machine decides whether a batch may start now (only when idle); otherwise a run is in progress.
       if (stopped || !inner.getSnapshot().can({ type: 'repair.batch' })) return event.reply.reject(new RunInProgressError('repair'));
       if (settings.required) {

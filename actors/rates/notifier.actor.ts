@@ -16,6 +16,7 @@ import { adamantText, channelText, discordPayload, plainText, slackPayload } fro
 import { sendChatMessage } from '../../src/console/chat-send.js';
 import { deadline, type Clock } from '../clock.js';
 import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
+import { refuseUnknownMessage } from '../ask.js';
 
 export type NotifierEvent = { type: 'notify.send'; level: NoticeLevel; message: string };
 
@@ -104,7 +105,7 @@ export function notifierLogic(options: NotifierOptions) {
       options.logger.warn({ channel, ...extra, reason: scrubReason(error) }, 'notification delivery failed');
     };
     receive((event) => {
-      if (event.type !== 'notify.send') return;
+      if (event.type !== 'notify.send') return refuseUnknownMessage(event);
       const message = scrubSecrets(event.message);
       options.logger[event.level]({ notice: true }, plainText(message));
       const text = channelText(options.name, message);

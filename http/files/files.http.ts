@@ -3,6 +3,7 @@
 // register against. Route modules: files.routes.ts (files, operator pins) and the modules it registers.
 
 import { CID } from 'multiformats/cid';
+import { filesApi, type FilesApi } from '../../actors/files/api.js';
 import type { Runtime } from '../../actors/runtime.js';
 import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { ProxyTrust } from '../../src/files/client-address.js';
@@ -101,8 +102,8 @@ export interface FilesRouteContext {
    * fields and `Retry-After` = seconds until the window closes). Allowed: the RateLimit fields for the answer.
    */
   limitRate(name: RateLimitName, client: string): Record<string, string>;
-  /** ask() an actor of the files tree, bounded by the request's signal and (by default) discovery + 5 s. */
-  ask<T>(systemId: string, event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs?: number): Promise<T>;
+  /** The files actors' typed asks; each bounded by discovery + 5 s unless the call gives its own timeout. */
+  readonly api: FilesApi;
   /** spec §5: key unset → 503 before anything else; missing or wrong → 401; then the handler. */
   admin(handler: Handler): Handler;
 }
@@ -132,7 +133,7 @@ export function filesRouteContext(server: HttpServer, runtime: Runtime, config: 
       if (!decision.allowed) throw new FilesHttpError(429, RATE_LIMITED_TEXT, { ...headers, 'retry-after': String(decision.resetSeconds) });
       return headers;
     },
-    ask: (systemId, event, signal, timeoutMs = defaultTimeoutMs) => runtime.ask(systemId, event, { signal, timeoutMs }),
+    api: filesApi(runtime, defaultTimeoutMs),
     admin: (handler) => (request, context) => {
       const refusal = adminRefusal(request.headers['x-api-key'], adminApiKey);
       return refusal ? json(refusal.status, { error: refusal.error }) : handler(request, context);

@@ -4,12 +4,10 @@
 
 import busboy from 'busboy';
 import type { Readable } from 'node:stream';
-import type { OpenedContent, UploadOutcome, UploadPart, UploadParts } from '../../actors/files/content.actor.js';
-import { FILES_CONTENT_ID } from '../../actors/files/tree.js';
+import type { UploadOutcome, UploadPart, UploadParts } from '../../actors/files/content.actor.js';
 import type { Runtime } from '../../actors/runtime.js';
 import type { AdmissionLimiter, Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
-import type { FileStatus } from '../../src/files/lifecycle.js';
 import { storagePolicy } from '../../src/files/policy.js';
 import { CorsPolicy } from '../cors.js';
 import type { HttpMetrics } from '../metrics.js';
@@ -75,7 +73,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
   const context = filesRouteContext(server, runtime, config, options.admission, logger);
   options.onContext?.(context);
   const { admin } = context;
-  const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal) => context.ask<T>(FILES_CONTENT_ID, event, signal);
+  const { content } = context.api;
 
   server.route('get', '/', () => ({ status: 200, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: 'IPFS node' }));
 
@@ -108,7 +106,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
         let outcome: UploadOutcome;
         try {
           // The content actor runs the whole session; the body's deadlines bound it, not an ask timeout.
-          outcome = await context.ask<UploadOutcome>(FILES_CONTENT_ID, { type: 'upload.run', claimBytes, parts }, signal, Infinity);
+          outcome = await content({ type: 'upload.run', claimBytes, parts }, { signal, timeoutMs: Infinity });
         } catch (error) {
           // Refused before a byte was read (507): the body is dropped as it arrives.
           if (!parts.started) refuseUpload(request, error);
@@ -134,23 +132,23 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     let streaming = false;
     try {
       // Availability first: a 304 is only answered once the content was found (spec §4.2).
-      const content = await ask<OpenedContent>({ type: 'content.open', cid }, signal);
-      const etag = `"${content.cid}"`;
+      const opened = await content({ type: 'content.open', cid }, { signal });
+      const etag = `"${opened.cid}"`;
       const cache = { etag, 'cache-control': 'private, max-age=3600, must-revalidate' };
       if (matchesEtag(request.headers['if-none-match'], etag)) return withHeaders({ status: 304, headers: cache }, rate);
-      const chunks = releasedAtEnd(content.chunks(signal), release);
+      const chunks = releasedAtEnd(opened.chunks(signal), release);
       streaming = true;
       return {
         status: 200,
         headers: {
           'content-type': 'application/octet-stream',
-          'content-disposition': `attachment; filename="${content.cid}"`,
+          'content-disposition': `attachment; filename="${opened.cid}"`,
           'x-content-type-options': 'nosniff',
           ...cache,
           'accept-ranges': 'none',
           ...rate,
         },
-        stream: { length: content.size, chunks },
+        stream: { length: opened.size, chunks },
       };
     } finally {
       // 304, 408, 500 before streaming: no body will hold the slot.
@@ -162,7 +160,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     // notes A.9: status reads count against the read rate limit, in the same bucket as downloads.
     const rate = context.limitRate('read', context.clientKey(request));
     const cid = parseCid(request.params[0]);
-    return withHeaders(json(200, await ask<FileStatus>({ type: 'file.status', cid }, signal)), rate);
+    return withHeaders(json(200, await content({ type: 'file.status', cid }, { signal })), rate);
   });
 
   for (const change of ['confirm', 'unpin'] as const) {
@@ -171,7 +169,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
       `/api/file/:cid/${change}`,
       admin(async (request, { signal }) => {
         const cid = parseCid(request.params[0]);
-        return adminJson(200, await ask<FileStatus>({ type: 'file.change', cid, change }, signal));
+        return adminJson(200, await content({ type: 'file.change', cid, change }, { signal }));
       }),
     );
   }
@@ -181,7 +179,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     server.route(
       'get',
       `${prefix}/pins`,
-      admin(async (_request, { signal }) => adminJson(200, { pins: await ask({ type: 'pins.list' }, signal) })),
+      admin(async (_request, { signal }) => adminJson(200, { pins: await content({ type: 'pins.list' }, { signal }) })),
     );
     server.route(
       'post',
@@ -191,7 +189,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
         // fetch and pin, and a caller without the key never uses up the operator's budget.
         const rate = context.limitRate('pin', context.clientKey(request));
         const cid = parseCid(request.params[0]);
-        await ask<FileStatus>({ type: 'pins.add', cid }, signal);
+        await content({ type: 'pins.add', cid }, { signal });
         return withHeaders(adminJson(200, { pinned: true, cid: cid.toString() }), rate);
       }),
     );
@@ -200,7 +198,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
       `${prefix}/pins/isPinned/:cid`,
       admin(async (request, { signal }) => {
         const cid = parseCid(request.params[0]);
-        return adminJson(200, { cid: cid.toString(), isPinned: await ask<boolean>({ type: 'pins.isPinned', cid }, signal) });
+        return adminJson(200, { cid: cid.toString(), isPinned: await content({ type: 'pins.isPinned', cid }, { signal }) });
       }),
     );
   }

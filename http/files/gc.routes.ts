@@ -4,8 +4,6 @@
 // (RunInProgressError → `{"error":"Garbage collection is already running"}`). Disabling scheduled collection
 // (`storage.gc.enabled: false`) leaves this endpoint working.
 
-import { FILES_GC_ID } from '../../actors/files/tree.js';
-import type { GcReport } from '../../src/files/gc.js';
 import { adminJson, type FilesRouteContext } from './files.http.js';
 
 /**
@@ -27,7 +25,7 @@ export function registerGcRoutes(context: FilesRouteContext): void {
     context.admin(async (request, { signal }) => {
       const dryRun = queryFlag(request.query, 'dryRun');
       const force = queryFlag(request.query, 'force');
-      const report = await context.ask<GcReport>(FILES_GC_ID, { type: 'gc.run', dryRun, force }, signal, GC_ASK_TIMEOUT_MS);
+      const report = await context.api.gc({ type: 'gc.run', dryRun, force }, { signal, timeoutMs: GC_ASK_TIMEOUT_MS });
       return adminJson(200, report);
     }),
   );

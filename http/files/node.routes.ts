@@ -7,13 +7,11 @@
 //   GET /api/node/details    admin    info + identity, byte totals, health, HTTP totals, admission occupancy
 //   GET /api/storage/metrics public   the cached storage metrics (counts and byte totals, no CID/filename/peer id)
 
-import type { DiskSnapshot } from '../../actors/files/disk.actor.js';
 import { healthSettings } from '../../actors/files/health.actor.js';
 import { NodeNotRunningError } from '../../actors/files/node.js';
-import { FILES_DISK_ID, FILES_HEALTH_ID } from '../../actors/files/tree.js';
 import { FILES_VERSION } from '../../src/files/version.js';
 import { initialSnapshot, readHealth, type HealthObject } from '../../src/files/health.js';
-import { legacyNodeInfo, storageMetrics, type NodeIdentity } from '../../src/files/storage-metrics.js';
+import { legacyNodeInfo, storageMetrics } from '../../src/files/storage-metrics.js';
 import { adminJson, json, withHeaders, type FilesRouteContext } from './files.http.js';
 
 /**
@@ -33,9 +31,9 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
   // The height this listener last reported: the fallback below must not show a persisted height going backwards.
   let lastHeight = 0;
 
-  const ask = <T>(systemId: string, type: string, signal: AbortSignal) => context.ask<T>(systemId, { type }, signal, NODE_ASK_MS);
-  const disk = (signal: AbortSignal) => ask<DiskSnapshot>(FILES_DISK_ID, 'disk.snapshot', signal);
-  const identity = (signal: AbortSignal) => ask<NodeIdentity>(FILES_HEALTH_ID, 'node.identity', signal);
+  const { api } = context;
+  const disk = (signal: AbortSignal) => api.disk({ type: 'disk.snapshot' }, { signal, timeoutMs: NODE_ASK_MS });
+  const identity = (signal: AbortSignal) => api.health({ type: 'node.identity' }, { signal, timeoutMs: NODE_ASK_MS });
 
   /**
    * The Health object, or — when the health actor cannot answer (restarting, overloaded) — an honest stand-in:
@@ -45,7 +43,7 @@ export function registerNodeRoutes(context: FilesRouteContext): void {
    */
   const health = async (signal: AbortSignal): Promise<HealthObject> => {
     try {
-      const answer = await ask<HealthObject>(FILES_HEALTH_ID, 'health.read', signal);
+      const answer = await api.health({ type: 'health.read' }, { signal, timeoutMs: NODE_ASK_MS });
       lastHeight = Math.max(lastHeight, answer.height);
       return answer;
     } catch (error) {

@@ -8,9 +8,10 @@
 // 404 even with the key; mounted, it still needs the key (spec §5 table).
 
 import { multiaddr } from '@multiformats/multiaddr';
-import { FILES_P2P_ID } from '../../actors/files/tree.js';
+import type { AskFor } from '../../actors/ask.js';
+import type { P2pEvent } from '../../actors/files/p2p.actor.js';
 import { canonicalPeerId } from '../../src/files/config-peers.js';
-import { PEERING_DEFAULTS, passBoundMs, type PeeringPassResult } from '../../src/files/peering.js';
+import { PEERING_DEFAULTS, passBoundMs } from '../../src/files/peering.js';
 import type { HttpRequest } from '../server.js';
 import { adminJson, FilesHttpError, type FilesRouteContext } from './files.http.js';
 
@@ -65,27 +66,26 @@ function requirePeerId(query: PeerQuery): string {
 
 export function registerP2pRoutes(context: FilesRouteContext): void {
   const { server, admin, config } = context;
-  const ask = <T>(event: Record<string, unknown> & { type: string }, signal: AbortSignal, timeoutMs?: number) =>
-    context.ask<T>(FILES_P2P_ID, event, signal, timeoutMs).catch(asHttpError);
+  const ask: AskFor<P2pEvent> = (message, options) => context.api.p2p(message, options).catch(asHttpError);
   const peerAskMs = PEERING_DEFAULTS.dialTimeoutMs + PEER_ASK_MARGIN_MS;
 
   for (const prefix of P2P_PREFIXES) {
-    server.route('get', `${prefix}/status`, admin(async (_request, { signal }) => adminJson(200, await ask({ type: 'p2p.status' }, signal))));
-    server.route('get', `${prefix}/peers`, admin(async (_request, { signal }) => adminJson(200, await ask({ type: 'p2p.peers' }, signal))));
+    server.route('get', `${prefix}/status`, admin(async (_request, { signal }) => adminJson(200, await ask({ type: 'p2p.status' }, { signal }))));
+    server.route('get', `${prefix}/peers`, admin(async (_request, { signal }) => adminJson(200, await ask({ type: 'p2p.peers' }, { signal }))));
     server.route(
       'get',
       `${prefix}/connections`,
-      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.connections', peerId: peerQuery(request).peerId }, signal))),
+      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.connections', peerId: peerQuery(request).peerId }, { signal }))),
     );
     server.route(
       'get',
       `${prefix}/peerStore`,
-      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.peerStore', peerId: peerQuery(request).peerId }, signal))),
+      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.peerStore', peerId: peerQuery(request).peerId }, { signal }))),
     );
     server.route(
       'get',
       `${prefix}/peerInfo`,
-      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.peerInfo', peerId: requirePeerId(peerQuery(request)) }, signal))),
+      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.peerInfo', peerId: requirePeerId(peerQuery(request)) }, { signal }))),
     );
     server.route(
       'get',
@@ -93,13 +93,13 @@ export function registerP2pRoutes(context: FilesRouteContext): void {
       admin(async (request, { signal }) => {
         const query = peerQuery(request);
         if (query.peerId === undefined && query.multiAddr === undefined) throw new FilesHttpError(400, 'peerId or multiAddr is required');
-        return adminJson(200, await ask({ type: 'p2p.dial', ...query }, signal, peerAskMs));
+        return adminJson(200, await ask({ type: 'p2p.dial', ...query }, { signal, timeoutMs: peerAskMs }));
       }),
     );
     server.route(
       'get',
       `${prefix}/services/ping`,
-      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.ping', peerId: requirePeerId(peerQuery(request)) }, signal, peerAskMs))),
+      admin(async (request, { signal }) => adminJson(200, await ask({ type: 'p2p.ping', peerId: requirePeerId(peerQuery(request)) }, { signal, timeoutMs: peerAskMs }))),
     );
   }
 
@@ -110,7 +110,7 @@ export function registerP2pRoutes(context: FilesRouteContext): void {
       'get',
       '/api/debug/autopeering',
       admin(async (_request, { signal }) => {
-        const result = await ask<PeeringPassResult>({ type: 'p2p.autopeer' }, signal, passAskMs);
+        const result = await ask({ type: 'p2p.autopeer' }, { signal, timeoutMs: passAskMs });
         return adminJson(200, { peeredSuccessfullyTo: result.connected });
       }),
     );

@@ -5,8 +5,6 @@
 // `{"error":"Replication repair is already running"}`). With replication or repair disabled the answer is 200 with
 // an empty batch report: nothing is required, so nothing runs.
 
-import { FILES_REPAIR_ID } from '../../actors/files/tree.js';
-import type { RepairReport } from '../../src/files/repair.js';
 import { adminJson, type FilesRouteContext } from './files.http.js';
 
 /**
@@ -21,7 +19,7 @@ export function registerRepairRoutes(context: FilesRouteContext): void {
     'post',
     '/api/storage/repair',
     context.admin(async (_request, { signal }) => {
-      const report = await context.ask<RepairReport>(FILES_REPAIR_ID, { type: 'repair.run' }, signal, REPAIR_ASK_TIMEOUT_MS);
+      const report = await context.api.repair({ type: 'repair.run' }, { signal, timeoutMs: REPAIR_ASK_TIMEOUT_MS });
       return adminJson(200, report);
     }),
   );

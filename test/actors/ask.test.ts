@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createMachine, fromCallback, createActor, SimulatedClock } from 'xstate';
-import { createAsk, type Reply } from '../../actors/ask.js';
+import { askFor, createAsk, refuseUnknownMessage, type Reply } from '../../actors/ask.js';
 import { ActorRegistry } from '../../actors/registry.js';
-import { AbortedError, ActorUnavailableError, AskTimeoutError, MessageNotAcceptedError } from '../../src/errors.js';
+import { AbortedError, ActorUnavailableError, AskTimeoutError, MessageNotAcceptedError, UnknownMessageError } from '../../src/errors.js';
 
 type Echo = { type: 'echo'; text: string; reply: Reply<string> } | { type: 'ignore'; reply: Reply<string> };
 
@@ -96,4 +96,44 @@ test('a message the machine would drop in its state is refused at once, not afte
   const ignored = ask('t.echo', { type: 'ignore' }, { timeoutMs: 50 });
   clock.increment(50);
   await assert.rejects(ignored, AskTimeoutError);
+});
+
+test('a callback actor ending its switch with refuseUnknownMessage answers an unknown message at once; askFor types asks by the message map', async () => {
+  const registry = new ActorRegistry();
+  const clock = new SimulatedClock();
+  const ask = createAsk(registry, clock);
+  type Counter = { type: 'count.get'; reply: Reply<number> } | { type: 'count.add'; by: number; reply: Reply<number> } | { type: 'count.reset' };
+  let total = 0;
+  registry.register(
+    't.counter',
+    createActor(
+      fromCallback<Counter>(({ receive }) => {
+        receive((event) => {
+          switch (event.type) {
+            case 'count.get':
+              return event.reply.resolve(total);
+            case 'count.add':
+              return event.reply.resolve((total += event.by));
+            case 'count.reset':
+              total = 0;
+              return;
+            default:
+              return refuseUnknownMessage(event);
+          }
+        });
+      }),
+    ).start(),
+  );
+  // No clock step: the refusal comes at once, not at the timeout.
+  await assert.rejects(ask('t.counter', { type: 'count.mistyped' }), (error: Error) => error instanceof UnknownMessageError && error.message === "no handler for the message 'count.mistyped'");
+  const counter = askFor<Counter>(ask, 't.counter');
+  const added: number = await counter({ type: 'count.add', by: 3 });
+  assert.equal(added, 3);
+  assert.equal(await counter({ type: 'count.get' }), 3);
+  // @ts-expect-error a message the map does not have is a compile error
+  await assert.rejects(counter({ type: 'count.mistyped' }), UnknownMessageError);
+  // @ts-expect-error so is a message without its fields
+  await counter({ type: 'count.add' }).catch(() => undefined);
+  // A message without a reply is dropped, never answered.
+  refuseUnknownMessage({ type: 'count.noise' });
 });
