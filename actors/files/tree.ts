@@ -28,7 +28,8 @@ import { StorageLease } from '../../src/files/storage-lease.js';
 import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { contentLogic, contentSettings } from './content.actor.js';
 import { copyClient } from './copy-client.js';
-import { diskLogic, type DiskClaim, type DiskSnapshot } from './disk.actor.js';
+import { diskLogic, type DiskEvent } from './disk.actor.js';
+import { askFor } from '../ask.js';
 import { gcLogic, gcSettings } from './gc.actor.js';
 import { GcStatusBoard } from './gc-status.js';
 import { healthLogic, healthSettings } from './health.actor.js';
@@ -124,7 +125,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               lease: storageLease,
               settings: contentSettings(config),
               copies: copiesOn(runtime.clock),
-              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
+              claimDisk: (bytes, signal) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
               logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
             }),
         }),
@@ -201,7 +202,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               members: config.nodes.map((node) => node.peerId),
               lease: storageLease,
               tryIncomingCopy: () => options.admission.tryIncomingCopy(),
-              claimDisk: (bytes, signal) => runtime.ask<DiskClaim>(FILES_DISK_ID, { type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
+              claimDisk: (bytes, signal) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
               requestTimeoutMs: config.replication.requestTimeoutMs,
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
@@ -221,7 +222,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               readStorage: async (signal, afterFirstScan) => {
                 // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
                 const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : DISK_ASK_MS;
-                return (await runtime.ask<DiskSnapshot>(FILES_DISK_ID, { type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
+                return (await askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
               },
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),

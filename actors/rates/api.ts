@@ -1,10 +1,12 @@
 // The rates service's API for its edge (DESIGN.md rule 5): /status and /get from the refresh actor's snapshot,
 // /getHistory through `ask('rates.history', …)`. The edge never touches storage or machine internals.
 
+import type { HistoryEvent } from '../../machines/rates/history-store.machine.js';
 import { refreshStatus, type RefreshContext } from '../../machines/rates/refresh-cycle.machine.js';
 import type { HistoryQuery, Snapshot } from '../../src/rates/history.js';
 import { evaluate } from '../../src/rates/merge.js';
 import type { RateTable } from '../../src/rates/types.js';
+import { askFor } from '../ask.js';
 import type { Runtime } from '../runtime.js';
 import { RATES_HISTORY_ID, RATES_REFRESH_ID } from './ids.js';
 
@@ -32,6 +34,7 @@ type RefreshSnapshot = { value: unknown; context: RefreshContext };
 const EMPTY: RateTable = Object.freeze({});
 
 export function ratesApi(runtime: Runtime): RatesApi {
+  const history = askFor<HistoryEvent>(runtime.ask, RATES_HISTORY_ID, { timeoutMs: HISTORY_ASK_TIMEOUT_MS });
   // spec §4.3: /status answers 200 while the process is alive, also while `rates.refresh` is between a
   // crash and its restart: the last snapshot read stands in (reported as updating), and before any
   // snapshot was read, the not-ready status of §2.4.
@@ -67,6 +70,6 @@ export function ratesApi(runtime: Runtime): RatesApi {
     lastUpdated() {
       return current()?.context.lastUpdated ?? null;
     },
-    history: (query, signal) => runtime.ask<Snapshot[]>(RATES_HISTORY_ID, { type: 'history.query', query }, { signal, timeoutMs: HISTORY_ASK_TIMEOUT_MS }),
+    history: (query, signal) => history({ type: 'history.query', query }, { signal }),
   };
 }

@@ -10,6 +10,8 @@ import { ratesLogger } from '../../src/rates/log-level.js';
 import type { HttpJsonClient, SourceConnector, SourceContext } from '../../src/rates/sources/source.js';
 import type { Quote } from '../../src/rates/types.js';
 import { scrubSecrets } from '../../src/logger.js';
+import type { HistoryEvent } from '../../machines/rates/history-store.machine.js';
+import { askFor } from '../ask.js';
 import { deadline, sleep } from '../clock.js';
 import type { Runtime } from '../runtime.js';
 import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js';
@@ -123,7 +125,7 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
 
       storeSnapshot: fromPromise<StoreOutput, { table: Record<string, number> }>(async ({ input, signal }) => {
         const date = runtime.clock.now();
-        const stored = await runtime.ask<StoreOutput>(RATES_HISTORY_ID, { type: 'history.append', date, tickers: input.table }, { signal });
+        const stored = await askFor<HistoryEvent>(runtime.ask, RATES_HISTORY_ID)({ type: 'history.append', date, tickers: input.table }, { signal });
         logger.log({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
         return stored;
       }),
