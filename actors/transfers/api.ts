@@ -44,7 +44,10 @@ export function transfersApi(runtime: Runtime, holder: DatabaseHolder, settings:
       }
       if (!read) throw new GatewayError({ status: 503, code: 'PGRST001', message: 'Database client error. Retrying the connection.', details: null, hint: null });
       // Without the schema actor (restarting) no common values: the read is planned for its values.
-      return runRead(request, settings, read, schemaCache()?.commonValues.get(request.schema)?.get(request.relation));
+      const cache = schemaCache();
+      const commonValues = cache?.commonValues.get(request.schema)?.get(request.relation);
+      const jsonColumns = cache?.jsonColumns.get(request.schema)?.get(request.relation);
+      return runRead(request, settings, read, { ...(commonValues ? { commonValues } : {}), ...(jsonColumns ? { jsonColumns } : {}) });
     },
   };
 }

@@ -4,8 +4,8 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { schemaCacheMachine, type SchemaCatalog } from '../../machines/transfers/schema-cache.machine.js';
-import type { CommonValuesBySchema } from '../../src/transfers/statistics.js';
-import { listCommonValues, listRelations } from '../../storage/transfers/gateway-store.js';
+import type { CommonValuesBySchema } from '../../src/transfers/relation-facts.js';
+import { listCommonValues, listJsonColumns, listRelations } from '../../storage/transfers/gateway-store.js';
 import type { DatabaseHolder } from './database.actor.js';
 
 /** A relation created while the gateway runs is served within this period (or at once after schema.reload). */
@@ -18,6 +18,7 @@ export function schemaCacheLogic(options: { readonly holder: DatabaseHolder; rea
         const { catalog, read } = options.holder.get();
         if (!catalog || !read) throw new Error('the gateway has no database connection');
         const relations = await listRelations(catalog, options.schemas);
+        const jsonColumns = await listJsonColumns(catalog, options.schemas);
         // Statistics only tune plans: without them every read is planned for its own values, and still served.
         let commonValues: CommonValuesBySchema = new Map();
         try {
@@ -25,7 +26,7 @@ export function schemaCacheLogic(options: { readonly holder: DatabaseHolder; rea
         } catch (error) {
           options.logger.warn({ reason: error instanceof Error ? error.message : String(error) }, 'column statistics not readable: every read is planned for its values');
         }
-        return { relations, commonValues };
+        return { relations, commonValues, jsonColumns };
       }),
     },
   });

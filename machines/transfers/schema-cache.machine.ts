@@ -1,6 +1,6 @@
 // The gateway's schema cache (notes B.2, F.8): which relations (tables and views) each exposed schema has, so an
 // unknown path answers 404 PGRST205 without a query, and a new view is served without a restart; and the common
-// values of their columns' statistics, which decide how a read is planned (src/transfers/statistics.ts).
+// values of their columns' statistics, which decide how a read is planned (src/transfers/relation-facts.ts).
 //
 //   loading ──done──▶ ready ──refreshPeriod / schema.reload──▶ loading (the previous list keeps serving)
 //      └──error──▶ retrying ──retryDelay (1 s … 60 s)──▶ loading
@@ -9,7 +9,7 @@
 // its schema cache is not loaded). A `schema.reload` asked while loading is remembered and runs next.
 
 import { assign, fromPromise, setup } from 'xstate';
-import type { CommonValuesBySchema } from '../../src/transfers/statistics.js';
+import type { CommonValuesBySchema, JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import { retryDelayMs } from '../../src/transfers/sync.js';
 
 export interface SchemaCacheInput {
@@ -23,11 +23,13 @@ export type RelationsBySchema = Readonly<Record<string, readonly string[]>>;
 export interface SchemaCatalog {
   readonly relations: RelationsBySchema;
   readonly commonValues: CommonValuesBySchema;
+  readonly jsonColumns: JsonColumnsBySchema;
 }
 
 export interface SchemaCacheContext extends SchemaCacheInput {
   relations: RelationsBySchema | null;
   commonValues: CommonValuesBySchema;
+  jsonColumns: JsonColumnsBySchema;
   failures: number;
   lastError: string | null;
   reloadRequested: boolean;
@@ -53,7 +55,7 @@ export const schemaCacheMachine = setup({
   },
 }).createMachine({
   id: 'transfersSchemaCache',
-  context: ({ input }) => ({ ...input, relations: null, commonValues: new Map(), failures: 0, lastError: null, reloadRequested: false }),
+  context: ({ input }) => ({ ...input, relations: null, commonValues: new Map(), jsonColumns: new Map(), failures: 0, lastError: null, reloadRequested: false }),
   initial: 'loading',
   on: { 'system.shutdown': '.stopped' },
   states: {
@@ -62,7 +64,7 @@ export const schemaCacheMachine = setup({
       on: { 'schema.reload': { actions: assign({ reloadRequested: true }) } },
       invoke: {
         src: 'loadCatalog',
-        onDone: { target: 'ready', actions: assign(({ event }) => ({ relations: event.output.relations, commonValues: event.output.commonValues, failures: 0, lastError: null })) },
+        onDone: { target: 'ready', actions: assign(({ event }) => ({ ...event.output, failures: 0, lastError: null })) },
         onError: {
           target: 'retrying',
           actions: assign(({ context, event }) => ({ failures: context.failures + 1, lastError: event.error instanceof Error ? event.error.message : String(event.error) })),

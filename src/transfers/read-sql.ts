@@ -27,7 +27,7 @@ import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type Rea
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
 import { branchesFromSql, planBranchSplit } from './read-sql-branches.js';
-import type { ColumnCommonValues } from './statistics.js';
+import type { ColumnCommonValues } from './relation-facts.js';
 
 export interface SqlStatement {
   readonly text: string;
@@ -56,8 +56,10 @@ export interface ReadStatementInput {
   readonly probeMoreRows: boolean;
   /** false: never split a top-level OR into ordered branches (read-sql-branches.ts); for comparisons in tests. */
   readonly orBranches?: boolean;
-  /** The relation's common values per column, lowercased (statistics.ts); written as literals, not parameters. */
+  /** The relation's common values per column, lowercased (relation-facts.ts); written as literals, not parameters. */
   readonly commonValues?: ColumnCommonValues;
+  /** The relation's json/jsonb columns; absent: none known (relation-facts.ts). */
+  readonly jsonColumns?: ReadonlySet<string>;
 }
 
 /**
@@ -92,7 +94,11 @@ export function quoteIdentifier(name: string): string {
 
 class Parameters {
   readonly values: string[] = [];
-  constructor(private readonly commonValues?: ColumnCommonValues) {}
+  constructor(
+    private readonly commonValues?: ColumnCommonValues,
+    /** Read by columnSql; carried here since every fragment builder gets the parameters. */
+    readonly jsonColumns?: ReadonlySet<string>,
+  ) {}
   add(value: string): string {
     this.values.push(value);
     return `$${this.values.length}`;
@@ -151,10 +157,15 @@ function operationSql(ref: ColumnRef, column: string, operation: Operation, para
   }
 }
 
-/** A column with its JSON arrows: `"s"."r"."data"->$1->>$2::int`. */
+/**
+ * A column with its JSON arrows: `"s"."r"."data"->$1->>$2::int`. Arrows on a column that is not json/jsonb (or of a
+ * type the schema cache does not know) apply to `to_jsonb(column)`, as in PostgREST.
+ */
 function columnSql(relation: string, ref: ColumnRef, params: Parameters): string {
-  let sql = `${relation}.${quoteIdentifier(ref.column)}`;
-  for (const { arrow, operand } of ref.jsonPath ?? []) {
+  const column = `${relation}.${quoteIdentifier(ref.column)}`;
+  const path = ref.jsonPath ?? [];
+  let sql = path.length > 0 && !params.jsonColumns?.has(ref.column) ? `to_jsonb(${column})` : column;
+  for (const { arrow, operand } of path) {
     sql += 'key' in operand ? `${arrow}${params.add(operand.key)}` : `${arrow}${params.add(operand.index)}::int`;
   }
   return sql;
@@ -187,7 +198,7 @@ function orderSql(relation: string, term: OrderColumn, params: Parameters): stri
 
 export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const relation = `${quoteIdentifier(input.schema)}.${quoteIdentifier(input.relation)}`;
-  const params = new Parameters(input.commonValues);
+  const params = new Parameters(input.commonValues, input.jsonColumns);
   const where = input.plan.where.map((condition) => conditionSql(relation, condition, params));
   const whereSql = where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`;
   const filtered = `FROM ${relation}${whereSql}`;
@@ -203,7 +214,7 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   // The plain WHERE's values ($1…) go into the main statement only where it uses them (a count or the more-rows
   // probe): a branched page that does neither numbers its own parameters from $1, since PostgreSQL must be able to
   // type every parameter it is sent.
-  const pageParams = split !== undefined && !counted && !probed ? new Parameters(input.commonValues) : params;
+  const pageParams = split !== undefined && !counted && !probed ? new Parameters(input.commonValues, input.jsonColumns) : params;
   const from = split === undefined
     ? filtered
     : branchesFromSql({

@@ -12,7 +12,7 @@ import { canonicalQuery, parseQueryString } from './query-string.js';
 import { parsePrefer } from './read-prefer.js';
 import { needsMoreRowsProbe, planWindow, rangeOutcome } from './read-range.js';
 import { buildReadStatements } from './read-sql.js';
-import type { ColumnCommonValues } from './statistics.js';
+import type { RelationFacts } from './relation-facts.js';
 
 export type { GatewayReply } from './gateway-errors.js';
 
@@ -100,8 +100,9 @@ const parsedQueries = new BoundedMemo<QueryParts>(
   2048,
 );
 
-/** `commonValues`: the relation's, from the schema cache; undefined when it has no statistics the gateway may read. */
-export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute, commonValues?: ColumnCommonValues): Promise<GatewayReply> {
+/** `facts`: what the schema cache knows of the relation (relation-facts.ts). */
+export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute, facts: RelationFacts = {}): Promise<GatewayReply> {
+  const { commonValues, jsonColumns } = facts;
   const { parsed, canonical } = parsedQueries.get(request.query);
   const window = planWindow({
     method: request.method,
@@ -125,6 +126,7 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     format: media.format,
     probeMoreRows: needsMoreRowsProbe(window),
     ...(commonValues === undefined ? {} : { commonValues }),
+    ...(jsonColumns === undefined ? {} : { jsonColumns }),
   });
   const executeOptions = { reusePlan: commonValues !== undefined, ...(request.cancellation === undefined ? {} : { cancellation: request.cancellation }) };
 

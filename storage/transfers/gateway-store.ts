@@ -3,8 +3,8 @@
 
 import { arrayLiteral } from '../../src/transfers/read-sql.js';
 import type { Cancellation } from '../../src/cancellation.js';
-import { groupCommonValues, type CommonValuesBySchema } from '../../src/transfers/statistics.js';
-import type { SqlClient, SqlRow } from './sql-client.js';
+import { groupColumns, groupCommonValues, type CommonValuesBySchema, type JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 import { ROLE_NAME } from './schema.js';
 
 /**
@@ -25,11 +25,23 @@ export async function listRelations(db: SqlClient, schemas: readonly string[]): 
 export interface ReadOptions {
   /**
    * The statement may be kept prepared and PostgreSQL may keep a generic plan for it (its relation's common values are
-   * known, src/transfers/statistics.ts); otherwise it is planned for its values every time.
+   * known, src/transfers/relation-facts.ts); otherwise it is planned for its values every time.
    */
   readonly reusePlan?: boolean;
   /** The caller's: the statement is cancelled on the server when it fires (the client went away). */
   readonly cancellation?: Cancellation;
+}
+
+/** The json and jsonb columns of the exposed schemas' relations (JSON arrows apply to them without to_jsonb). */
+export async function listJsonColumns(db: Pick<SqlQuery, 'query'>, schemas: readonly string[]): Promise<JsonColumnsBySchema> {
+  const rows = await db.query(
+    `SELECT n.nspname::text AS schema, c.relname::text AS relation, a.attname::text AS column
+       FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = ANY ($1::text[]) AND c.relkind IN ('r', 'v', 'm', 'f', 'p') AND a.attnum > 0 AND NOT a.attisdropped
+        AND a.atttypid IN ('json'::regtype, 'jsonb'::regtype)`,
+    [schemas],
+  );
+  return groupColumns(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column) })));
 }
 
 /** Runs one read statement with bound parameters as the anonymous role. */

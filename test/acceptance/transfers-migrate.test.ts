@@ -150,6 +150,7 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     assert.equal(await cli.stop(), 0);
   });
 
+  const RETRY_LINE = 'the database schema is still not ready; answering 503 PGRST002, retrying';
   test('a gateway alone whose login may not create: one clear error line, 503 PGRST002, then serves after --migrate by the owner without a restart', async () => {
     // As in PostgREST's own setup: an authenticator login that may only switch to the anonymous role.
     await admin('postgres', `CREATE ROLE shared_owner LOGIN; CREATE DATABASE shared OWNER shared_owner;
@@ -163,6 +164,9 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     const waiting = await get('/aval');
     assert.equal(waiting.status, 503);
     assert.equal(((await waiting.json()) as { code: string }).code, 'PGRST002');
+    // The next check (after the 1 s backoff) fails too, with the short line; the migration starts only then, so the
+    // retry lines below are there to be checked however fast it runs.
+    await cli.waitForLine((line) => line.msg === RETRY_LINE, 30_000);
 
     // The owner migrates with a config file (the environment adds the rest, as for the service).
     const config = join(dir, 'owner.json5');
@@ -183,7 +187,7 @@ describe('transfers schema: --migrate and a gateway alone (processes, PostgreSQL
     assert.equal(served, '[{"status":true}]');
     assert.equal(cli.child.exitCode, null, 'the same process, no restart');
     assert.equal(cli.lines.filter((line) => line.level === 'error').length, 1, 'the long error line is written once');
-    const retries = cli.lines.filter((line) => line.msg === 'the database schema is still not ready; answering 503 PGRST002, retrying');
+    const retries = cli.lines.filter((line) => line.msg === RETRY_LINE);
     assert.ok(retries.length > 0 && retries.every((line, i) => i === 0 || Date.parse(String(line.time)) - Date.parse(String(retries[i - 1]!.time)) >= 900), 'retries are logged at most once a second (the backoff)');
     assert.ok(cli.lines.some((line) => line.msg === 'the database schema is ready: the gateway serves now'));
     assert.equal(cli.lines.some((line) => line.msg === 'database schema migrated'), false, 'the gateway itself wrote nothing');

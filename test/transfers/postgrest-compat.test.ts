@@ -11,6 +11,8 @@ import { citext } from '@electric-sql/pglite/contrib/citext';
 import pg from 'pg';
 import { gatewayErrorReply, relationNotFound } from '../../src/transfers/gateway-errors.js';
 import { runRead, type Execute, type GatewayReply, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
+import type { JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import { listJsonColumns } from '../../storage/transfers/gateway-store.js';
 import { startPostgres } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
 
@@ -158,10 +160,15 @@ const PARSE_ERROR = (message: string, details: string) => ({ code: 'PGRST100', d
 const RANGE_ERROR = (details: string) => ({ code: 'PGRST103', details, hint: null, message: 'Requested range not satisfiable' });
 
 function registerCases(backend: () => Backend) {
+  let jsonColumns: JsonColumnsBySchema | undefined;
   /** What the HTTP edge would send: runRead's reply, or the mapped error. */
   async function respond(relation: string, query: string, request: Partial<ReadRequest> = {}, settings: ReadSettings = {}): Promise<GatewayReply> {
     try {
-      return await runRead({ method: 'GET', schema: 'test', relation, query, ...request }, settings, backend().execute);
+      // As the gateway reads: with the json/jsonb columns its schema cache lists (JSON arrows on other columns go
+      // through to_jsonb, as in PostgREST).
+      const { execute } = backend();
+      jsonColumns ??= await listJsonColumns({ query: (text, values) => execute(text, (values ?? []) as (string | null)[], { reusePlan: false }) as Promise<Record<string, unknown>[]> }, ['test']);
+      return await runRead({ method: 'GET', schema: 'test', relation, query, ...request }, settings, execute, { jsonColumns: jsonColumns.get('test')?.get(relation) ?? new Set() });
     } catch (error) {
       return gatewayErrorReply(error);
     }
@@ -455,8 +462,7 @@ function registerCases(backend: () => Backend) {
     await check('projects', 'select=&id=eq.3', { status: 200, body: [{ id: 3, name: 'IOS', client_id: 2 }] });
   });
 
-  // -- JsonOperatorSpec.hs: JSON paths on json/jsonb columns (the cases that read; arrows on arrays and composite
-  //    types need PostgREST's to_jsonb() wrapping, which this gateway does not do) --
+  // -- JsonOperatorSpec.hs: JSON paths on json/jsonb columns, and through to_jsonb() on other columns --
   const PG_HINT_NO_OPERATOR = 'No operator matches the given name and argument types. You might need to add explicit type casts.';
 
   test('JsonOperatorSpec "Shaping response with select parameter": subfields, renames, casts', async () => {
@@ -489,10 +495,17 @@ function registerCases(backend: () => Backend) {
     await check('json_arr', 'select=data->>c->b', { status: 404, body: { hint: PG_HINT_NO_OPERATOR, details: null, code: '42883', message: 'operator does not exist: text -> unknown' } });
   });
 
-  test('JSON arrows on a column that is not json/jsonb: PostgreSQL 42883 passes through as 404 (PostgREST: to_jsonb)', async () => {
-    await check('items', 'select=id->a', { status: 404, body: { hint: PG_HINT_NO_OPERATOR, details: null, code: '42883', message: 'operator does not exist: bigint -> unknown' } });
-    await check('items', 'id->>0=eq.1', { status: 404, body: { hint: PG_HINT_NO_OPERATOR, details: null, code: '42883', message: 'operator does not exist: bigint ->> integer' } });
-    await check('items', 'order=id->a', { status: 404, body: { hint: PG_HINT_NO_OPERATOR, details: null, code: '42883', message: 'operator does not exist: bigint -> unknown' } });
+  test('JSON arrows on a column that is not json/jsonb go through to_jsonb, as in PostgREST (Plan.hs resolveTypeOrUnknown)', async () => {
+    // An array column: its elements by index, in select and in filters.
+    await check('entities', 'select=id,arr->0&order=id', { status: 200, body: [{ id: 1, arr: 1 }, { id: 2, arr: 1 }, { id: 3, arr: 1 }, { id: 4, arr: null }] });
+    await check('entities', 'select=id&arr->>1=eq.2&order=id', { status: 200, body: ids(2, 3) });
+    // A scalar has no key: null; PostgreSQL reads a jsonb scalar at index 0 as itself. Ordering by a path is allowed.
+    await check('items', 'select=id->a&id=eq.1', { status: 200, body: [{ a: null }] });
+    await check('items', 'id->a=not.is.null', { status: 200, body: [] });
+    await check('items', 'id->>0=eq.3', { status: 200, body: ids(3) });
+    await check('items', 'select=id&order=id->a,id&id=lt.3', { status: 200, body: ids(1, 2) });
+    // json columns keep their own text (to_jsonb would re-space it as jsonb): the json column of json_arr as is.
+    await check('json_arr', 'select=data->0->>a&id=in.(5,6)', { status: 200, body: [{ a: 'A' }, { a: '[1,2,3]' }] });
   });
 
   test('JsonOperatorSpec "with array index": arrays of ints, nested arrays, arrays of objects, arrays in keys', async () => {

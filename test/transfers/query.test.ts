@@ -18,6 +18,7 @@ import { showChar, showString } from '../../src/transfers/query-parsec.js';
 import { canonicalQuery, decodePathSegment, parseQueryString, urlDecode } from '../../src/transfers/query-string.js';
 import { parsePrefer } from '../../src/transfers/read-prefer.js';
 import { planWindow, rangeOutcome } from '../../src/transfers/read-range.js';
+import type { RelationFacts } from '../../src/transfers/relation-facts.js';
 import { plannedRows, runRead, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
 
 interface Recorded {
@@ -36,9 +37,9 @@ function recorder(answer: Record<string, unknown> = { body: '[]', page_count: '0
   return { statements, execute };
 }
 
-async function sqlOf(query: string, request: Partial<ReadRequest> = {}, settings: ReadSettings = {}): Promise<Recorded> {
+async function sqlOf(query: string, request: Partial<ReadRequest> = {}, settings: ReadSettings = {}, facts: RelationFacts = {}): Promise<Recorded> {
   const { statements, execute } = recorder();
-  await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, ...request }, settings, execute);
+  await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, ...request }, settings, execute, facts);
   return statements[0]!;
 }
 
@@ -344,8 +345,20 @@ describe('order, select, limit and offset', () => {
 });
 
 describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and indexes', () => {
+  /** `data` is a json column here: its arrows apply to it as it is. */
+  const jsonSqlOf = (query: string) => sqlOf(query, {}, {}, { jsonColumns: new Set(['data']) });
+
+  test('arrows on a column that is not json/jsonb, or of a type the schema cache does not know, apply to to_jsonb() of it', async () => {
+    const other = await sqlOf('select=k:block->a&txfrom->>0=eq.x&order=gas->b', {}, {}, { jsonColumns: new Set(['data']) });
+    assert.ok(other.text.includes(`to_jsonb(${COL('block')})->$4 AS "k"`), other.text);
+    assert.ok(other.text.includes(`to_jsonb(${COL('txfrom')})->>$1::int = $2`), other.text);
+    assert.ok(other.text.includes(`ORDER BY to_jsonb(${COL('gas')})->$3`), other.text);
+    assert.ok((await sqlOf('select=data->a')).text.includes(`to_jsonb(${COL('data')})->$1`), 'no facts: every column is wrapped');
+    assert.ok(!(await jsonSqlOf('select=data->a,block')).text.includes('to_jsonb'), 'a json column, and a column without a path, as they are');
+  });
+
   test('select: keys bound, the key of a path is its last key, aliases and casts', async () => {
-    const { text, values } = await sqlOf('select=data->>c,data->a->>b,x:data->>c,data->>c::int,y:data->a->>n::numeric');
+    const { text, values } = await jsonSqlOf('select=data->>c,data->a->>b,x:data->>c,data->>c::int,y:data->a->>n::numeric');
     assert.ok(
       text.includes(
         `SELECT ${COL('data')}->>$1 AS "c", ${COL('data')}->$2->>$3 AS "b", ${COL('data')}->>$4 AS "x", (${COL('data')}->>$5)::int AS "c", (${COL('data')}->$6->>$7)::numeric AS "y" FROM`,
@@ -357,7 +370,7 @@ describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and inde
   });
 
   test('indexes: bound and cast to int, negative too; a path ending in an index is named by its last key, else the column', async () => {
-    const { text, values } = await sqlOf('select=data->0,data->1->mycol->>2,data->>-1::int,i:data->-2');
+    const { text, values } = await jsonSqlOf('select=data->0,data->1->mycol->>2,data->>-1::int,i:data->-2');
     assert.ok(
       text.includes(
         `SELECT ${COL('data')}->$1::int AS "data", ${COL('data')}->$2::int->$3->>$4::int AS "mycol", (${COL('data')}->>$5::int)::int AS "data", ${COL('data')}->$6::int AS "i" FROM`,
@@ -366,17 +379,17 @@ describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and inde
     );
     assert.deepEqual(values, ['0', '1', 'mycol', '2', '-1', '-2']);
     // Only well formed numbers are indexes (JsonOperatorSpec "only treats well formed numbers as indexes").
-    assert.deepEqual((await sqlOf('select=data->0xy1->23-xy-45->>-7')).values, ['0xy1', '23-xy-45', '-7']);
+    assert.deepEqual((await jsonSqlOf('select=data->0xy1->23-xy-45->>-7')).values, ['0xy1', '23-xy-45', '-7']);
   });
 
   test('filters, logic trees and order take JSON paths; keys come before the value they compare', async () => {
-    const filter = await sqlOf('data->a->>b=eq.x&data->>0=not.in.(1,2)');
+    const filter = await jsonSqlOf('data->a->>b=eq.x&data->>0=not.in.(1,2)');
     assert.ok(filter.text.includes(`WHERE ${COL('data')}->$1->>$2 = $3 AND NOT (${COL('data')}->>$4::int = ANY ($5))`), filter.text);
     assert.deepEqual(filter.values, ['a', 'b', 'x', '0', '{"1","2"}']);
-    const tree = await sqlOf('or=(data->a->>b.eq.foo, data->>b.like.ba*)');
+    const tree = await jsonSqlOf('or=(data->a->>b.eq.foo, data->>b.like.ba*)');
     assert.ok(tree.text.includes(`WHERE (${COL('data')}->$1->>$2 = $3 OR ${COL('data')}->>$4 LIKE $5)`), tree.text);
     assert.deepEqual(tree.values, ['a', 'b', 'foo', 'b', 'ba%']);
-    const order = await sqlOf('order=data->>c.desc,data->a->1.nullsfirst&limit=5');
+    const order = await jsonSqlOf('order=data->>c.desc,data->a->1.nullsfirst&limit=5');
     assert.ok(order.text.includes(`ORDER BY ${COL('data')}->>$1 DESC, ${COL('data')}->$2->$3::int NULLS FIRST LIMIT 5`), order.text);
     assert.deepEqual(order.values, ['c', 'a', '1']);
     assertPlaceholdersMatch(order);
@@ -407,14 +420,14 @@ describe('JSON paths (PostgREST JsonOperatorSpec): -> and ->> with keys and inde
       const quoted = `"${key.replaceAll('\\', '\\\\').replaceAll('"', '\\"')}"`;
       const encoded = encodeURIComponent(quoted);
       for (const query of [`select=k:data->>${encoded}`, `data->${encoded}->>0=eq.1`, `order=data->>${encoded}`, `or=(data->>${encoded}.eq.1)`]) {
-        const recorded = await sqlOf(query);
+        const recorded = await jsonSqlOf(query);
         assert.ok(recorded.values.includes(key), `${query}: ${JSON.stringify(recorded.values)}`);
         if (key !== '$1') assert.ok(!recorded.text.includes(key), `${key} leaked into: ${recorded.text}`);
         assertPlaceholdersMatch(recorded);
       }
     }
     // The key of a selected path is an identifier: quoted with "" like any other.
-    assert.ok((await sqlOf(`select=data->>${encodeURIComponent('"a\\"b"')}`)).text.includes('AS "a""b"'));
+    assert.ok((await jsonSqlOf(`select=data->>${encodeURIComponent('"a\\"b"')}`)).text.includes('AS "a""b"'));
   });
 });
 
@@ -487,7 +500,7 @@ describe('embedding: the answers of PostgREST itself (PGRST108, PGRST200), no re
   });
 });
 
-describe('common values are written as literals, so a kept plan fits every other value (read-sql.ts, statistics.ts)', () => {
+describe('common values are written as literals, so a kept plan fits every other value (read-sql.ts, relation-facts.ts)', () => {
   const common = new Map([
     ['contract_to', new Set(['', '0xabc'])],
     ['txfrom', new Set(["o'brien\\x", '0xhot'])],
@@ -499,7 +512,7 @@ describe('common values are written as literals, so a kept plan fits every other
     await runRead({ method: 'GET', schema: 'public', relation: 'ethtxs', query, prefer: 'count=planned' }, {}, (text, values, { reusePlan }) => {
       plans.push(reusePlan);
       return execute(text, values);
-    }, commonValues ?? undefined);
+    }, commonValues ? { commonValues } : {});
     return { main: statements[0]!, explain: statements[1]!, plans };
   }
 

@@ -11,7 +11,7 @@ import { parsePrefer } from '../../src/transfers/read-prefer.js';
 import { planWindow } from '../../src/transfers/read-range.js';
 import { MAX_BRANCHES, planBranchSplit } from '../../src/transfers/read-sql-branches.js';
 import { buildReadStatements, type ReadStatements } from '../../src/transfers/read-sql.js';
-import type { ColumnCommonValues } from '../../src/transfers/statistics.js';
+import type { ColumnCommonValues } from '../../src/transfers/relation-facts.js';
 import { anonymousSessionSetup, listCommonValues } from '../../storage/transfers/gateway-store.js';
 import { ensureAnonRole, migrate } from '../../storage/transfers/schema.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
