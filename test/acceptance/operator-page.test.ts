@@ -12,12 +12,16 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { FILES_DEFAULTS } from '../../src/files/config-defaults.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
+import { openSocket, readResponse } from '../support/raw-http.js';
 import { CHROMIUM_EXECUTABLE, chromiumPackage, skipWithout } from '../support/system-packages.js';
 import { waitFor } from '../support/wait.js';
 
 const CHROMIUM = CHROMIUM_EXECUTABLE;
 const ADMIN_KEY = 'operator-page-test-key-0123456789abcdef';
+/** `adm-infra all` takes no port settings: the files node listens on its default port. */
+const FILES_DEFAULT_PORT = FILES_DEFAULTS.serverPort;
 
 /**
  * `adm-infra all` runs every service on its embedded defaults (the rates sources and the console's nodes
@@ -197,6 +201,28 @@ describe('operator page in headless Chromium against `adm-infra all`', { timeout
     assert.equal(await db.locator('.state').textContent(), 'open');
     assert.equal(await db.locator('.machine').textContent(), 'transfersDatabase');
     assert.equal(await page.textContent('#message'), '', 'no error shown');
+  });
+
+  check('an upload in flight shows as an ask waiting on files.content, with its age, until it ends', async () => {
+    // An upload is one ask to files.content that lasts as long as its body: send the head and half the declared body.
+    const socket = await openSocket(FILES_DEFAULT_PORT);
+    const boundary = 'operator-page-boundary';
+    const head = `--${boundary}\r\nContent-Disposition: form-data; name="files"; filename="a.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+    const body = Buffer.concat([Buffer.from(head), Buffer.alloc(2048, 7), Buffer.from(`\r\n--${boundary}--\r\n`)]);
+    socket.write(`POST /api/file/upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(body.subarray(0, 1024));
+    try {
+      const asks = page.locator('li.actor[data-system-id="files.content"] > .row .asks');
+      await asks.waitFor({ timeout: 15_000 });
+      assert.match((await asks.textContent()) ?? '', /^asks 1, oldest \d+ ms$/);
+      assert.match((await asks.getAttribute('title')) ?? '', /asks waiting on this actor/);
+    } finally {
+      socket.write(body.subarray(1024));
+    }
+    const answer = await readResponse(socket);
+    assert.equal(answer.status, 200, answer.body);
+    socket.destroy();
+    await page.locator('li.actor[data-system-id="files.content"] > .row .asks').waitFor({ state: 'detached', timeout: 15_000 });
   });
 
   check('expanding an actor shows its recent events', async () => {
