@@ -16,6 +16,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { AbortedError } from '../src/errors.js';
+import { systemClock, type Clock } from './clock.js';
 import type { Cancellation } from '../src/cancellation.js';
 
 /** The largest answer head accepted (status line and headers). */
@@ -29,6 +30,8 @@ export interface HttpClientOptions {
   readonly maxResponseBytes: number;
   /** Extra trusted certificates for https origins (tests); the system's CAs otherwise. */
   readonly ca?: string | Buffer;
+  /** The clock request deadlines run on (DESIGN.md rule 2); the system clock when absent. Idle closes use socket timers. */
+  readonly clock?: Clock;
 }
 
 export interface HttpAnswer {
@@ -254,7 +257,7 @@ interface Exchange {
   readonly method: string;
   readonly head: string;
   readonly timeoutMs: number;
-  /** performance.now() past which the exchange has timed out, however long it waited for a connection. */
+  /** The clock's time past which the exchange has timed out, however long it waited for a connection. */
   readonly deadline: number;
   readonly signal: Cancellation;
   /** A connection wrote the request: stays true on the new connection of a retried GET (the server may have it). */
@@ -274,7 +277,7 @@ class Connection {
   #exchange: Exchange | undefined;
   #parser: AnswerParser | undefined;
   #written = false;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: unknown;
   #stopWaiting: (() => void) | undefined;
 
   constructor(pool: OriginPool) {
@@ -297,9 +300,10 @@ class Connection {
     this.#parser = new AnswerParser(this.#pool.options.maxResponseBytes, exchange.method);
     this.#written = exchange.written === true;
     // A timeout is no idle close: the GET is not sent again (that would double its time and the server's work).
-    this.#timer = setTimeout(
+    const { clock } = this.#pool;
+    this.#timer = clock.setTimeout(
       () => this.#fail(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms`, this.#written), false),
-      Math.max(0, exchange.deadline - performance.now()),
+      Math.max(0, exchange.deadline - clock.now()),
     );
     this.#stopWaiting = onAbort(exchange.signal, () => this.#fail(new AbortedError()));
     if (this.state === 'idle') {
@@ -382,7 +386,8 @@ class Connection {
   #release(): Exchange | undefined {
     const exchange = this.#exchange;
     this.#exchange = undefined;
-    clearTimeout(this.#timer);
+    if (this.#timer !== undefined) this.#pool.clock.clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.#stopWaiting?.();
     this.#stopWaiting = undefined;
     return exchange;
@@ -410,10 +415,14 @@ class OriginPool {
   readonly #open = new Set<Connection>();
   readonly #queue: Exchange[] = [];
 
+  readonly clock: Clock;
+
   constructor(
     readonly target: Target,
     readonly options: HttpClientOptions,
-  ) {}
+  ) {
+    this.clock = options.clock ?? systemClock;
+  }
 
   send(exchange: Exchange, fresh = false): void {
     if (!fresh) {
@@ -432,12 +441,12 @@ class OriginPool {
       if (at >= 0) this.#queue.splice(at, 1), exchange.reject(error);
     };
     const stopWaiting = onAbort(exchange.signal, () => leave(new AbortedError()));
-    const timer = setTimeout(
+    const timer = this.clock.setTimeout(
       () => leave(new HttpExchangeError(`timed out after ${exchange.timeoutMs} ms (waiting for a connection)`, exchange.written === true)),
-      Math.max(0, exchange.deadline - performance.now()),
+      Math.max(0, exchange.deadline - this.clock.now()),
     );
     const { resolve, reject } = exchange;
-    const done = () => (stopWaiting(), clearTimeout(timer));
+    const done = () => (stopWaiting(), this.clock.clearTimeout(timer));
     exchange.resolve = (answer) => (done(), resolve(answer));
     exchange.reject = (error) => (done(), reject(error));
   }
@@ -491,7 +500,7 @@ export class HttpClient {
       }
       let head = `${method} ${target} HTTP/1.1\r\nHost: ${pool.target.authority}\r\nAccept: application/json\r\n`;
       head += body === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-      pool.send({ method, head, timeoutMs, deadline: performance.now() + timeoutMs, signal, resolve, reject });
+      pool.send({ method, head, timeoutMs, deadline: (this.options.clock ?? systemClock).now() + timeoutMs, signal, resolve, reject });
     });
   }
 

@@ -13,12 +13,13 @@ import net from 'node:net';
 import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
+import { SimulatedClock } from 'xstate';
 import { HttpClient, HttpExchangeError, MAX_HEAD_BYTES, type HttpAnswer, type HttpClientOptions } from '../../actors/http-client.js';
 import { CancellationSource, type Cancellation } from '../../src/cancellation.js';
 import { AbortedError } from '../../src/errors.js';
 import { freePort, POLYFILL } from '../support/cli.js';
 import { prng } from '../support/random.js';
-import { waitFor } from '../support/wait.js';
+import { waitFor, watchPromise } from '../support/wait.js';
 
 // This file runs as dist/test/actors/http-client.test.js; the certificate stays in the sources (test/support/tls/).
 const TLS_DIR = new URL('../../../test/support/tls/', import.meta.url);
@@ -885,6 +886,23 @@ describe('maxSockets', () => {
       server.requests.map((r) => r.target),
       ['/busy'],
     );
+  });
+
+  test('deadlines run on the injected clock: a busy and a queued request time out when the clock says so', async (t) => {
+    const server = await rawServer(t, () => {}); // never answers
+    const clock = new SimulatedClock();
+    const client = newClient(t, { maxSockets: 1, clock });
+    const busy = watchPromise(get(client, `${server.origin}/busy`, { timeoutMs: 60_000 }), 'the busy request');
+    const queued = watchPromise(get(client, `${server.origin}/queued`, { timeoutMs: 30_000 }), 'the queued request');
+    await waitFor(() => server.requests.length === 1, { what: 'the first request at the server' });
+    clock.increment(29_999);
+    await sleep(20);
+    assert.deepEqual([busy.settled, queued.settled], [false, false], 'nothing timed out before its time on the clock');
+    clock.increment(1);
+    await exchangeError(queued.settle(), false, /timed out after 30000 ms \(waiting for a connection\)/);
+    assert.equal(busy.settled, false);
+    clock.increment(30_000);
+    await exchangeError(busy.settle(), true, /timed out after 60000 ms/);
   });
 
   test('a queued request goes on a new connection when the busy one fails', async (t) => {
