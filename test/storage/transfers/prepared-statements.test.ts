@@ -13,6 +13,7 @@ import { ensureAnonRole, migrate } from '../../../storage/transfers/schema.js';
 import { openPgClient, statementName, type PgSqlClient } from '../../../storage/transfers/sql-client.pg.js';
 import { startPostgres, type PostgresCluster } from '../../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../../support/system-packages.js';
+import { prng } from '../../support/random.js';
 import { waitFor } from '../../support/wait.js';
 
 const skip = skipWithout(postgresServerPackage(), 'the named prepared statements of the gateway on PostgreSQL (test/storage/transfers/prepared-statements.test.ts)');
@@ -134,6 +135,45 @@ describe('named prepared statements on PostgreSQL', { skip }, () => {
     fired.cancel('gone');
     await assert.rejects(client.queryPrepared('SELECT 1 AS one', [], fired), (error) => error === 'gone');
     assert.ok(!(await preparedNames(client)).includes(statementName('SELECT 1 AS one')), 'never prepared');
+  });
+
+  test('a storm of cancellations at random moments leaves the pool serving: every read settles, nothing keeps running', async () => {
+    const client = openPgClient({
+      connection: { connectionString: url },
+      maxConnections: 4,
+      applicationName: 'test storm',
+      namedStatementsPerConnection: 8,
+      sessionSetup: anonymousSessionSetup('web_anon'),
+    });
+    clients.push(client);
+    const random = prng(20_261_126);
+    const reads = Array.from({ length: 40 }, (_, i) => {
+      const cancellation = new CancellationSource();
+      const text = i % 2 === 0 ? 'SELECT pg_sleep($1::float8)::text AS slept' : 'SELECT pg_sleep($1::float8)::text AS slept, 1 AS unnamed';
+      const read = i % 2 === 0 ? client.queryPrepared(text, ['0.2'], cancellation) : client.query(text, ['0.2'], cancellation);
+      const settled = read.then(
+        () => 'answered' as const,
+        (error: unknown) => (error === cancellation.reason ? ('cancelled' as const) : error),
+      );
+      // Some before they start, some while queued for a connection, some while running, some never.
+      const at = random();
+      if (at < 0.75) setTimeout(() => cancellation.cancel(new Error(`gone ${i}`)), Math.floor(at * 600));
+      return settled;
+    });
+    const outcomes = await Promise.all(reads);
+    const unexpected = outcomes.filter((outcome) => outcome !== 'answered' && outcome !== 'cancelled');
+    assert.deepEqual(unexpected, [], 'every read answered or rejected with its own cancellation');
+    assert.ok(outcomes.includes('cancelled') && outcomes.includes('answered'), JSON.stringify(outcomes));
+    await waitFor(
+      async () => {
+        const [row] = await client.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'test storm' AND state = 'active' AND query LIKE '%pg_sleep%'");
+        return row!.n === 0;
+      },
+      { what: 'no cancelled statement left running', timeoutMs: 10_000 },
+    );
+    // The pool still serves, as the anonymous role, on every connection it opens.
+    const after = await Promise.all(Array.from({ length: 8 }, () => client.queryPrepared('SELECT current_user::text AS who', [])));
+    assert.ok(after.every((rows) => rows[0]?.who === 'web_anon'));
   });
 
   test('a client without a cap never names a statement', async () => {
