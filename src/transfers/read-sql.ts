@@ -5,10 +5,9 @@
 // - Identifiers are double-quoted ("" inside), columns qualified "schema"."relation"."column", so an unknown column
 //   is PostgreSQL's own 42703 `column <relation>.<column> does not exist`.
 // - JSON path keys are bound too, as PostgREST binds them (SqlFragment.hs pgFmtJsonPath: unknown-typed parameters,
-//   indexes cast to int), so `->`/`->>` take their text-key or integer-index form. The arrows apply to the column
-//   as it is: on json/jsonb they work; on another type PostgreSQL's 42883 `operator does not exist` passes through
-//   (404, Error.hs). PostgREST instead wraps a column that is not json/jsonb in to_jsonb() (Plan.hs
-//   resolveTypeOrUnknown), which needs the column's type; this gateway's schema cache lists relations only.
+//   indexes cast to int), so `->`/`->>` take their text-key or integer-index form. The arrows apply to a json/jsonb
+//   column as it is and to any other column through to_jsonb(), as PostgREST does (Plan.hs resolveTypeOrUnknown);
+//   the schema cache lists each relation's json/jsonb columns (ReadStatementInput.jsonColumns).
 // - PostgreSQL builds the JSON (json_agg over the page) and every returned value is text, so numeric/int8 keep all
 //   their digits and both drivers (pg, PGlite) read the same strings.
 // - Parameters used by the WHERE clause come first, so the EXPLAIN for a planned count can reuse them alone.
