@@ -415,14 +415,11 @@ class OriginPool {
   readonly #open = new Set<Connection>();
   readonly #queue: Exchange[] = [];
 
-  readonly clock: Clock;
-
   constructor(
     readonly target: Target,
     readonly options: HttpClientOptions,
-  ) {
-    this.clock = options.clock ?? systemClock;
-  }
+    readonly clock: Clock,
+  ) {}
 
   send(exchange: Exchange, fresh = false): void {
     if (!fresh) {
@@ -482,7 +479,11 @@ class OriginPool {
 export class HttpClient {
   readonly #pools = new Map<string, OriginPool>();
 
-  constructor(readonly options: HttpClientOptions) {}
+  readonly #clock: Clock;
+
+  constructor(readonly options: HttpClientOptions) {
+    this.#clock = options.clock ?? systemClock;
+  }
 
   /**
    * One exchange. `body` (JSON text) makes it carry `Content-Type: application/json`. Rejects with HttpExchangeError
@@ -500,7 +501,7 @@ export class HttpClient {
       }
       let head = `${method} ${target} HTTP/1.1\r\nHost: ${pool.target.authority}\r\nAccept: application/json\r\n`;
       head += body === undefined ? '\r\n' : `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
-      pool.send({ method, head, timeoutMs, deadline: (this.options.clock ?? systemClock).now() + timeoutMs, signal, resolve, reject });
+      pool.send({ method, head, timeoutMs, deadline: this.#clock.now() + timeoutMs, signal, resolve, reject });
     });
   }
 
@@ -517,7 +518,7 @@ export class HttpClient {
     const target = pathAt < 0 ? '/' : url.slice(pathAt);
     let pool = this.#pools.get(origin);
     if (!pool) {
-      pool = new OriginPool(parseOrigin(origin, this.options.ca), this.options);
+      pool = new OriginPool(parseOrigin(origin, this.options.ca), this.options, this.#clock);
       this.#pools.set(origin, pool);
     }
     if (/[^\x21-\x7e]/.test(target)) throw new HttpExchangeError(`'${url}' is not a valid request target`, false);

@@ -339,15 +339,15 @@ export function workersSupervisor(id: string, children: readonly ChildSpec[]): C
  *       └── files.reconcile [transient]
  */
 export function drawSupervisionTree(spec: ChildSpec): string {
-  const lines: string[] = [];
   const label = (child: ChildSpec) =>
     `${child.id}${child.supervises ? ` (${child.supervises.strategy})` : ''}${child.restart && child.restart !== 'permanent' ? ` [${child.restart}]` : ''}`;
-  const walk = (child: ChildSpec, prefix: string, last: boolean, root: boolean) => {
-    lines.push(root ? label(child) : `${prefix}${last ? '└── ' : '├── '}${label(child)}`);
-    const children = child.supervises?.children ?? [];
-    const inner = root ? '' : `${prefix}${last ? '    ' : '│   '}`;
-    children.forEach((grandchild, index) => walk(grandchild, inner, index === children.length - 1, false));
-  };
-  walk(spec, '', true, true);
+  const lines = [label(spec)];
+  const walk = (children: readonly ChildSpec[], prefix: string) =>
+    children.forEach((child, index) => {
+      const last = index === children.length - 1;
+      lines.push(`${prefix}${last ? '└── ' : '├── '}${label(child)}`);
+      walk(child.supervises?.children ?? [], `${prefix}${last ? '    ' : '│   '}`);
+    });
+  walk(spec.supervises?.children ?? [], '');
   return lines.join('\n');
 }

@@ -30,6 +30,7 @@ import { contentLogic, contentSettings } from './content.actor.js';
 import { copyClient } from './copy-client.js';
 import { diskLogic, type DiskEvent } from './disk.actor.js';
 import { askFor } from '../ask.js';
+import type { Runtime } from '../runtime.js';
 import { gcLogic, gcSettings } from './gc.actor.js';
 import { GcStatusBoard } from './gc-status.js';
 import { healthLogic, healthSettings } from './health.actor.js';
@@ -55,6 +56,11 @@ export const FILES_WORKERS_ID = 'files.workers';
 
 /** The disk actor answers from memory (a claim reads one statfs): a health read that waits longer treats the storage evidence as unknown, a claim fails. */
 const DISK_ASK_MS = 2_000;
+
+/** The disk actor as the other workers ask it (by id at send time), bounded by DISK_ASK_MS unless told otherwise. */
+const diskOf = (runtime: Runtime) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID, { timeoutMs: DISK_ASK_MS });
+/** An upload's or an incoming copy's disk claim. */
+const claimDiskOn = (runtime: Runtime) => (bytes: number, signal: AbortSignal) => diskOf(runtime)({ type: 'disk.claim', bytes }, { signal });
 
 export interface FilesTreeSettings {
   /** The validated configuration; each actor takes the part it needs. */
@@ -125,7 +131,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               lease: storageLease,
               settings: contentSettings(config),
               copies: copiesOn(runtime.clock),
-              claimDisk: (bytes, signal) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
+              claimDisk: claimDiskOn(runtime),
               logger: runtime.logger.child({ actor: FILES_CONTENT_ID }),
             }),
         }),
@@ -202,7 +208,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               members: config.nodes.map((node) => node.peerId),
               lease: storageLease,
               tryIncomingCopy: () => options.admission.tryIncomingCopy(),
-              claimDisk: (bytes, signal) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.claim', bytes }, { signal, timeoutMs: DISK_ASK_MS }),
+              claimDisk: claimDiskOn(runtime),
               requestTimeoutMs: config.replication.requestTimeoutMs,
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_REPLICATION_ID }),
@@ -222,7 +228,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               readStorage: async (signal, afterFirstScan) => {
                 // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
                 const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : DISK_ASK_MS;
-                return (await askFor<DiskEvent>(runtime.ask, FILES_DISK_ID)({ type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
+                return (await diskOf(runtime)({ type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
               },
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),

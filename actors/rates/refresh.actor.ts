@@ -36,6 +36,7 @@ export const DEFAULT_SOURCE_BUDGET_MS = 120_000;
 
 export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
   const logger = ratesLogger(runtime.logger, deps.logLevel ?? 'info', { actor: RATES_REFRESH_ID });
+  const history = askFor<HistoryEvent>(runtime.ask, RATES_HISTORY_ID);
   const publish = (notices: readonly Notice[]) => {
     for (const notice of notices) {
       const sent = runtime.registry.send(RATES_NOTIFIER_ID, { type: 'notify.send', level: notice.level, message: notice.message });
@@ -125,7 +126,7 @@ export function refreshLogic(runtime: Runtime, deps: RefreshDeps) {
 
       storeSnapshot: fromPromise<StoreOutput, { table: Record<string, number> }>(async ({ input, signal }) => {
         const date = runtime.clock.now();
-        const stored = await askFor<HistoryEvent>(runtime.ask, RATES_HISTORY_ID)({ type: 'history.append', date, tickers: input.table }, { signal });
+        const stored = await history({ type: 'history.append', date, tickers: input.table }, { signal });
         logger.log({ pairs: Object.keys(input.table).length, date: stored.date }, 'snapshot saved');
         return stored;
       }),

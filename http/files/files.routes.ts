@@ -287,7 +287,6 @@ function releasedAtEnd(chunks: AsyncIterable<Uint8Array>, release: Release): Asy
  */
 class MultipartParts implements UploadParts {
   #started = false;
-  #parser: busboy.Busboy | undefined;
   readonly #queue: Array<{ name: string; stream: Readable }> = [];
   /** The part handed out last: read to its end by the time the next is asked for. */
   #current: Readable | undefined;
@@ -383,8 +382,9 @@ class MultipartParts implements UploadParts {
       this.#fail(body.errored ?? new AbortedError('client disconnected'));
       return this.#settle();
     }
+    let parser: busboy.Busboy;
     try {
-      this.#parser = busboy({
+      parser = busboy({
         headers: this.request.headers as Record<string, string>,
         limits: { files: this.config.maxFileCount, fileSize: this.config.uploadLimitSizeBytes, fields: 0 },
       });
@@ -393,7 +393,6 @@ class MultipartParts implements UploadParts {
       this.#fail(new FilesHttpError(400, 'No file uploaded'));
       return this.#settle();
     }
-    const parser = this.#parser;
     const malformed = () => new FilesHttpError(400, 'Malformed multipart body');
     parser.on('file', (field, stream, info) => {
       this.#openFiles.add(stream);

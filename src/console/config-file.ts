@@ -11,12 +11,17 @@ import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../co
 import { ConfigError } from '../errors.js';
 import { PACKAGED_CONSOLE_CONFIG, parseConsoleConfig, type ConsoleConfig } from './config.js';
 
+/** The file name the lookup tries and the configuration folder it tries first. */
+function lookupPlaces(env: Readonly<Record<string, string | undefined>>, home: string): { fileName: string; inFolder: string } {
+  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
+  return { fileName, inFolder: normalize(join(env.ADM_CONFIG_PATH || join(home, '.adm'), fileName)) };
+}
+
 /** Which file the original would read: the first that exists, else undefined (defaults alone). */
 export function resolveConsoleConfigPath(explicit: string | undefined, env: Readonly<Record<string, string | undefined>>, home: string, cwd: string): string | undefined {
   if (explicit) return explicit;
-  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
-  const directory = env.ADM_CONFIG_PATH || join(home, '.adm');
-  for (const candidate of [normalize(join(directory, fileName)), resolve(cwd, fileName)]) {
+  const { fileName, inFolder } = lookupPlaces(env, home);
+  for (const candidate of [inFolder, resolve(cwd, fileName)]) {
     if (existsSync(candidate)) return candidate;
     if (!env.ADM_CONFIG_FILENAME && existsSync(`${candidate}c`)) return `${candidate}c`;
   }
@@ -40,6 +45,6 @@ export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessE
 
 /** The places the lookup tried, for the line that says none held a file. */
 export function consoleConfigLookup(env: Readonly<Record<string, string | undefined>>, home: string): string {
-  const fileName = env.ADM_CONFIG_FILENAME || 'config.jsonc';
-  return `--config, ${normalize(join(env.ADM_CONFIG_PATH || join(home, '.adm'), fileName))} ($ADM_CONFIG_PATH/$ADM_CONFIG_FILENAME), ./${fileName}`;
+  const { fileName, inFolder } = lookupPlaces(env, home);
+  return `--config, ${inFolder} ($ADM_CONFIG_PATH/$ADM_CONFIG_FILENAME), ./${fileName}`;
 }

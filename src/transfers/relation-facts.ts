@@ -23,15 +23,17 @@ export interface CommonValueRow {
   readonly value: string | null;
 }
 
+/** `map`'s entry for `key`, made by `create` the first time. */
+function entry<K, V>(map: Map<K, V>, key: K, create: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) map.set(key, (value = create()));
+  return value;
+}
+
 export function groupCommonValues(rows: Iterable<CommonValueRow>): CommonValuesBySchema {
   const bySchema = new Map<string, Map<string, Map<string, Set<string>>>>();
   for (const { schema, relation, column, value } of rows) {
-    let relations = bySchema.get(schema);
-    if (relations === undefined) bySchema.set(schema, (relations = new Map()));
-    let columns = relations.get(relation);
-    if (columns === undefined) relations.set(relation, (columns = new Map()));
-    let values = columns.get(column);
-    if (values === undefined) columns.set(column, (values = new Set()));
+    const values = entry(entry(entry(bySchema, schema, () => new Map()), relation, () => new Map()), column, () => new Set<string>());
     if (value !== null) values.add(value.toLowerCase());
   }
   return bySchema;
@@ -49,12 +51,6 @@ export interface RelationFacts {
 
 export function groupColumns(rows: Iterable<{ readonly schema: string; readonly relation: string; readonly column: string }>): JsonColumnsBySchema {
   const bySchema = new Map<string, Map<string, Set<string>>>();
-  for (const { schema, relation, column } of rows) {
-    let relations = bySchema.get(schema);
-    if (relations === undefined) bySchema.set(schema, (relations = new Map()));
-    let columns = relations.get(relation);
-    if (columns === undefined) relations.set(relation, (columns = new Set()));
-    columns.add(column);
-  }
+  for (const { schema, relation, column } of rows) entry(entry(bySchema, schema, () => new Map()), relation, () => new Set<string>()).add(column);
   return bySchema;
 }

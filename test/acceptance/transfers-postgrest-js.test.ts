@@ -351,6 +351,15 @@ describe('transfers gateway through @supabase/postgrest-js (PostgreSQL)', { skip
     for (const row of exact) assert.deepEqual(Object.keys(row), ['hash', 'value', 'gasprice']);
   });
 
+  test("JSON arrows on columns that are not json (select('k:block->a'), filter('txhash->>0', ...)): to_jsonb of the column, as PostgREST", async () => {
+    const data = ok(await client.from('ethtxs').select('txhash, k:block->a, first:txhash->>0').eq('txfrom', B).order('txhash').limit(5));
+    assert.deepEqual(data, await expectRows(`SELECT txhash, to_jsonb(block)->'a' AS k, to_jsonb(txhash)->>0 AS first FROM public.ethtxs WHERE txfrom = $1 ORDER BY txhash LIMIT 5`, [B]));
+    assert.ok(data.length > 0 && data.every((row) => row.k === null));
+    const one = ok(await client.from('ethtxs').select('txhash').filter('block->>0', 'eq', '11').order('txhash'));
+    assert.deepEqual(one, await expectRows(`SELECT txhash FROM public.ethtxs WHERE to_jsonb(block)->>0 = '11' ORDER BY txhash`));
+    assert.ok(one.length > 0);
+  });
+
   test('count: exact, planned, estimated (exact under max-rows); head gives the count and no data', async () => {
     const total = await expectCount('SELECT 1 FROM public.ethtxs WHERE txfrom = $1', [A]);
     assert.ok(total > 5);

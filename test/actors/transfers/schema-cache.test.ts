@@ -100,3 +100,22 @@ test('statistics that cannot be read: the relations are served, every read is pl
     cache.stop();
   }
 });
+
+test('a hostile common value is written as an escaped literal and reads exactly its rows', async () => {
+  const hostile = "it's \\ $1; -- E'x'";
+  await db.exec('CREATE TABLE public.tags (id integer, tag text); GRANT SELECT ON public.tags TO web_anon');
+  await db.query(`INSERT INTO public.tags SELECT n, CASE WHEN n % 4 = 0 THEN 'other' || n ELSE $1 END FROM generate_series(1, 200) n`, [hostile]);
+  await db.exec('ANALYZE public.tags');
+  const cache = await started(anonymousReadInTransaction(db, 'web_anon'));
+  try {
+    assert.ok(cache.context.commonValues.get('public')?.get('tags')?.get('tag')?.has(hostile.toLowerCase()), 'the statistics list it');
+    const reply = await cache.view.read({ method: 'GET', schema: 'public', relation: 'tags', query: `tag=eq.${encodeURIComponent(hostile)}&select=id&order=id&limit=3`, prefer: 'count=exact' });
+    assert.equal(reply.status, 206);
+    assert.deepEqual(JSON.parse(reply.body), [{ id: 1 }, { id: 2 }, { id: 3 }]);
+    assert.equal(reply.headers['Content-Range'], '0-2/150');
+    assert.ok(cache.plans[0]!.text.includes(`"tag" = E'it''s \\\\ $1; -- E''x'''`), cache.plans[0]!.text);
+  } finally {
+    cache.stop();
+    await db.exec('DROP TABLE public.tags');
+  }
+});
