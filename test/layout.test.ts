@@ -64,3 +64,25 @@ test('every layer imports only the layers DESIGN.md allows', () => {
   assert.ok(checked > 20, `the check read the sources (${checked} imports)`);
   assert.deepEqual(violations, []);
 });
+
+test('file records have one writer: actors/files/file-records.ts', () => {
+  // The registry's record writes; intents, acknowledgements, GC runs and actor state are written elsewhere on purpose.
+  const RECORD_WRITES = /\b(?:registry|#registry)\s*(?:\(\))?\s*\.\s*(?:put|putMany|delete|commitUpload)\s*\(/;
+  const offenders: string[] = [];
+  let read = 0;
+  for (const layer of ['actors', 'http', 'src'] as const) {
+    for (const file of sources(join(ROOT, layer))) {
+      const rel = relative(ROOT, file).split(sep).join('/');
+      if (rel === 'actors/files/file-records.ts') continue;
+      read++;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          if (RECORD_WRITES.test(line)) offenders.push(`${rel}:${index + 1}: ${line.trim()}`);
+        });
+    }
+  }
+  assert.ok(read > 50, `the check read the sources (${read} files)`);
+  assert.match('node.registry.put(record);', RECORD_WRITES, 'the pattern finds a direct write');
+  assert.deepEqual(offenders, []);
+});

@@ -7,7 +7,6 @@ import type { CatOptions } from '@helia/unixfs';
 import { CID } from 'multiformats/cid';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
-import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSettlementError, UnreadableContentError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
@@ -19,7 +18,8 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../clock.js';
 import type { CopyClient } from './copy-client.js';
-import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
+import type { SessionRecord } from './file-records.js';
+import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -284,24 +284,28 @@ export function contentLogic(options: ContentOptions) {
       async commit(files, signal) {
         await holdLease(signal);
         const now = clock.now();
-        const records: FileRecord[] = [];
+        const entries: SessionRecord[] = [];
         for (const file of files) {
           const cid = file.cid.toString();
           // The intent marker goes first: a crash between pin and registry is rolled back at the next start.
           node.registry.addIntent(cid, sessionId, now);
           if (!(await hasRootPin(node, file.cid, signal))) {
-            await drain(node.helia.pins.add(file.cid, { signal }));
+            await node.pins.add(file.cid, { signal });
             pinnedHere.push(file.cid);
           }
-          const existing = node.registry.get(cid);
-          records.push(
-            existing && existing.state !== 'expired'
-              ? { ...existing, pinned: true, heldLocally: true }
-              : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
-          );
+          entries.push({
+            cid,
+            build: (existing) =>
+              existing && existing.state !== 'expired'
+                ? { ...existing, pinned: true, heldLocally: true }
+                : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
+          });
         }
+        // What the records will be, for placing copies before a strict commit; the commit builds them again from
+        // the records that stand then (another writer may have changed one meanwhile).
+        let records = entries.map((entry) => entry.build(node.records.get(entry.cid)));
         const register = () => {
-          node.registry.commitUpload(records, sessionId);
+          records = node.records.commitSession(sessionId, entries);
           registered = true;
           session.commit();
           // Every block of the request is pinned now: the collector may run.
@@ -336,9 +340,8 @@ export function contentLogic(options: ContentOptions) {
         try {
           if (registered) return;
           for (const cid of pinnedHere) {
-            // A copy a peer asked for meanwhile may rely on this pin now (its record is committed): keep it then.
-            if (node.registry.get(cid.toString())?.pinned) continue;
-            await unpin(node, cid).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
+            // A copy a peer asked for meanwhile may rely on this pin now (its record is committed): kept then.
+            await node.records.releaseSessionPin(cid, sessionId).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
           }
           node.registry.removeSessionIntents(sessionId);
           await session.rollback((cid) => node.helia.pins.isPinned(cid));
@@ -452,26 +455,26 @@ export function contentLogic(options: ContentOptions) {
 
   const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: () => FileRecord): Promise<FileStatus> => {
     const node = holder.get();
-    const existing = node.registry.get(cid.toString()) ?? create?.();
-    if (!existing) throw new FileNotFoundError();
-    const { record, effect } = applyFileEvent(existing, { type: kind, at: clock.now() } as FileEvent);
-    if (effect === 'pin' && !(await hasRootPin(node, cid, signal))) {
-      // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
-      const release = await lease.acquireShared(signal);
-      // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
-      const discovery = deadline(clock, settings.findFileTimeoutMs, signal);
-      try {
-        await drain(node.helia.pins.add(cid, { signal: discovery.signal }));
-      } catch (error) {
-        throw discovery.expired ? new FileTimeoutError('discovery') : error;
-      } finally {
-        discovery.clear();
-        release();
-      }
-    }
-    if (effect === 'unpin' && (await hasRootPin(node, cid, signal))) await unpin(node, cid, signal);
-    node.registry.put(record);
-    logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
+    const { record, written } = await node.records.apply(cid, () => ({ type: kind, at: clock.now() }) as FileEvent, {
+      signal,
+      create,
+      pin: async (target, pinSignal) => {
+        // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
+        const release = await lease.acquireShared(pinSignal);
+        // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
+        const discovery = deadline(clock, settings.findFileTimeoutMs, pinSignal);
+        try {
+          await node.pins.add(target, { signal: discovery.signal });
+        } catch (error) {
+          throw discovery.expired ? new FileTimeoutError('discovery') : error;
+        } finally {
+          discovery.clear();
+          release();
+        }
+      },
+    });
+    if (!record) throw new FileNotFoundError();
+    if (written) logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
     // notes A.7: a confirmed file is placed on its designated peers; the answer does not wait (repair retries).
     if (kind === 'file.confirm' && record.state === 'confirmed' && replicated) {
       void placeCopies(node, record, NO_CANCEL).then(

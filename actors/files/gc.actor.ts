@@ -28,7 +28,6 @@ import { CID } from 'multiformats/cid';
 import { join } from 'node:path';
 import { fromCallback, fromPromise, toPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
-import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import {
   gcRunMachine,
   type DeleteUnpinnedInput,
@@ -66,7 +65,7 @@ import { deadline, type Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
-import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupSignal } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
@@ -295,15 +294,6 @@ function allRecords(node: FilesNode): FileRecord[] {
   }
 }
 
-const sameRecord = (a: FileRecord | undefined, b: FileRecord) =>
-  a !== undefined &&
-  a.state === b.state &&
-  a.pinned === b.pinned &&
-  a.heldLocally === b.heldLocally &&
-  a.createdAt === b.createdAt &&
-  a.expiresAt === b.expiresAt &&
-  a.confirmedAt === b.confirmedAt;
-
 /**
  * Rule 4c: asks every designated holder of every candidate whether it holds the file, at most
  * HANDOVER_PROBE_CONCURRENCY requests at a time; a candidate's remaining holders are not asked once one said no.
@@ -353,43 +343,26 @@ async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: A
   const demotedCids: string[] = [];
   const keptCids: string[] = [];
   const failures: unknown[] = [];
-  /** Applies `event` (null: the record no longer matches the plan) to the record re-read as `before`. */
-  const apply = async (cid: string, before: FileRecord | undefined, event: FileEvent | null, done: string[]) => {
-    if (!before || !event) {
-      if (before?.pinned) keptCids.push(cid);
-      return;
-    }
-    const { record, changed, effect } = applyFileEvent(before, event);
-    if (!changed) {
-      if (before.pinned) keptCids.push(cid);
-      return;
-    }
+  /** Applies the event `decide` gives for the record that stands (null: it no longer matches the plan). */
+  const apply = async (cid: string, decide: (current: FileRecord) => FileEvent | null, done: string[]) => {
     try {
-      if (effect === 'unpin') await unpin(node, CID.parse(cid), signal);
+      const { record, written } = await node.records.apply(CID.parse(cid), decide, { signal });
+      if (written) done.push(cid);
+      // Not released (changed by someone else, or no longer planned): a record still pinned is retained.
+      else if (record?.pinned) keptCids.push(cid);
     } catch (error) {
       if (signal.aborted) throw error;
       failures.push(error);
       keptCids.push(cid);
-      return;
     }
-    const current = node.registry.get(cid);
-    if (!sameRecord(current, before)) {
-      // Changed by someone else meanwhile: their record stands (still pinned: it is retained).
-      if (current?.pinned) keptCids.push(cid);
-      return;
-    }
-    node.registry.put(record);
-    done.push(cid);
   };
   for (const entry of input.release) {
     signal.throwIfAborted();
-    const before = node.registry.get(entry.cid);
-    await apply(entry.cid, before, before && stillMatchesPlan(entry, before, input.now) ? releaseEvent(entry, input.now) : null, releasedCids);
+    await apply(entry.cid, (current) => (stillMatchesPlan(entry, current, input.now) ? releaseEvent(entry, input.now) : null), releasedCids);
   }
   for (const entry of input.demote) {
     signal.throwIfAborted();
-    const before = node.registry.get(entry.cid);
-    await apply(entry.cid, before, stillMatchesDemotion(entry, before) ? demoteEvent(input.now) : null, demotedCids);
+    await apply(entry.cid, (current) => (stillMatchesDemotion(entry, current) ? demoteEvent(input.now) : null), demotedCids);
   }
   return { releasedCids, demotedCids, keptCids, failures };
 }
@@ -421,8 +394,7 @@ async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyP
       continue;
     }
     try {
-      // `offline` reaches the blockstore read of every block the pin walks (helia's AddOptions do not declare it).
-      await drain(node.helia.pins.add(cid, { signal, offline: true } as Parameters<typeof node.helia.pins.add>[1]));
+      await node.pins.add(cid, { signal, offline: true });
       repairedPins.push(record.cid);
     } catch (error) {
       if (signal.aborted) throw error;

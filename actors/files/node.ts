@@ -10,14 +10,24 @@ import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
 import type { Logger } from '../../src/logger.js';
 import { ResourceHolder } from '../resource-holder.js';
+import type { FileRecords } from './file-records.js';
+import type { RootPins } from './root-pins.js';
 
 export interface FilesNode {
   readonly helia: Helia<Libp2p>;
   readonly libp2p: Libp2p;
   readonly unixfs: UnixFS;
   readonly store: NodeStore;
-  /** The file registry (registry.sqlite in the store folder), open as long as the node runs. */
+  /**
+   * The file registry (registry.sqlite in the store folder), open as long as the node runs. Its record writes
+   * (put, putMany, delete, commitUpload) are `records`' alone; intents, acknowledgements, GC runs and actor
+   * state are written here directly.
+   */
   readonly registry: FileRegistry;
+  /** The one writer of file records. */
+  readonly records: FileRecords;
+  /** The node's root pins. */
+  readonly pins: RootPins;
   readonly peerId: string;
 }
 
@@ -35,35 +45,14 @@ export class NodeHolder extends ResourceHolder<FilesNode> {
   }
 }
 
-/** Consumes a helia pin generator (`pins.add` and `pins.rm` yield every block they visit). */
-export async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
-  for await (const _ of iterable) {
-    // each visited block; nothing to do with it
-  }
+/** Releases the root pin of `cid` (see RootPins.remove). */
+export function unpin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<void> {
+  return node.pins.remove(cid, signal);
 }
 
-/** Releases the root pin of `cid`; a CID that is not pinned as a root (only inside another DAG) is left alone. */
-export async function unpin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<void> {
-  try {
-    await drain(node.helia.pins.rm(cid, { signal }));
-  } catch (error) {
-    if ((error as Error).name !== 'NotFoundError') throw error;
-  }
-}
-
-/**
- * Whether `cid` has a root pin of its own. Not `pins.isPinned`: helia marks each block as it walks the DAG, the root
- * first, so a `pins.add` that failed or was aborted midway leaves `isPinned(root)` true with no pin behind it (seen
- * with helia 6). Block-level questions ("does any pin protect this block?") still use `isPinned`.
- */
-export async function hasRootPin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<boolean> {
-  try {
-    await node.helia.pins.get(cid, { signal });
-    return true;
-  } catch (error) {
-    if ((error as Error).name === 'NotFoundError') return false;
-    throw error;
-  }
+/** Whether `cid` has a root pin of its own (see RootPins.has). */
+export function hasRootPin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<boolean> {
+  return node.pins.has(cid, signal);
 }
 
 /**

@@ -50,8 +50,7 @@ export async function reconcile(node: FilesNode, now: number, signal: AbortSigna
       // offline: only local blocks count; a missing block fails the walk (notes A.7).
       const stat = await node.unixfs.stat(pin.cid, { offline: true, signal });
       await walkLocal(node, pin.cid, signal);
-      node.registry.put(backfillRecord(text, now, Number((stat as { size?: bigint | number }).size ?? 0)));
-      backfilled++;
+      if (node.records.backfill(backfillRecord(text, now, Number((stat as { size?: bigint | number }).size ?? 0)))) backfilled++;
     } catch (error) {
       if (signal.aborted) throw error;
       skipped++;

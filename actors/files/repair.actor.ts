@@ -4,7 +4,7 @@
 // - after the startup walk (spec §9.6) a whole cycle at once, then one on each `replication.repairSchedule` tick;
 // - `repair.run` (asked by POST /api/storage/repair) runs exactly one next batch and answers its report, or
 //   RunInProgressError (409) while a pass or a cycle runs;
-// - the persisted state (cursor and cycle evidence, registry actor state `repair.state`) is restored at start and
+// - the persisted state (cursor and cycle evidence, registry state `repair.state`) is restored at start and
 //   discarded when it belongs to another membership or placement policy; the status board gets every change.
 //
 // One batch (`runBatch`): the next REPAIR_BATCH_SIZE confirmed records after the cursor. Per record in scope

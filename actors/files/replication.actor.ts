@@ -36,7 +36,7 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { drain, hasRootPin, noteHolders, unpin, type FilesNode, type NodeHolder } from './node.js';
+import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { changeProtocols, frameHandler } from './protocol-stream.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -164,7 +164,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       for await (const _ of node.unixfs.cat(cid, read)) {
         // the bytes land in the blockstore; nothing to do with them here
       }
-      await drain(node.helia.pins.add(cid, { signal }));
+      await node.pins.add(cid, { signal });
       return true;
     }
     // (helia's typing of createSession names only AbortOptions; the networked blockstore passes `providers` on)
@@ -183,15 +183,10 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     } finally {
       fromSource.close();
     }
-    await drain(node.helia.pins.add(cid, { signal }));
+    await node.pins.add(cid, { signal });
     return true;
   };
 
-  /** Gives back a pin this node made for a copy, unless a committed record relies on it by now. */
-  const releasePin = async (node: FilesNode, cid: CID): Promise<void> => {
-    if (node.registry.get(cid.toString())?.pinned) return;
-    await unpin(node, cid);
-  };
 
   /** Whether this node deliberately holds `cid`: a confirmed record it pins and keeps, with its root pin in place. */
   const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
@@ -221,10 +216,10 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           pinnedHere = await pinUnder(node, cid, session, source, signal);
           const dagBytes = await localDagBytes(node, cid, signal);
           // Record and marker removal in one transaction: after this the copy is durable here (notes C27).
-          node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), dagBytes)], session);
+          node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
           return dagBytes;
         } catch (error) {
-          if (pinnedHere) await releasePin(node, cid).catch(() => {});
+          if (pinnedHere) await node.records.releaseSessionPin(cid, session).catch(() => {});
           node.registry.removeSessionIntents(session);
           throw error;
         }
@@ -240,7 +235,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       clock.clearTimeout(copy.expiry);
       const session = key.slice(0, key.indexOf('\n'));
       const node = holder.get();
-      if (copy.pinnedHere) await releasePin(node, copy.cid);
+      if (copy.pinnedHere) await node.records.releaseSessionPin(copy.cid, session);
       node.registry.removeIntent(copy.cid.toString(), session);
     });
   };
@@ -262,7 +257,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           staged.set(key, { cid, pinnedHere, expiry });
           return dagBytes;
         } catch (error) {
-          if (pinnedHere) await releasePin(node, cid).catch(() => {});
+          if (pinnedHere) await node.records.releaseSessionPin(cid, session).catch(() => {});
           node.registry.removeIntent(cid.toString(), session);
           throw error;
         }
@@ -283,7 +278,8 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
         const node = holder.get();
         const text = cid.toString();
         const repinned = await pinUnder(node, cid, session, source, signal);
-        node.registry.commitUpload([heldRecord(node.registry.get(text), text, clock.now(), await localDagBytes(node, cid, signal))], session);
+        const dagBytes = await localDagBytes(node, cid, signal);
+        node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
         staged.delete(key);
         clock.clearTimeout(copy.expiry);
         if (repinned) logger.debug('a staged copy lost its pin before commit and was pinned again');

@@ -16,7 +16,8 @@ import { contentLogic, type ContentSettings, type OpenedContent } from '../../..
 import type { CopyClient, ProbeAnswer } from '../../../actors/files/copy-client.js';
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
-import { drain, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { drain } from '../../../actors/files/root-pins.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import type { GcReport, GcSettings } from '../../../src/files/gc.js';

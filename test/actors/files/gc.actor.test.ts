@@ -15,7 +15,9 @@ import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../actors/clock.js';
 import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
+import { FileRecords } from '../../../actors/files/file-records.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { heliaRootPins } from '../../../actors/files/root-pins.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { RunInProgressError } from '../../../src/files/errors.js';
 import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
@@ -51,7 +53,7 @@ class FakeNode {
   node(): FilesNode {
     const self = this;
     const key = mh;
-    return {
+    const node = {
       store: {
         directory: this.directory,
         blockstore: {
@@ -78,6 +80,7 @@ class FakeNode {
             .slice(0, limit),
         recordGcRun: (run: { startedAt: number; finishedAt: number; report: GcReport }) => self.runs.push(run),
         lastGcRun: () => self.last,
+        intents: () => [],
       },
       helia: {
         pins: {
@@ -100,6 +103,8 @@ class FakeNode {
         },
       },
     } as unknown as FilesNode;
+    const pins = heliaRootPins(node.helia.pins);
+    return { ...node, pins, records: new FileRecords(node.registry, pins) };
   }
 
   async add(record: Omit<FileRecord, 'cid'>, text: string, size = 10): Promise<string> {

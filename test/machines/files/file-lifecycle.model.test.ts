@@ -1,8 +1,9 @@
 // Model-based test of one file's lifecycle (machines/files/file-lifecycle.machine.ts): every path of its graph, from
 // each state a persisted record can be in (uploads are stored `confirmed` or `temporary`; rule 3 applies the machine
 // to the row with `resolveState`), replayed on a real actor (test/support/model.ts). The effect of each step is
-// checked against `applyFileEvent`, the function the registry actor really calls: the same record and the same
-// pin/unpin effect as the markers the actor executed; and the invariants of specs/files-node.md §3.1, §4.2.
+// checked against `applyFileEvent`, the function the one writer of file records (actors/files/file-records.ts)
+// really calls: the same record and the same pin/unpin effect as the markers the actor executed; and the invariants
+// of specs/files-node.md §3.1, §4.2.
 
 import assert from 'node:assert/strict';
 import { applyFileEvent, fileLifecycleMachine, type FileLifecycleContext } from '../../../machines/files/file-lifecycle.machine.js';
