@@ -28,7 +28,7 @@ import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { GcStatusBoard } from './gc-status.js';
-import type { NodeHolder } from './node.js';
+import type { RegistryFigures } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import { refuseUnknownMessage } from '../ask.js';
 
@@ -72,7 +72,8 @@ export interface DiskOptions {
   readonly schedule: string;
   /** `storage.diskReserveBytes`. */
   readonly diskReserveBytes: number;
-  readonly holder: NodeHolder;
+  /** The registry's figures of the running node, read at each measurement. */
+  readonly figures: () => RegistryFigures;
   readonly gcStatus: GcStatusBoard;
   /** The repair job's board; absent: no repair job (idle, no cycle). */
   readonly repairStatus?: RepairStatusBoard;
@@ -82,7 +83,7 @@ export interface DiskOptions {
 }
 
 export function diskLogic(options: DiskOptions) {
-  const { clock, logger, holder } = options;
+  const { clock, logger, figures } = options;
   const probe = options.probe ?? fsDiskProbe;
   const blockstoreDir = join(options.storeDirectory, 'blockstore');
   const datastoreDir = join(options.storeDirectory, 'datastore');
@@ -108,7 +109,7 @@ export function diskLogic(options: DiskOptions) {
         probe.freeBytes(blockstoreDir),
       ]);
       // Read after the walk: the registry is a few indexed queries, and `measuredAt` must not predate any reading.
-      const registry = holder.get().registry;
+      const registry = figures();
       const pinnedBytes = registry.pinnedBytes();
       const files = registry.counts();
       const stagedReplicas = registry.intents().filter((intent) => intent.sessionId.startsWith(STAGED_SESSION_PREFIX)).length;

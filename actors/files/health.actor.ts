@@ -41,7 +41,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from './attestation.js';
-import type { NodeHolder } from './node.js';
+import type { ActorStateStore, PeerNetwork } from './node.js';
 import { RepairStatusBoard } from './repair-status.js';
 import type { StartupSignal } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -59,7 +59,10 @@ export interface HealthActorOptions {
   readonly settings: HealthSettings;
   /** `membership.version` of the configured node list (healthSettings below computes it). */
   readonly membershipVersion: string;
-  readonly holder: NodeHolder;
+  /** The running node's network, read at each use. */
+  readonly network: () => PeerNetwork;
+  /** Where the checkpoint persists (the registry's state table). */
+  readonly state: ActorStateStore;
   readonly startup: StartupSignal;
   /**
    * The disk actor's last measurement (null before its first scan); a failure counts as "no evidence". An attempt
@@ -99,10 +102,10 @@ export function healthSettings(config: FilesConfig): { settings: HealthSettings;
 }
 
 /** The libp2p status of the running node (notes C16), `stopped` when none runs. */
-export function nodeIdentity(holder: NodeHolder): NodeIdentity {
+export function nodeIdentity(network: () => PeerNetwork): NodeIdentity {
   let node;
   try {
-    node = holder.get();
+    node = network();
   } catch {
     return { runtimeStatus: 'stopped', peerId: null, multiAddresses: [] };
   }
@@ -110,7 +113,7 @@ export function nodeIdentity(holder: NodeHolder): NodeIdentity {
 }
 
 export function healthLogic(options: HealthActorOptions) {
-  const { clock, logger, holder, startup, settings } = options;
+  const { clock, logger, network, state, startup, settings } = options;
   // The repair actor's evidence, read at each attempt and each read (`repairFresh` is a read-time check, spec §2.3
   // rule 1). A board that is not required makes `repairFresh` always true (rule 2).
   const repairBoard = options.repair ?? new RepairStatusBoard(false);
@@ -118,7 +121,7 @@ export function healthLogic(options: HealthActorOptions) {
 
   const restore = (): PersistedCheckpoint | null => {
     try {
-      return parseCheckpoint(holder.get().registry.getState(HEALTH_CHECKPOINT_KEY));
+      return parseCheckpoint(state.get(HEALTH_CHECKPOINT_KEY));
     } catch (error) {
       // Unreadable evidence is no evidence: the node starts from height 0 rather than not starting.
       logger.warn({ err: error }, 'health checkpoint could not be restored');
@@ -135,7 +138,7 @@ export function healthLogic(options: HealthActorOptions) {
     if (attestation === undefined || settings.requiredPeerCount === 0) return 0;
     let node;
     try {
-      node = holder.get();
+      node = network();
     } catch {
       return 0;
     }
@@ -150,7 +153,7 @@ export function healthLogic(options: HealthActorOptions) {
     const attestation = options.attestation;
     let node;
     try {
-      node = holder.get();
+      node = network();
     } catch {
       return () => {};
     }
@@ -166,7 +169,7 @@ export function healthLogic(options: HealthActorOptions) {
     actors: {
       gatherInputs: fromPromise<GatherOutput, GatherInput>(async ({ signal }) => {
         const storage = await readStorage(signal, true);
-        const runtimeStarted = nodeIdentity(holder).runtimeStatus === 'started';
+        const runtimeStarted = nodeIdentity(network).runtimeStatus === 'started';
         const walked = startup.result !== undefined;
         const attestedPeers = await attest(signal);
         const now = clock.now();
@@ -185,7 +188,7 @@ export function healthLogic(options: HealthActorOptions) {
         };
       }),
       persistCheckpoint: fromPromise<PersistOutput, PersistInput>(async ({ input }) => {
-        holder.get().registry.setState(HEALTH_CHECKPOINT_KEY, input.checkpoint);
+        state.set(HEALTH_CHECKPOINT_KEY, input.checkpoint);
         return { finishedAt: clock.now() };
       }),
     },
@@ -219,7 +222,7 @@ export function healthLogic(options: HealthActorOptions) {
         case 'health.read':
           return void read(event.reply.signal).then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
         case 'node.identity':
-          return event.reply.resolve(nodeIdentity(holder));
+          return event.reply.resolve(nodeIdentity(network));
         case 'health.machineFailed':
           // Thrown inside the callback's transition: XState marks this actor as errored, the supervisor restarts it.
           throw event.error;

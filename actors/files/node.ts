@@ -39,10 +39,38 @@ export class NodeNotRunningError extends Error {
   }
 }
 
+/** The node's peer network: what the p2p and health actors use of it. */
+export interface PeerNetwork {
+  readonly libp2p: Libp2p;
+  readonly peerId: string;
+}
+
+/** Persisted actor state in the registry's state table (the health checkpoint, the repair cursor and evidence). */
+export interface ActorStateStore {
+  get(key: string): unknown;
+  set(key: string, value: unknown): void;
+}
+
+/** What the disk-usage actor shows of the registry (storage metrics). */
+export type RegistryFigures = Pick<FileRegistry, 'pinnedBytes' | 'counts' | 'intents'>;
+
+/**
+ * The running node, and the narrow faces of it that actors are given instead of the whole node. Each face reads
+ * the node at the moment of use (a restarted runtime is picked up; none running throws NodeNotRunningError).
+ */
 export class NodeHolder extends ResourceHolder<FilesNode> {
   constructor() {
     super(() => new NodeNotRunningError());
   }
+
+  readonly network = (): PeerNetwork => this.get();
+
+  readonly figures = (): RegistryFigures => this.get().registry;
+
+  readonly actorState: ActorStateStore = {
+    get: (key) => this.get().registry.getState(key),
+    set: (key, value) => this.get().registry.setState(key, value),
+  };
 }
 
 /** Releases the root pin of `cid` (see RootPins.remove). */

@@ -38,7 +38,7 @@ import { actorChild } from '../actor-child.js';
 import { deadline, sleep, type Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
-import type { NodeHolder } from './node.js';
+import type { PeerNetwork } from './node.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -166,7 +166,8 @@ export class PeeringLoop {
 // The actor
 
 export interface P2pOptions {
-  readonly holder: NodeHolder;
+  /** The running node's network, read at each use. */
+  readonly network: () => PeerNetwork;
   /** Every configured node; this node's own entry is filtered out at each pass (by peer id). */
   readonly nodes: readonly ConfiguredNode[];
   readonly peeringSchedule: string;
@@ -207,13 +208,13 @@ const describeConnection = (connection: Connection): P2pConnection => ({
 });
 
 export function p2pLogic(options: P2pOptions) {
-  const { holder, timings, logger } = options;
+  const { network, timings, logger } = options;
   const schedule = requireCron('peeringSchedule', options.peeringSchedule);
 
   const isOpen = (libp2p: Libp2p, peerId: PeerId) => libp2p.getConnections(peerId).some((connection) => connection.status === 'open');
 
   const runPass = (signal: AbortSignal): Promise<PeeringPassResult> => {
-    const node = holder.get();
+    const node = network();
     return runPeeringPass(
       peeringTargets(options.nodes, node.peerId),
       {
@@ -247,7 +248,7 @@ export function p2pLogic(options: P2pOptions) {
   };
 
   const dial = async (event: Extract<P2pEvent, { type: 'p2p.dial' }>) => {
-    const node = holder.get();
+    const node = network();
     let target: Multiaddr | PeerId;
     if (event.multiAddr !== undefined && event.multiAddr !== '') {
       const address = parseMultiaddr(event.multiAddr);
@@ -268,7 +269,7 @@ export function p2pLogic(options: P2pOptions) {
   const pingTurns = new Map<string, Promise<void>>();
 
   const ping = async (event: Extract<P2pEvent, { type: 'p2p.ping' }>) => {
-    const node = holder.get();
+    const node = network();
     const peerId = parsePeerId(event.peerId);
     // runtime.actor.ts registers `ping` (the original had none, notes B.3); the node type leaves services open.
     const service = (node.libp2p.services as { ping?: Ping }).ping;
@@ -303,7 +304,7 @@ export function p2pLogic(options: P2pOptions) {
   };
 
   const peerStore = async (event: Extract<P2pEvent, { type: 'p2p.peerStore' }>) => {
-    const libp2p = holder.get().libp2p;
+    const libp2p = network().libp2p;
     const peerId = event.peerId === undefined || event.peerId === '' ? undefined : parsePeerId(event.peerId);
     const peers = await libp2p.peerStore.all({
       limit: PEER_STORE_LIST_LIMIT,
@@ -314,7 +315,7 @@ export function p2pLogic(options: P2pOptions) {
   };
 
   const peerInfo = async (event: Extract<P2pEvent, { type: 'p2p.peerInfo' }>) => {
-    const libp2p = holder.get().libp2p;
+    const libp2p = network().libp2p;
     const peerId = parsePeerId(event.peerId);
     const peers = await libp2p.peerStore.all({ filters: [(peer) => peer.id.equals(peerId)], signal: event.reply.signal });
     const peer = peers.map((record) => ({
@@ -326,7 +327,7 @@ export function p2pLogic(options: P2pOptions) {
   };
 
   const connections = async (event: Extract<P2pEvent, { type: 'p2p.connections' }>) => {
-    const libp2p = holder.get().libp2p;
+    const libp2p = network().libp2p;
     const peerId = event.peerId === undefined || event.peerId === '' ? undefined : parsePeerId(event.peerId);
     const list = libp2p.getConnections(peerId).map(describeConnection);
     return { length: list.length, connections: list };
@@ -359,11 +360,11 @@ export function p2pLogic(options: P2pOptions) {
       switch (event.type) {
         case 'p2p.status':
           return answer(event.reply, async () => {
-            const node = holder.get();
+            const node = network();
             return { status: node.libp2p.status, peerId: node.peerId, multiaddrs: node.libp2p.getMultiaddrs().map(String) };
           });
         case 'p2p.peers':
-          return answer(event.reply, async () => ({ peers: holder.get().libp2p.getPeers().map(String) }));
+          return answer(event.reply, async () => ({ peers: network().libp2p.getPeers().map(String) }));
         case 'p2p.connections':
           return answer(event.reply, () => connections(event));
         case 'p2p.peerStore':
@@ -390,7 +391,8 @@ export function p2pLogic(options: P2pOptions) {
 
 export interface P2pChildOptions {
   readonly systemId: string;
-  readonly holder: NodeHolder;
+  /** The running node's network, read at each use. */
+  readonly network: () => PeerNetwork;
   readonly nodes: readonly ConfiguredNode[];
   readonly peeringSchedule: string;
   readonly timings?: Partial<PeeringTimings>;
@@ -412,7 +414,7 @@ export function p2pChild(options: P2pChildOptions): ChildSpec {
       let settle!: () => void;
       firstPass = new Promise<void>((resolve) => (settle = resolve));
       return p2pLogic({
-        holder: options.holder,
+        network: options.network,
         nodes: options.nodes,
         peeringSchedule: options.peeringSchedule,
         timings,

@@ -191,7 +191,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               storeDirectory: settings.storeDirectory,
               schedule: config.diskUsageScanPeriod,
               diskReserveBytes: config.storage.diskReserveBytes,
-              holder,
+              figures: holder.figures,
               gcStatus,
               repairStatus,
               clock: runtime.clock,
@@ -222,7 +222,8 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           logic: (runtime) =>
             healthLogic({
               ...health,
-              holder,
+              network: holder.network,
+              state: holder.actorState,
               repair: repairStatus,
               startup,
               readStorage: async (signal, afterFirstScan) => {
@@ -237,7 +238,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               inspect: (rootSessionId) => runtime.inspector.observer(FILES_HEALTH_ID, rootSessionId),
             }),
         }),
-        p2pChild({ systemId: FILES_P2P_ID, holder, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
+        p2pChild({ systemId: FILES_P2P_ID, network: holder.network, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
       ]),
       ...(options.edge ?? []),
     ],

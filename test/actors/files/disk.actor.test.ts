@@ -11,17 +11,15 @@ import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../actors/clock.js';
 import { diskLogic, type DiskClaim, type DiskProbe, type DiskSnapshot } from '../../../actors/files/disk.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
-import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import type { RegistryFigures } from '../../../actors/files/node.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
 import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
 
-/** A node whose registry answers the three questions the scan asks; `intentSessions`: the pin-intent markers' sessions. */
-function holderWith(pinnedBytes: number, counts = { temporary: 1, confirmed: 2, expired: 3 }, intentSessions: readonly string[] = []): NodeHolder {
-  const holder = new NodeHolder();
+/** The registry's answers to the three questions the scan asks; `intentSessions`: the pin-intent markers' sessions. */
+function figuresOf(pinnedBytes: number, counts = { temporary: 1, confirmed: 2, expired: 3 }, intentSessions: readonly string[] = []): () => RegistryFigures {
   const intents = () => intentSessions.map((sessionId, i) => ({ cid: `cid-${i}`, sessionId, createdAt: 0 }));
-  holder.set({ registry: { pinnedBytes: () => pinnedBytes, counts: () => ({ ...counts }), intents } } as unknown as FilesNode);
-  return holder;
+  return () => ({ pinnedBytes: () => pinnedBytes, counts: () => ({ ...counts }), intents });
 }
 
 interface Harness {
@@ -30,14 +28,14 @@ interface Harness {
   claim(bytes: number, signal?: AbortSignal): Promise<DiskClaim>;
 }
 
-function startDisk(options: { storeDirectory?: string; probe?: DiskProbe; reserve?: number; schedule?: string; clock?: Clock; holder?: NodeHolder; logger?: ReturnType<typeof captureLogger> }): Harness {
+function startDisk(options: { storeDirectory?: string; probe?: DiskProbe; reserve?: number; schedule?: string; clock?: Clock; figures?: () => RegistryFigures; logger?: ReturnType<typeof captureLogger> }): Harness {
   const clock = options.clock ?? systemClock;
   const actor = createActor(
     diskLogic({
       storeDirectory: options.storeDirectory ?? '/nonexistent-store',
       schedule: options.schedule ?? '0 0 0 1 1 *',
       diskReserveBytes: options.reserve ?? 0,
-      holder: options.holder ?? holderWith(0),
+      figures: options.figures ?? figuresOf(0),
       gcStatus: new GcStatusBoard(true, '0 */15 * * * *'),
       clock,
       logger: (options.logger ?? captureLogger('warn')).logger,
@@ -87,7 +85,7 @@ describe('disk-usage scan', () => {
       writeFileSync(join(store, 'registry.sqlite'), Buffer.alloc(9999));
       const before = Date.now();
       // Two markers of strict uploads (staged copies) and one of an ordinary upload mid-commit.
-      const disk = startDisk({ storeDirectory: store, holder: holderWith(1500, undefined, ['staged-a', 'staged-b', 'plain-c']) });
+      const disk = startDisk({ storeDirectory: store, figures: figuresOf(1500, undefined, ['staged-a', 'staged-b', 'plain-c']) });
       try {
         const { measurement, gc, claimedBytes } = await waitFor(async () => {
           const snapshot = await disk.snapshot();
@@ -113,7 +111,7 @@ describe('disk-usage scan', () => {
   });
 
   it('reclaimable bytes never go below 0 when pins cover more than the blockstore holds', async () => {
-    const disk = startDisk({ probe: fixedProbe({ bytes: 10 }), holder: holderWith(5000) });
+    const disk = startDisk({ probe: fixedProbe({ bytes: 10 }), figures: figuresOf(5000) });
     try {
       const { measurement } = await waitFor(async () => ((await disk.snapshot()).measurement ? disk.snapshot() : undefined));
       assert.equal(measurement!.reclaimableBytes, 0);
@@ -147,7 +145,7 @@ describe('disk-usage scan', () => {
       await flush();
     };
     // Every second: the simulated clock decides when a tick is due.
-    const disk = startDisk({ probe, clock, schedule: '* * * * * *', holder: holderWith(0) });
+    const disk = startDisk({ probe, clock, schedule: '* * * * * *', figures: figuresOf(0) });
     try {
       await flush();
       assert.equal(walks, 2, 'the scan at start walks both folders');

@@ -6,8 +6,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createActor } from 'xstate';
 import { systemClock } from '../../../actors/clock.js';
-import { HEALTH_CHECKPOINT_KEY, healthLogic, healthSettings, nodeIdentity } from '../../../actors/files/health.actor.js';
-import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { HEALTH_CHECKPOINT_KEY, healthLogic, healthSettings, nodeIdentity, type HealthActorOptions } from '../../../actors/files/health.actor.js';
+import { NodeHolder, type PeerNetwork } from '../../../actors/files/node.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { membershipVersion, roundStart, type HealthObject, type HealthSettings } from '../../../src/files/health.js';
 import type { DiskMeasurement, NodeIdentity } from '../../../src/files/storage-metrics.js';
@@ -31,22 +31,18 @@ interface FakeNode {
   state: Map<string, unknown>;
 }
 
-function holderFor(fake: FakeNode): NodeHolder {
-  const holder = new NodeHolder();
-  holder.set({
-    peerId: '12D3KooWTestPeer',
-    libp2p: {
-      get status() {
-        return fake.status;
-      },
-      getMultiaddrs: () => [{ toString: () => '/ip4/127.0.0.1/tcp/4001' }],
+/** The two faces of a node the health actor is given: its network and the registry's state table. */
+function facesOf(fake: FakeNode): Pick<HealthActorOptions, 'network' | 'state'> {
+  const libp2p = {
+    get status() {
+      return fake.status;
     },
-    registry: {
-      getState: (key: string) => fake.state.get(key),
-      setState: (key: string, value: unknown) => void fake.state.set(key, structuredClone(value)),
-    },
-  } as unknown as FilesNode);
-  return holder;
+    getMultiaddrs: () => [{ toString: () => '/ip4/127.0.0.1/tcp/4001' }],
+  };
+  return {
+    network: () => ({ peerId: '12D3KooWTestPeer', libp2p }) as unknown as PeerNetwork,
+    state: { get: (key) => fake.state.get(key), set: (key, value) => void fake.state.set(key, structuredClone(value)) },
+  };
 }
 
 interface Harness {
@@ -69,7 +65,7 @@ function startHealth(fake: FakeNode, options: { settings?: HealthSettings; membe
     healthLogic({
       settings: options.settings ?? SETTINGS,
       membershipVersion: options.membership ?? MV,
-      holder: holderFor(fake),
+      ...facesOf(fake),
       startup,
       readStorage: async () => measurement(),
       clock: systemClock,
@@ -211,7 +207,7 @@ describe('files.health', () => {
     const h = startHealth(fake, { walked: true });
     try {
       assert.deepEqual(await h.identity(), { runtimeStatus: 'started', peerId: '12D3KooWTestPeer', multiAddresses: ['/ip4/127.0.0.1/tcp/4001'] });
-      assert.deepEqual(nodeIdentity(new NodeHolder()), { runtimeStatus: 'stopped', peerId: null, multiAddresses: [] });
+      assert.deepEqual(nodeIdentity(new NodeHolder().network), { runtimeStatus: 'stopped', peerId: null, multiAddresses: [] });
     } finally {
       h.actor.stop();
     }
