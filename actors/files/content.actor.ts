@@ -12,7 +12,7 @@ import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { copyTargets, localOnlyReport, placementOf, replicationReport, statusReplication, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
-import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
+import type { LeaseRelease, SharedLease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -116,7 +116,7 @@ export interface ContentOptions {
    * upload from its first block write to commit or rollback, an operator pin while it fetches. The collector's
    * deletion pass holds it exclusively, so it never deletes such a block as "unpinned".
    */
-  readonly lease: StorageLease;
+  readonly lease: SharedLease;
   readonly settings: ContentSettings;
   /** The asking side of the replication protocol (absent: nothing is placed, as with replication disabled). */
   readonly copies?: CopyClient;

@@ -27,9 +27,7 @@ import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import type { Clock } from '../clock.js';
 import { setTimerAt } from '../clock-at.js';
-import type { GcStatusBoard } from './gc-status.js';
 import type { RegistryFigures } from './node.js';
-import type { RepairStatusBoard } from './repair-status.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 /** What `disk.snapshot` answers: the last scan (null until the first has finished) and the collector's state now. */
@@ -74,9 +72,10 @@ export interface DiskOptions {
   readonly diskReserveBytes: number;
   /** The registry's figures of the running node, read at each measurement. */
   readonly figures: () => RegistryFigures;
-  readonly gcStatus: GcStatusBoard;
+  /** The collector's job state (its board, written by the GC actor), read at each answer. */
+  readonly gcStatus: () => GcStatus;
   /** The repair job's board; absent: no repair job (idle, no cycle). */
-  readonly repairStatus?: RepairStatusBoard;
+  readonly repairStatus?: () => RepairJobStatus;
   readonly clock: Clock;
   readonly logger: Logger;
   readonly probe?: DiskProbe;
@@ -185,7 +184,7 @@ export function diskLogic(options: DiskOptions) {
       switch (event.type) {
         case 'disk.snapshot': {
           const answer = () =>
-            event.reply.resolve({ measurement, gc: options.gcStatus.current(), replication: options.repairStatus?.current() ?? IDLE_REPAIR_JOB, claimedBytes });
+            event.reply.resolve({ measurement, gc: options.gcStatus(), replication: options.repairStatus?.() ?? IDLE_REPAIR_JOB, claimedBytes });
           // A waiting asker that gives up leaves a no-op behind: its reply settles only once.
           if (event.afterFirstScan === true && !firstScanDone) return void awaitingFirstScan.push(answer);
           return answer();

@@ -1,6 +1,8 @@
 // The collector's job state, kept by the tree so storage metrics can show it without asking the GC actor
-// (spec §2.6: "garbage-collection job state including `gc.lastRun.errors`"). The GC actor writes it; the
-// disk-usage actor reads it when it answers a metrics request, so `running` is current, not scan-old.
+// (spec §2.6: "garbage-collection job state including `gc.lastRun.errors`"). One writer: the GC actor, which is
+// given the board; readers are given `() => board.current()` only (the disk-usage actor reads it when it answers
+// a metrics request, so `running` is current, not scan-old). It outlives a restarted GC actor, which restores
+// the last run from the registry.
 
 import type { GcLastRun, GcStatus } from '../../src/files/types.js';
 

@@ -56,7 +56,7 @@ import {
   type HandoverCandidate,
 } from '../../src/files/gc.js';
 import type { PlacementTier } from '../../src/files/placement.js';
-import type { LeaseRelease, StorageLease } from '../../src/files/storage-lease.js';
+import type { ExclusiveLease, LeaseRelease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -66,7 +66,7 @@ import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
-import type { StartupSignal } from './startup.js';
+import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
@@ -89,10 +89,10 @@ export interface GcActorSettings {
 export interface GcOptions {
   readonly holder: NodeHolder;
   readonly clock: Clock;
-  readonly lease: StorageLease;
+  readonly lease: ExclusiveLease;
   readonly status: GcStatusBoard;
   /** The scheduled collector starts only after the startup walk (spec §9.6). */
-  readonly startup: StartupSignal;
+  readonly startup: StartupWait;
   readonly settings: GcActorSettings;
   readonly logger: Logger;
   /** The asking side of the replication protocol (`have` probes of the handover); absent: no handover. */

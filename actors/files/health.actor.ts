@@ -42,8 +42,8 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from './attestation.js';
 import type { ActorStateStore, PeerNetwork } from './node.js';
-import { RepairStatusBoard } from './repair-status.js';
-import type { StartupSignal } from './startup.js';
+import type { StartupWait } from './startup.js';
+import { repairHealthInputs } from '../../src/files/repair.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 /** Key of the persisted checkpoint in the registry's actor state (one record, spec §1 "health checkpoint"). */
@@ -63,7 +63,7 @@ export interface HealthActorOptions {
   readonly network: () => PeerNetwork;
   /** Where the checkpoint persists (the registry's state table). */
   readonly state: ActorStateStore;
-  readonly startup: StartupSignal;
+  readonly startup: StartupWait;
   /**
    * The disk actor's last measurement (null before its first scan); a failure counts as "no evidence". An attempt
    * asks with `afterFirstScan` (it may wait, bounded, for the scan that runs at start); a read never waits.
@@ -71,8 +71,8 @@ export interface HealthActorOptions {
   readStorage(signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null>;
   readonly clock: Clock;
   readonly logger: Logger;
-  /** The repair job's cycle evidence (actors/files/repair-status.ts); absent: repair is not required. */
-  readonly repair?: RepairStatusBoard;
+  /** The repair job's cycle evidence (its board, actors/files/repair-status.ts), read at each use; absent: repair is not required. */
+  readonly repair?: () => HealthInputs['repair'];
   /** Software version (spec §9.1) and the process start, for `version` and `uptimeMs`. */
   readonly meta: { readonly version: string; readonly startedAt: number };
   /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
@@ -116,8 +116,7 @@ export function healthLogic(options: HealthActorOptions) {
   const { clock, logger, network, state, startup, settings } = options;
   // The repair actor's evidence, read at each attempt and each read (`repairFresh` is a read-time check, spec §2.3
   // rule 1). A board that is not required makes `repairFresh` always true (rule 2).
-  const repairBoard = options.repair ?? new RepairStatusBoard(false);
-  const repairEvidence = (): HealthInputs['repair'] => repairBoard.health();
+  const repairEvidence = options.repair ?? (() => repairHealthInputs(false, null));
 
   const restore = (): PersistedCheckpoint | null => {
     try {

@@ -1,8 +1,8 @@
-// The repair job's state, kept by the tree so readers need not ask the repair actor (like gc-status.ts): the health
-// actor reads the cycle evidence for `repairFresh` and the `replication` block of the Health object (spec §2.3
-// rule 2; notes A.6), the disk actor shows the job in storage metrics (spec §2.6 "replication job state"). The
-// repair actor writes it on every change of its machine; the board lives as long as the process, and a restarted
-// repair actor writes the state it restored from the store.
+// The repair job's state, kept by the tree so readers need not ask the repair actor (like gc-status.ts). One writer,
+// the repair actor, on every change of its machine; readers get a function of it, never the board: the health actor
+// reads the cycle evidence for `repairFresh` and the `replication` block of the Health object (spec §2.3 rule 2;
+// notes A.6), the disk actor shows the job in storage metrics (spec §2.6 "replication job state"). The board lives
+// as long as the process, and a restarted repair actor writes the state it restored from the store.
 
 import type { HealthInputs } from '../../src/files/health.js';
 import { cycleView, repairHealthInputs, type RepairJobStatus, type RepairState } from '../../src/files/repair.js';

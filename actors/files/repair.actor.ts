@@ -51,7 +51,7 @@ import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from './copy-client.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
-import type { StartupSignal } from './startup.js';
+import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 /** Key of the persisted cursor and cycle evidence in the registry's actor state (spec §1 "Durable state"). */
@@ -96,7 +96,7 @@ export interface RepairOptions {
   readonly clock: Clock;
   readonly status: RepairStatusBoard;
   /** The startup cycle and the schedule start only after the walk (spec §9.6). */
-  readonly startup: StartupSignal;
+  readonly startup: StartupWait;
   readonly settings: RepairSettings;
   /**
    * The asking side of the replication protocol (actors/files/copy-client.ts); the tree has none when replication

@@ -24,7 +24,7 @@ import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { Release } from '../../src/files/admission.js';
 import { confirmedRecord } from '../../src/files/lifecycle.js';
-import type { StorageLease } from '../../src/files/storage-lease.js';
+import type { SharedLease } from '../../src/files/storage-lease.js';
 import type { FileRecord } from '../../src/files/types.js';
 import {
   parseReplicationRequest,
@@ -50,7 +50,7 @@ export interface ReplicationResponderOptions {
   readonly holder: NodeHolder;
   /** Peer ids of the configured `nodes`: the peers that may make this node responsible for content. */
   readonly members: readonly string[];
-  readonly lease: StorageLease;
+  readonly lease: SharedLease;
   /** The node's incoming-copy slot (the admission limiter shared with the edge), undefined at the limit. */
   tryIncomingCopy(): Release | undefined;
   /** The disk reserve (disk actor's claim); rejects with InsufficientStorageError when it would be consumed. */

@@ -1,9 +1,13 @@
 // The end of the startup walk, as a fact other files actors can wait for (spec §9.6: the collector and the
 // repair sweep start only after it; the health checkpoint runs an attempt the moment it completes, notes C5).
 // It belongs to the tree, not to an actor: a sibling started (or restarted) after the walk finished still
-// sees it, and a listener added before it is called once when it happens.
+// sees it, and a listener added before it is called once when it happens. One writer: the walk (through its
+// onComplete, wired in tree.ts); the waiting actors are given a StartupWait, which cannot complete it.
 
 import type { ReconcileResult } from './reconcile.actor.js';
+
+/** What the actors that wait for the walk are given: they can see it and wait for it, not complete it. */
+export type StartupWait = Pick<StartupSignal, 'result' | 'onComplete'>;
 
 export class StartupSignal {
   #result: ReconcileResult | undefined;

@@ -192,8 +192,8 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               schedule: config.diskUsageScanPeriod,
               diskReserveBytes: config.storage.diskReserveBytes,
               figures: holder.figures,
-              gcStatus,
-              repairStatus,
+              gcStatus: () => gcStatus.current(),
+              repairStatus: () => repairStatus.current(),
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_DISK_ID }),
             }),
@@ -224,7 +224,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               ...health,
               network: holder.network,
               state: holder.actorState,
-              repair: repairStatus,
+              repair: () => repairStatus.health(),
               startup,
               readStorage: async (signal, afterFirstScan) => {
                 // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.

@@ -30,6 +30,11 @@ export interface LeaseState {
   readonly waitingExclusive: number;
 }
 
+/** What an upload or an incoming copy may do with the lease: hold it shared. */
+export type SharedLease = Pick<StorageLease, 'acquireShared'>;
+/** What the collector does with the lease: hold it exclusively. */
+export type ExclusiveLease = Pick<StorageLease, 'acquireExclusive'>;
+
 export class StorageLease {
   #shared = 0;
   #exclusive = false;

@@ -36,7 +36,7 @@ function startDisk(options: { storeDirectory?: string; probe?: DiskProbe; reserv
       schedule: options.schedule ?? '0 0 0 1 1 *',
       diskReserveBytes: options.reserve ?? 0,
       figures: options.figures ?? figuresOf(0),
-      gcStatus: new GcStatusBoard(true, '0 */15 * * * *'),
+      gcStatus: () => new GcStatusBoard(true, '0 */15 * * * *').current(),
       clock,
       logger: (options.logger ?? captureLogger('warn')).logger,
       probe: options.probe,
