@@ -13,9 +13,9 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, statSync } from 'node:f
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { systemClock } from '../actors/clock.js';
+import { systemClock } from './clock.js';
 import { CONSOLE_VERSION, consoleMethods } from './console/methods.js';
-import { nodeClient } from '../actors/console/node-client.js';
+import { nodeClient } from '../actors/console/ordered-node-client.js';
 import { helpText, parseCommand, splitOptions, splitWords, type CommandSpec } from './console/commands.js';
 import { PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js';
 import { loadConsoleConfig } from './console/config-file.js';

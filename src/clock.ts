@@ -1,13 +1,24 @@
 // The clock every part of the runtime takes instead of the wall clock (DESIGN.md rule 2). Its timer half is exactly
 // XState's `Clock`, so the same object is passed to `createActor(…, { clock })`; tests use XState's SimulatedClock,
 // which also has `now()`. Deadlines over it are here, so pure code (src/files/peering.ts) bounds its work on the
-// clock its caller injects; the system clock and `sleep` are in actors/clock.ts.
+// clock its caller injects. The system clock is here too, so a storage adapter that defaults to it
+// (storage/http-client.ts) reaches it; `sleep` is in actors/clock.ts.
 
 export interface Clock {
   now(): number;
   setTimeout(fn: (...args: unknown[]) => void, timeoutMs: number): unknown;
   clearTimeout(id: unknown): void;
 }
+
+/** The wall clock and Node's timers: what the process runs on outside tests. */
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimeout: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    return timer;
+  },
+  clearTimeout: (id) => clearTimeout(id as NodeJS.Timeout),
+};
 
 /** What a deadline aborts with: the same as AbortSignal.timeout's reason, so callers tell a timeout apart the same way. */
 export function timeoutReason(): DOMException {

@@ -1,7 +1,7 @@
 // The process lifecycle: the root supervisor started over the composed children, SIGINT/SIGTERM handled once, the
 // shutdown deadline, and the exit code. An entry file: it drives the actors runtime.
 
-import { systemClock, type Clock } from '../actors/clock.js';
+import { systemClock, type Clock } from './clock.js';
 import { createRuntime, type Runtime } from '../actors/runtime.js';
 import { Supervisor, type ChildSpec, type ExitReason } from '../actors/supervisor.js';
 import { EXIT } from './command-line.js';

@@ -4,7 +4,7 @@
 // under one root supervisor until a signal (src/lifecycle.ts). `--check-config` and `transfers --migrate` end here.
 
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
-import { runMigrateCommand } from '../actors/transfers/migrate-command.js';
+import { runMigrateCommand } from './transfers-migrate.js';
 import { AVAILABLE, EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-line.js';
 import { operatorSettings, serviceChildren, type OperatorSettings } from './compose.js';
 import { type ConfigOrigin, type LoadedConfig } from './config.js';

@@ -10,7 +10,7 @@ import { consoleMethods } from '../../src/console/methods.js';
 import type { AdamantNodeClient } from '../../src/console/node-api.js';
 import type { NodeHealthContext } from '../../machines/console/node-health.machine.js';
 import type { Runtime } from '../runtime.js';
-import { nodeClient } from './node-client.js';
+import { nodeClient } from './ordered-node-client.js';
 
 export const CONSOLE_NODES_ID = 'console.nodes';
 

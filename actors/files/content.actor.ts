@@ -17,7 +17,7 @@ import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../clock.js';
-import type { CopyClient } from './copy-client.js';
+import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { SessionRecord } from './file-records.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';

@@ -63,7 +63,7 @@ import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
 import { deadline, type Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
-import type { CopyClient } from './copy-client.js';
+import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { GcStatusBoard } from './gc-status.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupWait } from './startup.js';

@@ -3,8 +3,8 @@
 //
 // The machine (machines/files/health-checkpoint.machine.ts) decides; this actor only fetches and writes:
 // - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement, the peers'
-//   attestations of the round (actors/files/attestation.ts); the attempt's time is read AFTER the evidence, so no
-//   reading is ever "in the future" of the attempt (that would clear `clockConsistent`, spec §2.3 rule 4);
+//   attestations of the round (storage/files/attestation.libp2p.ts); the attempt's time is read AFTER the evidence,
+//   so no reading is ever "in the future" of the attempt (that would clear `clockConsistent`, spec §2.3 rule 4);
 // - persistCheckpoint: the versioned record into the registry's actor state (`health.checkpoint`), which the next
 //   start reads back with parseCheckpoint (a record earned under another node list is discarded by the machine);
 // - reportFailure: a warn line (stage and error only; the logger scrubs CIDs and peer ids).
@@ -40,7 +40,7 @@ import type { DiskMeasurement, NodeIdentity } from '../../src/files/storage-metr
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
-import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from './attestation.js';
+import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from '../../storage/files/attestation.libp2p.js';
 import type { ActorStateStore, PeerNetwork } from './node.js';
 import type { StartupWait } from './startup.js';
 import { repairHealthInputs } from '../../src/files/repair.js';

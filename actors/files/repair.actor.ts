@@ -48,7 +48,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
-import type { CopyClient } from './copy-client.js';
+import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupWait } from './startup.js';
@@ -99,7 +99,7 @@ export interface RepairOptions {
   readonly startup: StartupWait;
   readonly settings: RepairSettings;
   /**
-   * The asking side of the replication protocol (actors/files/copy-client.ts); the tree has none when replication
+   * The asking side of the replication protocol (storage/files/peer-copy.libp2p.ts); the tree has none when replication
    * is disabled, and then repair is not required and never asks.
    */
   readonly copies: CopyClient | undefined;

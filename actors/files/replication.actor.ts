@@ -37,7 +37,7 @@ import {
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
 import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
-import { changeProtocols, frameHandler } from './protocol-stream.js';
+import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
 const PROTOCOL_STREAMS = 32;

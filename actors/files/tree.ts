@@ -27,7 +27,7 @@ import type { PeeringTimings } from '../../src/files/peering.js';
 import { StorageLease } from '../../src/files/storage-lease.js';
 import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { contentLogic, contentSettings } from './content.actor.js';
-import { copyClient } from './copy-client.js';
+import { copyClient } from '../../storage/files/peer-copy.libp2p.js';
 import { diskLogic, type DiskEvent } from './disk.actor.js';
 import { askFor } from '../ask.js';
 import type { Runtime } from '../runtime.js';
@@ -95,7 +95,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   // The asking side of replication (uploads, repair, handover); with replication off nothing is ever placed. Built per
   // actor, on its runtime's clock; it holds only the peers' addresses.
   const copiesOn = (clock: Clock) =>
-    config.replication.enabled ? copyClient({ holder, peers: config.nodes, requestTimeoutMs: config.replication.requestTimeoutMs, clock }) : undefined;
+    config.replication.enabled ? copyClient({ libp2p: () => holder.network().libp2p, peers: config.nodes, requestTimeoutMs: config.replication.requestTimeoutMs, clock }) : undefined;
   if (options.onStartupComplete) startup.onComplete(options.onStartupComplete);
   return supervisorSpec({
     id: 'files',

@@ -4,8 +4,9 @@
 // more here, the last stop before leaving.
 //
 // The ADAMANT channel reuses the console's client (chat-send.ts: look up the recipient's key, encrypt, sign a
-// type-8 transaction, post it; node-client.ts: the node pool with the rpc-session machine's failover). DESIGN.md's
-// dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared this way.
+// type-8 transaction, post it; ordered-node-client.ts: the node pool with the rpc-session machine's failover).
+// DESIGN.md's dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared
+// this way.
 
 import { fromCallback } from 'xstate';
 import { scrubSecrets } from '../../src/logger.js';
@@ -15,7 +16,7 @@ import type { LineLogger } from '../../src/rates/log-level.js';
 import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
 import { sendChatMessage } from '../../src/console/chat-send.js';
 import { deadline, type Clock } from '../clock.js';
-import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/node-client.js';
+import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/ordered-node-client.js';
 import { refuseUnknownMessage } from '../ask.js';
 
 export type NotifierEvent = { type: 'notify.send'; level: NoticeLevel; message: string };

@@ -20,7 +20,7 @@ import type { HistoryStore } from '../../storage/rates/history.js';
 import { openMongoHistory } from '../../storage/rates/history.mongo.js';
 import { openSqliteHistory } from '../../storage/rates/history.sqlite.js';
 import { actorChild } from '../actor-child.js';
-import { fetchJsonClient } from '../http-json.js';
+import { fetchJsonClient } from '../../storage/rates/http-json.fetch.js';
 import type { Runtime } from '../runtime.js';
 import type { ChildSpec } from '../supervisor.js';
 import { supervisorSpec } from '../supervisor.js';

@@ -29,7 +29,7 @@ import { readSchemaStatus } from '../../storage/transfers/schema-status.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import { openPgClient, type PgSqlClient } from '../../storage/transfers/sql-client.pg.js';
 import { openPgliteClient } from '../../storage/transfers/sql-client.pglite.js';
-import { MIGRATE_ADVICE, MigrationInProgressError, schemaClient, schemaFailureKind, setUpSchema, type SchemaFailureKind, type SchemaSetupReport } from './schema-setup.js';
+import { MIGRATE_ADVICE, MigrationInProgressError, schemaClient, schemaFailureKind, setUpSchema, type SchemaFailureKind, type SchemaSetupReport } from '../../storage/transfers/schema-setup.js';
 import { ResourceHolder } from '../resource-holder.js';
 
 export interface OpenDatabase {

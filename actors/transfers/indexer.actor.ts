@@ -20,7 +20,7 @@ import { readCursor, recentBlocks, rewindTo, writeBlocks, type IndexedBlock } fr
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import type { Clock } from '../clock.js';
 import type { DatabaseHolder } from './database.actor.js';
-import type { EthRpcClient } from './eth-rpc.js';
+import type { EthRpcClient } from '../../storage/transfers/chain.eth-rpc.js';
 
 /** Blocks fetched (the client batches block and receipt requests, a few in flight) and written per transaction. */
 export const BATCH_BLOCKS = 50;

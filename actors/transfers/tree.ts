@@ -17,7 +17,7 @@ import { actorChild } from '../actor-child.js';
 import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
 import type { TransfersConfig } from '../../src/transfers/config.js';
 import { DatabaseHolder, databaseLogic } from './database.actor.js';
-import { EthRpcClient } from './eth-rpc.js';
+import { EthRpcClient } from '../../storage/transfers/chain.eth-rpc.js';
 import { TRANSFERS_DB_ID, TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from './api.js';
 import { indexerInput, indexerLogic } from './indexer.actor.js';
 import { SCHEMA_REFRESH_MS, schemaCacheLogic } from './schema-cache.actor.js';

@@ -5,9 +5,9 @@
 
 import pg from 'pg';
 import { createActor } from 'xstate';
-import { systemClock } from '../../actors/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { DatabaseHolder } from '../../actors/transfers/database.actor.js';
-import { EthRpcClient, type ReceiptsMode } from '../../actors/transfers/eth-rpc.js';
+import { EthRpcClient, type ReceiptsMode } from '../../storage/transfers/chain.eth-rpc.js';
 import { indexerInput, indexerLogic } from '../../actors/transfers/indexer.actor.js';
 import { INDEXER_VERSION, type IndexerSettings } from '../../src/transfers/config.js';
 import { migrate } from '../../storage/transfers/schema.js';

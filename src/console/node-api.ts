@@ -1,5 +1,5 @@
-// What the console's methods need of the ADAMANT node pool (actors/console/node-client.ts implements it over HTTP;
-// tests and the benchmark pass stubs).
+// What the console's methods need of the ADAMANT node pool (actors/console/ordered-node-client.ts implements it over
+// HTTP; tests and the benchmark pass stubs).
 
 import type { Cancellation } from '../cancellation.js';
 

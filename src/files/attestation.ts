@@ -1,7 +1,7 @@
 // Peer attestation decisions, pure (specs/files-node.md §2.3 rules 5-7; notes/files-node.md A.6 "Attestation
 // protocol", C24). The responder decides whether it vouches for an asker's round; the asker decides whether an
 // answer counts towards `membership.attestedPeers`. Who may ask (a peer in `nodes`) is decided where the remote
-// peer id is known, in actors/files/attestation.ts. Nothing here reads a clock: every time is a parameter.
+// peer id is known, in storage/files/attestation.libp2p.ts. Nothing here reads a clock: every time is a parameter.
 
 import { roundStart } from './health.js';
 import { parseAttestation, type AttestationMessage } from './wire.js';

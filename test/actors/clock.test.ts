@@ -42,11 +42,11 @@ test('clear() before the deadline: nothing fires later and the caller signal kee
 });
 
 /**
- * Runs `script` in a child process with `m` bound to actors/clock.js; resolves to its stdout and exit code, killing it
- * when it has not exited within `capMs`.
+ * Runs `script` in a child process with `m` bound to src/clock.js (deadline, systemClock); resolves to its stdout and
+ * exit code, killing it when it has not exited within `capMs`.
  */
 async function runChild(script: string, capMs: number): Promise<{ stdout: string; code: number | null; killed: boolean }> {
-  const module = new URL('../../actors/clock.js', import.meta.url).href;
+  const module = new URL('../../src/clock.js', import.meta.url).href;
   const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); ${script}`], { stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));

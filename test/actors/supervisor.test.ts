@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setup } from 'xstate';
 import { actorChild } from '../../actors/actor-child.js';
-import { systemClock } from '../../actors/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import {
   ChildStartError,

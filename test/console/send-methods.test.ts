@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { systemClock } from '../../actors/clock.js';
+import { systemClock } from '../../src/clock.js';
 import type { AdamantNodeClient } from '../../src/console/node-api.js';
 import { sendMethods } from '../../src/console/send-methods.js';
 import { keyPairFromPassphrase, verifyTransaction, type UnsignedTransaction } from '../../src/console/crypto.js';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { systemClock } from '../../actors/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { filesTree, type FilesTreeOptions } from '../../actors/files/tree.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import { Supervisor } from '../../actors/supervisor.js';

@@ -2,7 +2,7 @@
 // settings given as the original's environment variables, with the gateway on a free loopback port.
 // Importing this module does nothing.
 
-import { systemClock } from '../../actors/clock.js';
+import { systemClock } from '../../src/clock.js';
 import { createRuntime, type Runtime } from '../../actors/runtime.js';
 import { Supervisor } from '../../actors/supervisor.js';
 import { serviceChildren } from '../../src/compose.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createActor, SimulatedClock } from 'xstate';
-import { systemClock, type Clock } from '../../../actors/clock.js';
+import { systemClock, type Clock } from '../../../src/clock.js';
 import { diskLogic, type DiskClaim, type DiskProbe, type DiskSnapshot } from '../../../actors/files/disk.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import type { RegistryFigures } from '../../../actors/files/node.js';

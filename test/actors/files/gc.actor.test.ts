@@ -12,7 +12,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
-import { systemClock, type Clock } from '../../../actors/clock.js';
+import { systemClock, type Clock } from '../../../src/clock.js';
 import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { FileRecords } from '../../../actors/files/file-records.js';

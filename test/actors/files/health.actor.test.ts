@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createActor } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
+import { systemClock } from '../../../src/clock.js';
 import { HEALTH_CHECKPOINT_KEY, healthLogic, healthSettings, nodeIdentity, type HealthActorOptions } from '../../../actors/files/health.actor.js';
 import { NodeHolder, type PeerNetwork } from '../../../actors/files/node.js';
 import { StartupSignal } from '../../../actors/files/startup.js';

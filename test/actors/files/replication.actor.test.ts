@@ -1,7 +1,7 @@
 // The replication protocol between two real libp2p nodes on 127.0.0.1 (actors/files/replication.actor.ts and
-// copy-client.ts; specs/files-node.md §1.4, §8; notes/files-node.md A.9, C24, C25, C27): who may make a node
-// responsible for content, the cache fallback, the incoming-copy slot and the disk reserve, and the strict
-// upload's stage / commit / abort with its pin-intent marker.
+// storage/files/peer-copy.libp2p.ts; specs/files-node.md §1.4, §8; notes/files-node.md A.9, C24, C25, C27): who may
+// make a node responsible for content, the cache fallback, the incoming-copy slot and the disk reserve, and the
+// strict upload's stage / commit / abort with its pin-intent marker.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -12,10 +12,10 @@ import { after, before, describe, it } from 'node:test';
 import { multiaddr } from '@multiformats/multiaddr';
 import type { CID } from 'multiformats/cid';
 import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
-import { copyClient, type CopyClient } from '../../../actors/files/copy-client.js';
+import { systemClock } from '../../../src/clock.js';
+import { copyClient, type CopyClient } from '../../../storage/files/peer-copy.libp2p.js';
 import { hasRootPin, NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { askPeer, changeProtocols } from '../../../actors/files/protocol-stream.js';
+import { askPeer, changeProtocols } from '../../../storage/files/protocol-stream.libp2p.js';
 import { replicationResponderLogic, type ReplicationResponderOptions } from '../../../actors/files/replication.actor.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
@@ -46,7 +46,6 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
   let a: FilesNode;
   let b: FilesNode;
   let bAddress: string;
-  let aHolder: NodeHolder;
   let client: CopyClient;
   let responder: AnyActorRef | undefined;
 
@@ -82,9 +81,7 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     const bPort = await freePort();
     b = await startFilesNode({ storeDirectory: join(home, 'b'), listen: [`/ip4/127.0.0.1/tcp/${bPort}`], allow: [], holder: new NodeHolder(), logger: silent });
     bAddress = `/ip4/127.0.0.1/tcp/${bPort}/p2p/${b.peerId}`;
-    aHolder = new NodeHolder();
-    aHolder.set(a);
-    client = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: 10_000, clock: systemClock });
+    client = copyClient({ libp2p: () => a.libp2p, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: 10_000, clock: systemClock });
   });
 
   after(async () => {
@@ -211,7 +208,7 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     await respond({ claimDisk: hang.claimDisk });
     const cid = await contentOnA(10_000);
     const clock = new SimulatedClock();
-    const asker = copyClient({ holder: aHolder, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: SIMULATED_TIMEOUT, clock });
+    const asker = copyClient({ libp2p: () => a.libp2p, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: SIMULATED_TIMEOUT, clock });
     const request = watchPromise(asker.request(b.peerId, { op: 'accept', cid: cid.toString() }, NO_SIGNAL), 'the accept request');
     await waitFor(() => hang.claims() === 1, { what: "B's answer to reach the disk claim" });
     clock.increment(SIMULATED_TIMEOUT - 1);

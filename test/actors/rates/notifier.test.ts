@@ -8,7 +8,7 @@ import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { createActor, SimulatedClock } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
+import { systemClock } from '../../../src/clock.js';
 import { notifierLogic, WEBHOOK_TIMEOUT_MS } from '../../../actors/rates/notifier.actor.js';
 import { addressFromPublicKey, keyPairFromPassphrase } from '../../../src/console/crypto.js';
 import type { Logger } from '../../../src/logger.js';

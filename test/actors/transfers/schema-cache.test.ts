@@ -7,12 +7,12 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createActor } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
+import { systemClock } from '../../../src/clock.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { DatabaseHolder } from '../../../actors/transfers/database.actor.js';
 import { transfersApi, TRANSFERS_SCHEMA_ID } from '../../../actors/transfers/api.js';
 import { schemaCacheLogic } from '../../../actors/transfers/schema-cache.actor.js';
-import { setUpSchema } from '../../../actors/transfers/schema-setup.js';
+import { setUpSchema } from '../../../storage/transfers/schema-setup.js';
 import type { SchemaCacheContext } from '../../../machines/transfers/schema-cache.machine.js';
 import { INDEXER_VERSION } from '../../../src/transfers/config.js';
 import { anonymousReadInTransaction, type AnonymousRead } from '../../../storage/transfers/gateway-store.js';

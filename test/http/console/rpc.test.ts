@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { systemClock } from '../../../actors/clock.js';
+import { systemClock } from '../../../src/clock.js';
 import { consoleApi } from '../../../actors/console/api.js';
 import { consoleTree } from '../../../actors/console/tree.js';
 import { createRuntime } from '../../../actors/runtime.js';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { createActor, fromCallback, type EventObject } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
+import { systemClock } from '../../../src/clock.js';
 import { RATES_HISTORY_ID } from '../../../actors/rates/ids.js';
 import { createRuntime } from '../../../actors/runtime.js';
 import { ratesServer } from '../../../http/rates/rates.routes.js';

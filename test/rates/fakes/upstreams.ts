@@ -6,8 +6,8 @@
 
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { systemClock } from '../../../actors/clock.js';
-import { fetchJsonClient } from '../../../actors/http-json.js';
+import { systemClock } from '../../../src/clock.js';
+import { fetchJsonClient } from '../../../storage/rates/http-json.fetch.js';
 import type { HttpJsonClient, SourceContext } from '../../../src/rates/sources/source.js';
 import type { SourceName } from '../../../src/rates/types.js';
 
@@ -444,8 +444,8 @@ export interface RecordedCall {
 }
 
 /**
- * The service's own HttpJsonClient (actors/http-json.ts), so tests exercise the production transport and its
- * error contract (UpstreamTimeoutError, UpstreamRequestError). `maxTimeoutMs` shortens the connectors' 10–20 s
+ * The service's own HttpJsonClient (storage/rates/http-json.fetch.ts), so tests exercise the production transport and
+ * its error contract (UpstreamTimeoutError, UpstreamRequestError). `maxTimeoutMs` shortens the connectors' 10–20 s
  * timeouts so timeout tests stay fast; `calls` records what the connector asked for, before shortening.
  */
 export function createFetchJsonClient(options: { maxTimeoutMs?: number } = {}): HttpJsonClient & { readonly calls: RecordedCall[] } {

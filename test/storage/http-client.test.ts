@@ -1,4 +1,4 @@
-// actors/http-client.ts against real servers on 127.0.0.1: raw node:net / node:tls servers that write exact bytes
+// storage/http-client.ts against real servers on 127.0.0.1: raw node:net / node:tls servers that write exact bytes
 // (so the framing, the splits and the timing are ours), node:http and node:https servers, and a child process for
 // what keeps a process alive. Every failure must be an HttpExchangeError (or AbortedError) rejection whose `written`
 // tells whether the request reached the socket; nothing may throw synchronously, crash or leave a promise unsettled.
@@ -14,19 +14,19 @@ import { describe, test, type TestContext } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import tls from 'node:tls';
 import { SimulatedClock } from 'xstate';
-import { HttpClient, HttpExchangeError, MAX_HEAD_BYTES, type HttpAnswer, type HttpClientOptions } from '../../actors/http-client.js';
+import { HttpClient, HttpExchangeError, MAX_HEAD_BYTES, type HttpAnswer, type HttpClientOptions } from '../../storage/http-client.js';
 import { CancellationSource, type Cancellation } from '../../src/cancellation.js';
 import { AbortedError } from '../../src/errors.js';
 import { freePort, POLYFILL } from '../support/cli.js';
 import { prng } from '../support/random.js';
 import { waitFor, watchPromise } from '../support/wait.js';
 
-// This file runs as dist/test/actors/http-client.test.js; the certificate stays in the sources (test/support/tls/).
+// This file runs as dist/test/storage/http-client.test.js; the certificate stays in the sources (test/support/tls/).
 const TLS_DIR = new URL('../../../test/support/tls/', import.meta.url);
 const CERT = readFileSync(new URL('localhost.cert.pem', TLS_DIR), 'utf8');
 const KEY = readFileSync(new URL('localhost.key.pem', TLS_DIR), 'utf8');
 /** The built client, for the child process. */
-const CLIENT_MODULE = new URL('../../actors/http-client.js', import.meta.url).href;
+const CLIENT_MODULE = new URL('../../storage/http-client.js', import.meta.url).href;
 
 /** A cancellation that never fires. */
 const NEVER: Cancellation = new AbortController().signal;

@@ -1,22 +1,25 @@
 // `adm-infra transfers --migrate`: creates or upgrades the transfers schema and the anonymous role, then exits, so a
 // deployment whose long-running processes have no write rights (a gateway alone on a PostgREST authenticator login)
 // gets its schema from a one-off run with a login that may create tables. The same setup the indexer runs at startup
-// (schema-setup.ts), on the database the service's configuration names:
+// (storage/transfers/schema-setup.ts), on the database the service's configuration names:
 //
 //   PostgreSQL: DB_NAME, else PGRST_DB_URI (the indexer's login when both are set);
 //   embedded:   PGlite in DATA_DIR (stop the service using that folder first: PGlite is one process's database).
 //
 // Prints the report (from, to, applied, the anonymous role) and resolves 0, or prints the reason (cannot connect,
 // no rights, a schema newer than this build) and resolves 1.
+//
+// An entry file (test/layout.test.ts): a command of its own that src/main.ts runs instead of the services, so it
+// opens the transfers storage directly rather than through an actor.
 
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { INDEXER_VERSION, type TransfersConfig } from '../../src/transfers/config.js';
-import { readSchemaStatus } from '../../storage/transfers/schema-status.js';
-import { SCHEMA_VERSION, SchemaTooNewError } from '../../storage/transfers/schema.js';
-import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { openPgliteClient } from '../../storage/transfers/sql-client.pglite.js';
-import { describeConnection, schemaClient, schemaFailureKind, setUpSchema } from './schema-setup.js';
+import { INDEXER_VERSION, type TransfersConfig } from './transfers/config.js';
+import { readSchemaStatus } from '../storage/transfers/schema-status.js';
+import { SCHEMA_VERSION, SchemaTooNewError } from '../storage/transfers/schema.js';
+import type { SqlClient } from '../storage/transfers/sql-client.js';
+import { openPgliteClient } from '../storage/transfers/sql-client.pglite.js';
+import { describeConnection, schemaClient, schemaFailureKind, setUpSchema } from '../storage/transfers/schema-setup.js';
 
 export interface MigrateCommandOutput {
   /** The report (stdout). */

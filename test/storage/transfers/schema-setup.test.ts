@@ -1,9 +1,9 @@
-// What the schema setup's messages rest on (actors/transfers/schema-setup.ts): the kind of a failure (which decides
+// What the schema setup's messages rest on (storage/transfers/schema-setup.ts): the kind of a failure (which decides
 // the advice a gateway logs and `--migrate` prints) and a connection named without its password.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { describeConnection, schemaFailureKind } from '../../../actors/transfers/schema-setup.js';
+import { describeConnection, schemaFailureKind } from '../../../storage/transfers/schema-setup.js';
 import { SchemaTooNewError } from '../../../storage/transfers/schema.js';
 
 const withCode = (code: string, message = 'x') => Object.assign(new Error(message), { code });

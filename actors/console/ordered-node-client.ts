@@ -1,10 +1,11 @@
-// The console's HTTP client for ADAMANT nodes (spec B; notes C.3). Which node each request asks, and when it gives
-// up, is the rpc-session machine's decision (machines/console/rpc-session.machine.ts): GETs fail over across the
-// nodes in the health order, a POST moves on only when the failed node certainly never received it. This module
-// performs the attempts and classifies their failures for it.
+// The console's client for the pool of ADAMANT nodes (spec B; notes C.3). Which node each request asks, and when it
+// gives up, is the rpc-session machine's decision (machines/console/rpc-session.machine.ts): GETs fail over across
+// the nodes in the health order, a POST moves on only when the failed node certainly never received it. This module
+// runs the machine over the attempts; one attempt, and the classification of its failure, is
+// storage/console/adamant-node.http.ts.
 
 import { initialTransition, transition } from 'xstate';
-import { HttpClient, HttpExchangeError, type HttpAnswer } from '../http-client.js';
+import { askNode, NodeTransportError } from '../../storage/console/adamant-node.http.js';
 import { queryString } from '../../src/console/query.js';
 import type { Cancellation } from '../../src/cancellation.js';
 import type { AdamantNodeClient } from '../../src/console/node-api.js';
@@ -14,10 +15,6 @@ import { rpcSessionMachine, type RpcSessionSnapshot } from '../../machines/conso
 
 export { GET_ATTEMPTS } from '../../machines/console/rpc-session.machine.js';
 export const DEFAULT_NODE_TIMEOUT_MS = 10_000;
-/** A node's answer larger than this is refused (a chat history page is well below it). */
-export const MAX_NODE_RESPONSE_BYTES = 16 * 1024 * 1024;
-/** An unused connection to a node is closed after this: below the 5 s keep-alive of Node servers (ADAMANT nodes). */
-const IDLE_TIMEOUT_MS = 4_000;
 
 /** No node answered (every attempt failed at the transport or with a 5xx). */
 export class NodeUnavailableError extends Error {
@@ -43,41 +40,11 @@ export interface NodeClientOptions {
   readonly timeoutMs?: number;
 }
 
-class TransportError extends Error {
-  constructor(
-    message: string,
-    readonly neverSent: boolean,
-  ) {
-    super(message);
-  }
-}
-
-/**
- * One keep-alive client shared by every node client of the process (the health checks make a client per check).
- * Idle connections do not keep the process alive; the per-origin limit bounds what a burst of requests opens.
- */
-const HTTP = new HttpClient({ maxSockets: 128, idleTimeoutMs: IDLE_TIMEOUT_MS, maxResponseBytes: MAX_NODE_RESPONSE_BYTES });
-
 export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
 
-  const request = async (url: string, method: 'GET' | 'POST', body: string | undefined, signal: Cancellation): Promise<unknown> => {
-    let answer: HttpAnswer;
-    try {
-      answer = await HTTP.request(method, url, body, signal, timeoutMs);
-    } catch (error) {
-      throw error instanceof HttpExchangeError ? new TransportError(error.message, !error.written) : error;
-    }
-    const { status } = answer;
-    const text = answer.body.toString('utf8');
-    // ADAMANT nodes answer errors as JSON too (`{success:false, error}`) with 4xx; 5xx and non-JSON mean a sick node.
-    if (status >= 500) throw new TransportError(`HTTP ${status}`, false);
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new TransportError(`HTTP ${status} with a body that is not JSON`, false);
-    }
-  };
+  const request = (url: string, method: 'GET' | 'POST', body: string | undefined, signal: Cancellation): Promise<unknown> =>
+    askNode(url, method, body, signal, timeoutMs);
 
   const hostOf = (url: string) => {
     try {
@@ -107,7 +74,7 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
       try {
         return await attempt(node);
       } catch (error) {
-        if (!(error instanceof TransportError)) throw error;
+        if (!(error instanceof NodeTransportError)) throw error;
         options.onNodeFailure?.(node);
         [snapshot] = transition(rpcSessionMachine, snapshot, { type: 'node.failed', reason: `${hostOf(node)}: ${error.message}`, neverSent: error.neverSent });
       }

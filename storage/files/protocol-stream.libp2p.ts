@@ -5,7 +5,7 @@
 import type { Libp2p, Stream, StreamHandler } from '@libp2p/interface';
 import type { Multiaddr } from '@multiformats/multiaddr';
 import { encodeFrame, FrameDecoder, ProtocolMessageError } from '../../src/files/wire.js';
-import { deadline, type Clock } from '../clock.js';
+import { deadline, type Clock } from '../../src/clock.js';
 
 /** Reads exactly one frame; rejects on a violation, a stream closed before the frame ended, or the signal. */
 export function readFrame(stream: Stream, maxBytes: number, signal: AbortSignal): Promise<unknown> {

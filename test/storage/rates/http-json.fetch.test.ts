@@ -1,14 +1,14 @@
-// The production HttpJsonClient (actors/http-json.ts) against real sockets: each transport failure rejects with
-// the contract's class (src/rates/sources/source.ts), never with a message quoting the URL, and a connector
-// driven by it reports a timeout as a timeout.
+// The production HttpJsonClient (storage/rates/http-json.fetch.ts) against real sockets: each transport failure
+// rejects with the contract's class (src/rates/sources/source.ts), never with a message quoting the URL, and a
+// connector driven by it reports a timeout as a timeout.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SimulatedClock } from 'xstate';
-import { systemClock } from '../../../actors/clock.js';
-import { fetchJsonClient, MAX_UPSTREAM_BODY_BYTES } from '../../../actors/http-json.js';
+import { systemClock } from '../../../src/clock.js';
+import { fetchJsonClient, MAX_UPSTREAM_BODY_BYTES } from '../../../storage/rates/http-json.fetch.js';
 import { createCoinLoreConnector } from '../../../src/rates/sources/coinlore.source.js';
 import {
   SourceFetchError,
@@ -18,7 +18,7 @@ import {
   type SourceContext,
 } from '../../../src/rates/sources/source.js';
 import { watchPromise, waitFor } from '../../support/wait.js';
-import { startFakeUpstreams } from '../fakes/upstreams.js';
+import { startFakeUpstreams } from '../../rates/fakes/upstreams.js';
 
 const KEY = 'very-secret-api-key-000';
 

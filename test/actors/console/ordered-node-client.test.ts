@@ -1,12 +1,14 @@
-// The console's node client (actors/console/node-client.ts) against real HTTP servers on loopback: GETs fail over,
-// a POST is repeated on another node only when the first certainly never received it.
+// The console's node client (actors/console/ordered-node-client.ts over storage/console/adamant-node.http.ts)
+// against real HTTP servers on loopback: GETs fail over, a POST is repeated on another node only when the first
+// certainly never received it.
 
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
-import { MAX_NODE_RESPONSE_BYTES, nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/node-client.js';
-import { onAbort } from '../../../actors/http-client.js';
+import { nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/ordered-node-client.js';
+import { MAX_NODE_RESPONSE_BYTES } from '../../../storage/console/adamant-node.http.js';
+import { onAbort } from '../../../storage/http-client.js';
 import { AbortedError } from '../../../src/errors.js';
 import { freePort } from '../../support/cli.js';
 

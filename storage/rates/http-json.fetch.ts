@@ -3,13 +3,13 @@
 // thrown as the contract's classes (UpstreamTimeoutError, UpstreamRequestError), so connectors classify by class, not
 // text.
 
-import { deadline, type Clock, type Deadline } from './clock.js';
+import { deadline, type Clock, type Deadline } from '../../src/clock.js';
 import {
   UpstreamRequestError,
   UpstreamTimeoutError,
   type HttpJsonClient,
   type HttpJsonResponse,
-} from '../src/rates/sources/source.js';
+} from '../../src/rates/sources/source.js';
 
 /** Upstream bodies are JSON lists of coins and prices; the largest (CoinPaprika's /v1/coins) is a few MiB. */
 export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;

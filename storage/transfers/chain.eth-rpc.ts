@@ -11,7 +11,7 @@
 // Requests carry no credentials in error messages: a node URL often embeds an API key, so errors name only the host.
 
 import { AbortedError } from '../../src/errors.js';
-import { deadline, type Clock, type Deadline } from '../clock.js';
+import { deadline, type Clock, type Deadline } from '../../src/clock.js';
 import { MissingReceiptError, isTransfer, type RpcBlock, type RpcBlockHeader, type RpcReceipt } from '../../src/transfers/rows.js';
 
 /** A node that has not answered one HTTP request in this long is treated as unavailable (the machine retries). */

@@ -3,6 +3,7 @@
 // connection to the same peer). Every call is bounded by `replication.requestTimeoutMs` on the runtime's clock and by
 // the caller's signal; a peer's refusal text never leaves this module (spec §2.1: no peer error text in reports).
 
+import type { Libp2p } from '@libp2p/interface';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { CopyOutcome } from '../../src/files/placement.js';
 import {
@@ -12,9 +13,8 @@ import {
   type ReplicationRequest,
   type ReplicationResponse,
 } from '../../src/files/wire.js';
-import { deadline, type Clock } from '../clock.js';
-import { askPeer } from './protocol-stream.js';
-import type { NodeHolder } from './node.js';
+import { deadline, type Clock } from '../../src/clock.js';
+import { askPeer } from './protocol-stream.libp2p.js';
 
 export interface CopyClient {
   /** One request to one configured peer; rejects on a dial, stream or protocol failure or the deadline. */
@@ -38,7 +38,11 @@ export interface CopyClient {
 export type ProbeAnswer = 'held' | 'missing' | 'unknown';
 
 export interface CopyClientOptions {
-  readonly holder: NodeHolder;
+  /**
+   * The running node's libp2p, read per request. The files tree reads it through the node holder's network face,
+   * which throws while no node runs: that request then fails as a dial would.
+   */
+  readonly libp2p: () => Libp2p;
   /** Configured peers by id (their `/p2p/` multiaddrs). */
   readonly peers: ReadonlyArray<{ readonly peerId: string; readonly multiAddr: string }>;
   readonly requestTimeoutMs: number;
@@ -59,7 +63,7 @@ export function copyClient(options: CopyClientOptions): CopyClient {
     if (!target) throw new UnknownPeerError('not a configured peer');
     const bound = deadline(options.clock, options.requestTimeoutMs, signal);
     try {
-      const raw = await askPeer(options.holder.get().libp2p, target, REPLICATION_PROTOCOL, message, REPLICATION_MAX_FRAME_BYTES, bound.signal);
+      const raw = await askPeer(options.libp2p(), target, REPLICATION_PROTOCOL, message, REPLICATION_MAX_FRAME_BYTES, bound.signal);
       return parseReplicationResponse(raw, message);
     } finally {
       bound.clear();

@@ -16,7 +16,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { AbortedError } from '../src/errors.js';
-import { systemClock, type Clock } from './clock.js';
+import { systemClock, type Clock } from '../src/clock.js';
 import type { Cancellation } from '../src/cancellation.js';
 
 /** The largest answer head accepted (status line and headers). */

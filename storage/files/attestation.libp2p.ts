@@ -10,8 +10,8 @@ import { answerAttestation, isValidAttestation } from '../../src/files/attestati
 import type { FilesConfig } from '../../src/files/config.js';
 import { HEALTH_MAX_FRAME_BYTES, HEALTH_PROTOCOL, parseAttestation, type AttestationMessage } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
-import { deadline, type Clock } from '../clock.js';
-import { askPeer, changeProtocols, frameHandler } from './protocol-stream.js';
+import { deadline, type Clock } from '../../src/clock.js';
+import { askPeer, changeProtocols, frameHandler } from './protocol-stream.libp2p.js';
 
 /**
  * Health streams per connection and direction: one ask per round and peer, so a few cover an overlap across a

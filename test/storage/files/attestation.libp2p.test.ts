@@ -1,5 +1,5 @@
 // The health attestation protocol `/adamant/health/1.0.0` between real libp2p nodes on 127.0.0.1
-// (actors/files/attestation.ts; specs/files-node.md §2.3 rules 5-7; notes/files-node.md A.6 "Attestation
+// (storage/files/attestation.libp2p.ts; specs/files-node.md §2.3 rules 5-7; notes/files-node.md A.6 "Attestation
 // protocol", C24), and `files.health` counting it.
 //
 // Peer ids come from a first boot of each store (the identity is kept in the store), and libp2p listens on ports
@@ -17,17 +17,17 @@ import { generateKeyPair } from '@libp2p/crypto/keys';
 import { peerIdFromPrivateKey } from '@libp2p/peer-id';
 import { multiaddr } from '@multiformats/multiaddr';
 import { createActor, SimulatedClock } from 'xstate';
-import { systemClock, type Clock } from '../../../actors/clock.js';
+import { systemClock, type Clock } from '../../../src/clock.js';
 import {
   attestRound,
   registerAttestationResponder,
   unregisterAttestationResponder,
   type AttestationPeer,
   type ResponderOptions,
-} from '../../../actors/files/attestation.js';
+} from '../../../storage/files/attestation.libp2p.js';
 import { healthLogic } from '../../../actors/files/health.actor.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { askPeer, readFrame } from '../../../actors/files/protocol-stream.js';
+import { askPeer, readFrame } from '../../../storage/files/protocol-stream.libp2p.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { membershipVersion, roundStart, type HealthObject, type HealthSettings } from '../../../src/files/health.js';

@@ -1,12 +1,13 @@
 // Setting up the transfers schema (storage/transfers/schema.ts: the versioned migrations, then the anonymous role) as
 // the process that owns it does: the database actor when the indexer or the embedded database runs here, a gateway
-// alone whose login can (database.actor.ts), and `adm-infra transfers --migrate` (migrate-command.ts). Also what
-// their messages share: which kind of failure it was, and what an operator runs about it.
+// alone whose login can (actors/transfers/database.actor.ts), and `adm-infra transfers --migrate`
+// (src/transfers-migrate.ts). Also what their messages share: which kind of failure it was, and what an operator
+// runs about it.
 
 import type { PgConnection } from '../../src/transfers/config.js';
-import { ensureAnonRole, migrate, type AnonRoleReport, type MigrateOptions, type MigrationReport } from '../../storage/transfers/schema.js';
-import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import { openPgClient } from '../../storage/transfers/sql-client.pg.js';
+import { ensureAnonRole, migrate, type AnonRoleReport, type MigrateOptions, type MigrationReport } from './schema.js';
+import type { SqlClient } from './sql-client.js';
+import { openPgClient } from './sql-client.pg.js';
 
 export interface SchemaSetupReport {
   readonly migration: MigrationReport;
