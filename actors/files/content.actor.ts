@@ -109,6 +109,10 @@ export type ContentEvent =
   | { type: 'pins.isPinned'; cid: CID; reply: Reply<boolean> };
 
 export interface ContentOptions {
+  /**
+   * The running node: an upload, a download or a lifecycle change reads it once and uses that node's blocks, pins,
+   * records and network throughout, so one operation never spans two lives of a restarted runtime.
+   */
   readonly holder: NodeHolder;
   readonly clock: Clock;
   /**

@@ -20,7 +20,7 @@ import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
-import type { RootPins } from './root-pins.js';
+import type { RootPins } from '../../storage/files/root-pins.js';
 
 /** Rounds of "decide, perform, find the record changed": past this the record that stands is left as it is. */
 const MAX_ROUNDS = 4;

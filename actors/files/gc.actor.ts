@@ -87,6 +87,11 @@ export interface GcActorSettings {
 }
 
 export interface GcOptions {
+  /**
+   * The running node: each step of a run reads it once and works on that node's blocks, pins and records throughout
+   * (the collector is the one actor that needs all of them together), so a step never spans two lives of a
+   * restarted runtime.
+   */
   readonly holder: NodeHolder;
   readonly clock: Clock;
   readonly lease: ExclusiveLease;

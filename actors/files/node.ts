@@ -11,7 +11,7 @@ import type { FileRegistry } from '../../storage/files/registry.js';
 import type { Logger } from '../../src/logger.js';
 import { ResourceHolder } from '../resource-holder.js';
 import type { FileRecords } from './file-records.js';
-import type { RootPins } from './root-pins.js';
+import type { RootPins } from '../../storage/files/root-pins.js';
 
 export interface FilesNode {
   readonly helia: Helia<Libp2p>;

@@ -49,7 +49,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
-import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import { hasRootPin, noteHolders, type ActorStateStore, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -92,7 +92,13 @@ export function repairSettings(config: FilesConfig): RepairSettings {
 }
 
 export interface RepairOptions {
+  /**
+   * The running node. A repair batch reads it once and works on that node's records, pins and acknowledgements
+   * throughout, so one batch never spans two lives of a restarted runtime.
+   */
   readonly holder: NodeHolder;
+  /** Where the cursor and cycle evidence persist (the registry's state table). */
+  readonly state: ActorStateStore;
   readonly clock: Clock;
   readonly status: RepairStatusBoard;
   /** The startup cycle and the schedule start only after the walk (spec §9.6). */
@@ -117,11 +123,11 @@ class RepairStoppedError extends Error {
 }
 
 export function repairLogic(options: RepairOptions) {
-  const { holder, clock, status, settings, logger } = options;
+  const { holder, state: stateStore, clock, status, settings, logger } = options;
 
   const restore = (): RepairState => {
     try {
-      const { state, discarded } = restoreRepairState(holder.get().registry.getState(REPAIR_STATE_KEY), settings.policyVersion);
+      const { state, discarded } = restoreRepairState(stateStore.get(REPAIR_STATE_KEY), settings.policyVersion);
       if (discarded === 'policy') logger.info('repair evidence reset: the node list or the placement policy changed; a new cycle starts from the first file');
       else if (discarded === 'format') logger.warn('repair evidence reset: the stored repair state is not readable; a new cycle starts from the first file');
       return state;
@@ -191,7 +197,7 @@ export function repairLogic(options: RepairOptions) {
       actions: {
         persistState: (_, params: { state: RepairState }) => {
           try {
-            holder.get().registry.setState(REPAIR_STATE_KEY, params.state);
+            stateStore.set(REPAIR_STATE_KEY, params.state);
           } catch (error) {
             // The evidence in memory stays right; a restart would only redo the batches since the last write.
             logger.warn({ err: error }, 'repair state could not be stored');

@@ -47,6 +47,7 @@ const COPY_FETCH_CONCURRENCY = 16;
 const STAGE_TTL_FACTOR = 4;
 
 export interface ReplicationResponderOptions {
+  /** The running node, read once per copy request (its pins, blocks and records serve that whole request). */
   readonly holder: NodeHolder;
   /** Peer ids of the configured `nodes`: the peers that may make this node responsible for content. */
   readonly members: readonly string[];

@@ -22,7 +22,7 @@ import { openNodeStore } from '../../storage/files/node-store.js';
 import { openSqliteRegistry } from '../../storage/files/registry.sqlite.js';
 import { FileRecords } from './file-records.js';
 import type { FilesNode, NodeHolder } from './node.js';
-import { heliaRootPins } from './root-pins.js';
+import { heliaRootPins } from '../../storage/files/root-pins.helia.js';
 
 export interface RuntimeOptions {
   /** `<home>/<storeFolder>`. */

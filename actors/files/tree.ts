@@ -174,6 +174,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           logic: (runtime) =>
             repairLogic({
               holder,
+              state: holder.actorState,
               clock: runtime.clock,
               status: repairStatus,
               startup,

@@ -12,7 +12,7 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { FileRecords } from '../../../actors/files/file-records.js';
-import type { RootPins } from '../../../actors/files/root-pins.js';
+import type { RootPins } from '../../../storage/files/root-pins.js';
 import { confirmedRecord, newUploadRecord } from '../../../src/files/lifecycle.js';
 import type { FileEvent, FileRecord } from '../../../src/files/types.js';
 import { openSqliteRegistry } from '../../../storage/files/registry.sqlite.js';

@@ -17,7 +17,7 @@ import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.l
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { drain } from '../../../actors/files/root-pins.js';
+import { drain } from '../../../storage/files/root-pins.helia.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import type { GcReport, GcSettings } from '../../../src/files/gc.js';

@@ -17,7 +17,7 @@ import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { FileRecords } from '../../../actors/files/file-records.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { heliaRootPins } from '../../../actors/files/root-pins.js';
+import { heliaRootPins } from '../../../storage/files/root-pins.helia.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { RunInProgressError } from '../../../src/files/errors.js';
 import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
