@@ -181,8 +181,11 @@ function methodName(lower: string): string {
 interface AnswerState {
   /** True once the client went away: `res` must not be touched any more. */
   readonly aborted: boolean;
-  /** Attaches `onAborted` (needed whenever an answer outlives the route callback); idempotent. */
-  attachAbortHandler(): void;
+  /**
+   * The answer goes on after the route callback returns (a large body under backpressure), so uWS needs onAborted;
+   * an answer that already outlived the callback has it.
+   */
+  answerOutlivesCallback(): void;
 }
 
 /**
@@ -289,7 +292,7 @@ class ListenerCore {
       return;
     }
     const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
-    state.attachAbortHandler();
+    state.answerOutlivesCallback();
     // Large body: stream with backpressure instead of buffering it all in uWS.
     const startOffset = res.getWriteOffset();
     const [ok, done] = res.tryEnd(body, body.length);
@@ -300,6 +303,41 @@ class ListenerCore {
       return retryOk;
     });
   }
+}
+
+/**
+ * Where one request is in its life (Exchange's one piece of state besides its data). Each change is one method:
+ *
+ *   callback ─ #answerInCallback ───────────────────────────────────────────────► done
+ *   callback ─ #outlive ─► reading ─ #bodyArrived ─► handling ─ #answer ─► answering ─ #finish ─► done
+ *                 └─────────────────────────────────────┘ (no body to collect first: a stream body, or none)
+ *   reading ─ #answer ─► answering                          (a body refused, cut or cancelled before it arrived)
+ *   any phase, once onAborted is attached ─ #clientGone ─► aborted, which #finish keeps
+ *
+ * The phase alone answers what the writers and body readers ask: is uWS corked (callback), is onAborted attached (every
+ * phase after callback; inside it, only once a large body needs it: answerOutlivesCallback), may a body reader still
+ * pause or resume `res` (reading, handling), is the client gone (aborted). done → aborted is real: a large body is
+ * counted done once handed to uWS, and the client may still go away while uWS sends it under backpressure (its
+ * onWritable then stops). A server closing is not a phase: it cancels the handler's signal (#abortReason), and the
+ * answer the handler then gives is written as usual. The phase is a field, not an object per phase, so that a
+ * synchronous answer still allocates nothing but the Exchange (see the top of this file).
+ *
+ *   callback   inside the engine's route callback: `req` is valid, uWS is corked, no onAborted yet
+ *   reading    outlived the callback; the route's whole body is being collected, the handler has not run
+ *   handling   outlived the callback; the handler is working (a streamed body may still be arriving)
+ *   answering  the reply is being written after the callback (inside `cork`, or streamed)
+ *   done       answered and counted
+ *   aborted    the client went away: `res` must never be touched again
+ */
+type Phase = 'callback' | 'reading' | 'handling' | 'answering' | 'done' | 'aborted';
+
+/** A body route's reading of its body: its deadlines, and how to let go of it. */
+interface BodyReading {
+  readonly watch: BodyWatch;
+  /** Fails a body still being collected (a disconnect, the server closing) without an AbortSignal made for it. */
+  readonly cancel?: (reason: Error) => void;
+  /** Un-pauses the socket of a streamed body. */
+  readonly release?: () => void;
 }
 
 /**
@@ -326,33 +364,26 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   readonly #core: ListenerCore;
   readonly #route: Route;
   readonly #res: EdgeResponse;
-  /** Dropped once what the handler may read of it was copied (the answer outlives the callback). */
-  #req: EdgeRequest | undefined;
-  #headers: Record<string, string> | undefined = undefined;
-  #remoteAddress: string | undefined = undefined;
   readonly #cors: HeaderList;
   readonly #started: number;
+  #phase: Phase = 'callback';
+  /** Valid only in the callback phase; dropped when the answer outlives it, once what the handler may read is copied. */
+  #req: EdgeRequest | undefined;
+  /** The reply's status, for the totals and the request log. */
+  #status = 0;
+  /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
+  #abortReason: Error | undefined = undefined;
+  /** Set for routes that read a body. */
+  #bodyReading: BodyReading | undefined = undefined;
+  /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
+  #wakeStream: (() => void) | undefined = undefined;
+  /** Copied on first read (most handlers never read them). */
+  #headers: Record<string, string> | undefined = undefined;
+  #remoteAddress: string | undefined = undefined;
   /** Made only when the handler reads `signal`: most answers are synchronous and never need it. */
   #controller: AbortController | undefined = undefined;
   /** The same for `cancellation`. */
   #cancellation: CancellationSource | undefined = undefined;
-  /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
-  #abortReason: Error | undefined = undefined;
-  /** The client went away: `res` must not be touched any more. */
-  #aborted = false;
-  #abortHandlerAttached = false;
-  /** Answered within the route callback (uWS is corked there). */
-  #synchronous = false;
-  #responded = false;
-  #status = 0;
-  /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
-  #wakeStream: (() => void) | undefined = undefined;
-  /** Set when the route streams its body: un-pauses the socket before the response is written. */
-  #releaseBody: (() => void) | undefined = undefined;
-  /** The body's deadlines and progress, for routes that read a body. */
-  #watch: BodyWatch | undefined = undefined;
-  /** Fails a body still being collected when the request is cancelled (no AbortSignal made just for that). */
-  #bodyCancelled: ((reason: Error) => void) | undefined = undefined;
 
   constructor(core: ListenerCore, route: Route, res: EdgeResponse, req: EdgeRequest) {
     this.#core = core;
@@ -388,7 +419,7 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   /** Read from `res` on first use (few routes need it); '' once the answer is written or the client is gone. */
   get remoteAddress(): string {
     if (this.#remoteAddress === undefined) {
-      if (this.#aborted || this.#responded) return '';
+      if (this.#answeredOrGone) return '';
       this.#remoteAddress = Buffer.from(this.#res.getRemoteAddressAsText()).toString();
     }
     return this.#remoteAddress;
@@ -408,30 +439,23 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   }
 
   get aborted(): boolean {
-    return this.#aborted;
+    return this.#phase === 'aborted';
   }
 
-  attachAbortHandler(): void {
-    if (this.#abortHandlerAttached) return;
-    this.#abortHandlerAttached = true;
-    // uWS aborts the process if a handler returns before the response is finished without an abort handler.
-    this.#res.onAborted(() => {
-      this.#aborted = true;
-      this.#abortWith(new AbortedError('client disconnected'));
-      this.#wakeStream?.();
-    });
+  /** `res` is answered or gone: a body reader must not pause or resume it, and the peer address is no longer read. */
+  get #answeredOrGone(): boolean {
+    const phase = this.#phase;
+    return phase === 'answering' || phase === 'done' || phase === 'aborted';
+  }
+
+  answerOutlivesCallback(): void {
+    // An answer that outlived the callback has onAborted already (#outlive).
+    if (this.#phase === 'callback') this.#watchForAbort();
   }
 
   /** The server is closing: the handler's signal aborts with `reason` (now, or when the handler first reads it). */
   cancel(reason: Error): void {
     this.#abortWith(reason);
-  }
-
-  #abortWith(reason: Error): void {
-    this.#abortReason ??= reason;
-    this.#controller?.abort(this.#abortReason);
-    this.#cancellation?.cancel(this.#abortReason);
-    this.#bodyCancelled?.(this.#abortReason);
   }
 
   /** Answers the request; called within the engine's route callback. */
@@ -447,47 +471,71 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     }
     if (!(result instanceof Promise) && !result.stream) {
       // The fast path: answered right here, nothing outlives the callback.
-      this.#synchronous = true;
-      this.#respond(result);
-      this.#finish();
+      this.#answerInCallback(result);
       return;
     }
-    this.#outlive();
+    this.#outlive('handling');
     void this.#answerLater(result);
   }
 
-  /** The answer outlives the route callback: copy what is left of `req`, attach onAborted, count it in flight. */
-  #outlive(): void {
+  /** callback → reading | handling: copy what is left of `req`, attach onAborted, count it in flight. */
+  #outlive(next: 'reading' | 'handling'): void {
     void this.headers;
     this.#req = undefined;
-    this.attachAbortHandler();
+    this.#phase = next;
+    this.#watchForAbort();
     this.#core.inFlight.add(this);
   }
 
+  #watchForAbort(): void {
+    // uWS aborts the process if a handler returns before the response is finished without an abort handler.
+    this.#res.onAborted(() => this.#clientGone());
+  }
+
+  /** Any phase → aborted. */
+  #clientGone(): void {
+    this.#phase = 'aborted';
+    this.#abortWith(new AbortedError('client disconnected'));
+    this.#wakeStream?.();
+  }
+
+  #abortWith(reason: Error): void {
+    this.#abortReason ??= reason;
+    this.#controller?.abort(this.#abortReason);
+    this.#cancellation?.cancel(this.#abortReason);
+    // A body already collected ignores this.
+    this.#bodyReading?.cancel?.(this.#abortReason);
+  }
+
   #runWithBody(bodyOptions: NonNullable<RouteOptions['body']>): void {
-    // uWS delivers body chunks only to an onData attached before this callback returns.
-    this.#outlive();
-    const res = this.#res;
     const { handler, options } = this.#route;
-    const finished = () => this.#aborted || this.#responded;
-    const watch = (this.#watch = new BodyWatch(this.#core.bodyWatches, res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished));
+    // uWS delivers body chunks only to an onData attached before this callback returns.
+    this.#outlive(options.body ? 'reading' : 'handling');
+    const res = this.#res;
+    const finished = () => this.#answeredOrGone;
+    const watch = new BodyWatch(this.#core.bodyWatches, res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished);
     let result: Promise<HttpReply>;
     if (options.body) {
       const collecting = collectBody(res, this.headers, options.body.maxBytes, watch);
-      this.#bodyCancelled = collecting.cancel;
+      this.#bodyReading = { watch, cancel: collecting.cancel };
       if (this.#abortReason) collecting.cancel(this.#abortReason);
       result = collecting.body.then((body) => {
-        this.#bodyCancelled = undefined;
-        this.body = body;
+        this.#bodyArrived(body);
         return handler(this, this);
       });
     } else {
       const body = streamBody(res, bodyOptions.maxBytes, this.signal, finished, watch);
-      this.#releaseBody = body.release;
+      this.#bodyReading = { watch, release: body.release };
       this.bodyStream = body.stream;
       result = Promise.resolve().then(() => handler(this, this));
     }
     void this.#answerLater(result);
+  }
+
+  /** reading → handling: the whole body is here and the handler runs next (a client already gone stays aborted). */
+  #bodyArrived(body: Buffer): void {
+    if (this.#phase === 'reading') this.#phase = 'handling';
+    this.body = body;
   }
 
   async #answerLater(result: HttpReply | Promise<HttpReply>): Promise<void> {
@@ -498,42 +546,57 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
       } catch (error) {
         reply = this.#failed(error);
       }
-      const streaming = this.#respond(reply);
+      const streaming = this.#answer(reply);
       if (streaming) await streaming;
     } catch (error) {
       this.#core.options.logger.error({ listener: this.#core.options.name, route: this.#route.pattern, err: error }, 'writing the response failed');
     } finally {
-      this.#watch?.stop();
+      this.#bodyReading?.watch.stop();
       this.#finish();
       this.#core.settled(this);
     }
   }
 
-  #respond(reply: HttpReply): Promise<void> | undefined {
-    observe(this.#route.metrics, reply.status, performance.now() - this.#started);
-    this.#status = reply.status;
-    if (this.#aborted) return undefined;
+  /** callback → done: written at once, as uWS is corked inside the route callback. */
+  #answerInCallback(reply: HttpReply): void {
+    this.#count(reply);
+    this.#core.write(this.#res, reply, this, 'keep', this.#cors);
+    this.#finish();
+  }
+
+  /**
+   * reading | handling → answering: the reply is written inside `cork` (after an await nothing is corked) or
+   * streamed; resolves when a streamed reply is done. Nothing is written once the client is gone.
+   */
+  #answer(reply: HttpReply): Promise<void> | undefined {
+    this.#count(reply);
+    if (this.#phase === 'aborted') return undefined;
+    const reading = this.#bodyReading;
     // A socket left paused would never read the next request of this keep-alive connection (or, after an early
     // refusal, never read the rest of the body the client is still sending).
-    this.#releaseBody?.();
-    this.#responded = true;
+    reading?.release?.();
+    this.#phase = 'answering';
     const core = this.#core;
     const res = this.#res;
     if (reply.stream) {
       const whenAborted = new Promise<void>((resolve) => (this.#wakeStream = resolve));
       return core.stream(res, reply, reply.stream, this, whenAborted, this.#cors);
     }
-    const ending = this.#watch ? this.#watch.ending() : 'keep';
-    // Inside the route callback uWS is already corked; after an await it is not.
-    if (this.#synchronous) core.write(res, reply, this, ending, this.#cors);
-    else res.cork(() => core.write(res, reply, this, ending, this.#cors));
+    const ending = reading ? reading.watch.ending() : 'keep';
+    res.cork(() => core.write(res, reply, this, ending, this.#cors));
     return undefined;
+  }
+
+  /** The reply counts in the route's metrics whether or not anybody reads it. */
+  #count(reply: HttpReply): void {
+    observe(this.#route.metrics, reply.status, performance.now() - this.#started);
+    this.#status = reply.status;
   }
 
   #failed(error: unknown): HttpReply {
     const { options } = this.#core;
     // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
-    if (this.#aborted || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
+    if (this.#phase === 'aborted' || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
     if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
       options.logger.debug({ listener: options.name, route: this.#route.pattern, err: error }, 'handler error');
     }
@@ -546,11 +609,13 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     }
   }
 
-  /** The answer is complete (or abandoned): totals and the request log. */
+  /** → done, or stays aborted: the answer is complete (or abandoned); totals and the request log. */
   #finish(): void {
     const { totals, options } = this.#core;
-    totals.finished(this.#status, this.#aborted, performance.now() - this.#started);
-    if (options.logRequests) options.logger.info({ method: this.method, route: this.#route.pattern, status: this.#aborted ? 'aborted' : this.#status }, 'request');
+    const aborted = this.#phase === 'aborted';
+    if (!aborted) this.#phase = 'done';
+    totals.finished(this.#status, aborted, performance.now() - this.#started);
+    if (options.logRequests) options.logger.info({ method: this.method, route: this.#route.pattern, status: aborted ? 'aborted' : this.#status }, 'request');
   }
 }
 
