@@ -10,7 +10,7 @@ import { Router } from './router.js';
 export interface NodeEngineOptions {
   /**
    * A request's headers must arrive within this (slowloris on headers; Node's own default 60 s). Bodies are bounded
-   * by the edge's body deadlines (http/server.ts BodyDeadlines), so Node's whole-request timeout is off and cannot cut
+   * by the edge's body deadlines (http/body.ts BodyDeadlines), so Node's whole-request timeout is off and cannot cut
    * a slow upload the edge still allows.
    */
   readonly headersTimeoutMs?: number;

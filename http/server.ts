@@ -3,8 +3,8 @@
 // in one place (the node engine honours the same surface): request data is copied before the callback returns with an
 // answer pending, `onAborted` is attached synchronously whenever the answer outlives the callback, writes after an
 // await happen inside `res.cork()`, nothing touches `res` after an abort, large bodies go out with tryEnd/onWritable
-// backpressure, and request bodies are bounded before and while they are read. Handlers are plain (async) functions
-// from a copied request to a reply.
+// backpressure, and request bodies are bounded before and while they are read (http/body.ts). Handlers are plain
+// (async) functions from a copied request to a reply.
 //
 // The per-request path is lean on purpose (issue "Rates: fast as the edge allows"): a synchronous answer allocates
 // the Exchange and the strings copied from `req`, and nothing else of the edge's own (~0.2 KB). The request and
@@ -14,7 +14,7 @@
 // the callback.
 
 import { STATUS_CODES } from 'node:http';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { resolveEngine, type EdgeRequest, type EdgeResponse, type Engine, type EngineMethod, type EngineName } from './engine.js';
 import { NodeEngine, type NodeEngineOptions } from './engine.node.js';
 import { UwsEngine } from './engine.uws.js';
@@ -23,6 +23,17 @@ import { AbortedError } from '../src/errors.js';
 import { CancellationSource, type Cancellation } from '../src/cancellation.js';
 import type { CorsPolicy, HeaderList } from './cors.js';
 import { HttpMetrics, ListenerTotals, observe, type RouteMetrics } from './metrics.js';
+import {
+  BodyWatch,
+  BodyWatchTicker,
+  collectBody,
+  DEFAULT_BODY_DEADLINES,
+  PayloadTooLargeError,
+  RequestTimeoutError,
+  streamBody,
+  type BodyDeadlines,
+  type ConnectionEnding,
+} from './body.js';
 
 export interface HttpRequest {
   readonly method: string;
@@ -73,30 +84,6 @@ export interface RouteOptions {
   readonly stream?: { readonly maxBytes: number; readonly deadlines?: BodyDeadlines };
 }
 
-/**
- * How long a request body may take to arrive. These are the edge's own deadlines, not uWS's: uWS re-arms its fixed
- * 10 s idle timer only per 160 KB received, so a body slower than ~16 KB/s (a phone on a poor network) would be
- * reset with no answer. A body that misses one fails with RequestTimeoutError (408) and its connection is closed.
- */
-export interface BodyDeadlines {
-  /** No byte for this long. */
-  readonly idleMs: number;
-  /** The whole body, counted from the request's start (Node's own `requestTimeout` is 300 s, the original's server). */
-  readonly totalMs: number;
-  /** Protection against trickled bodies: fewer than `floorBytes` in a `floorWindowMs` window is cut. */
-  readonly floorBytes: number;
-  readonly floorWindowMs: number;
-}
-
-export const DEFAULT_BODY_DEADLINES: BodyDeadlines = { idleMs: 30_000, totalMs: 300_000, floorBytes: 1024, floorWindowMs: 20_000 };
-
-/** A request body missed one of its deadlines (BodyDeadlines): the answer is 408 and the connection is closed. */
-export class RequestTimeoutError extends Error {
-  override readonly name = 'RequestTimeoutError';
-  constructor(readonly deadline: 'idle' | 'total' | 'floor') {
-    super(`request body ${deadline === 'floor' ? 'arrived too slowly' : deadline === 'idle' ? 'stalled' : 'took too long'}`);
-  }
-}
 
 export interface HttpServerOptions {
   /** Names the listener in logs and metrics (e.g. `rates`, `admin`). */
@@ -128,13 +115,6 @@ export interface HttpServerOptions {
   readonly nodeEngine?: NodeEngineOptions;
 }
 
-/** The request body was larger than the route allows (DESIGN.md: bounded before read). */
-export class PayloadTooLargeError extends Error {
-  override readonly name = 'PayloadTooLargeError';
-  constructor(readonly maxBytes: number) {
-    super(`request body exceeds ${maxBytes} bytes`);
-  }
-}
 
 /** The answer to a request nobody waits for any more: counted, never written. */
 const ABANDONED: HttpReply = { status: 499 };
@@ -201,8 +181,11 @@ function methodName(lower: string): string {
 interface AnswerState {
   /** True once the client went away: `res` must not be touched any more. */
   readonly aborted: boolean;
-  /** Attaches `onAborted` (needed whenever an answer outlives the route callback); idempotent. */
-  attachAbortHandler(): void;
+  /**
+   * The answer goes on after the route callback returns (a large body under backpressure), so uWS needs onAborted;
+   * an answer that already outlived the callback has it.
+   */
+  answerOutlivesCallback(): void;
 }
 
 /**
@@ -309,7 +292,7 @@ class ListenerCore {
       return;
     }
     const body = typeof raw === 'string' ? Buffer.from(raw) : raw;
-    state.attachAbortHandler();
+    state.answerOutlivesCallback();
     // Large body: stream with backpressure instead of buffering it all in uWS.
     const startOffset = res.getWriteOffset();
     const [ok, done] = res.tryEnd(body, body.length);
@@ -320,6 +303,41 @@ class ListenerCore {
       return retryOk;
     });
   }
+}
+
+/**
+ * Where one request is in its life (Exchange's one piece of state besides its data). Each change is one method:
+ *
+ *   callback ─ #answerInCallback ───────────────────────────────────────────────► done
+ *   callback ─ #outlive ─► reading ─ #bodyArrived ─► handling ─ #answer ─► answering ─ #finish ─► done
+ *                 └─────────────────────────────────────┘ (no body to collect first: a stream body, or none)
+ *   reading ─ #answer ─► answering                          (a body refused, cut or cancelled before it arrived)
+ *   any phase, once onAborted is attached ─ #clientGone ─► aborted, which #finish keeps
+ *
+ * The phase alone answers what the writers and body readers ask: is uWS corked (callback), is onAborted attached (every
+ * phase after callback; inside it, only once a large body needs it: answerOutlivesCallback), may a body reader still
+ * pause or resume `res` (reading, handling), is the client gone (aborted). done → aborted is real: a large body is
+ * counted done once handed to uWS, and the client may still go away while uWS sends it under backpressure (its
+ * onWritable then stops). A server closing is not a phase: it cancels the handler's signal (#abortReason), and the
+ * answer the handler then gives is written as usual. The phase is a field, not an object per phase, so that a
+ * synchronous answer still allocates nothing but the Exchange (see the top of this file).
+ *
+ *   callback   inside the engine's route callback: `req` is valid, uWS is corked, no onAborted yet
+ *   reading    outlived the callback; the route's whole body is being collected, the handler has not run
+ *   handling   outlived the callback; the handler is working (a streamed body may still be arriving)
+ *   answering  the reply is being written after the callback (inside `cork`, or streamed)
+ *   done       answered and counted
+ *   aborted    the client went away: `res` must never be touched again
+ */
+type Phase = 'callback' | 'reading' | 'handling' | 'answering' | 'done' | 'aborted';
+
+/** A body route's reading of its body: its deadlines, and how to let go of it. */
+interface BodyReading {
+  readonly watch: BodyWatch;
+  /** Fails a body still being collected (a disconnect, the server closing) without an AbortSignal made for it. */
+  readonly cancel?: (reason: Error) => void;
+  /** Un-pauses the socket of a streamed body. */
+  readonly release?: () => void;
 }
 
 /**
@@ -346,33 +364,26 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   readonly #core: ListenerCore;
   readonly #route: Route;
   readonly #res: EdgeResponse;
-  /** Dropped once what the handler may read of it was copied (the answer outlives the callback). */
-  #req: EdgeRequest | undefined;
-  #headers: Record<string, string> | undefined = undefined;
-  #remoteAddress: string | undefined = undefined;
   readonly #cors: HeaderList;
   readonly #started: number;
+  #phase: Phase = 'callback';
+  /** Valid only in the callback phase; dropped when the answer outlives it, once what the handler may read is copied. */
+  #req: EdgeRequest | undefined;
+  /** The reply's status, for the totals and the request log. */
+  #status = 0;
+  /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
+  #abortReason: Error | undefined = undefined;
+  /** Set for routes that read a body. */
+  #bodyReading: BodyReading | undefined = undefined;
+  /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
+  #wakeStream: (() => void) | undefined = undefined;
+  /** Copied on first read (most handlers never read them). */
+  #headers: Record<string, string> | undefined = undefined;
+  #remoteAddress: string | undefined = undefined;
   /** Made only when the handler reads `signal`: most answers are synchronous and never need it. */
   #controller: AbortController | undefined = undefined;
   /** The same for `cancellation`. */
   #cancellation: CancellationSource | undefined = undefined;
-  /** The first of a disconnect and the server's cancel (closing): the signal's reason, also for a signal read later. */
-  #abortReason: Error | undefined = undefined;
-  /** The client went away: `res` must not be touched any more. */
-  #aborted = false;
-  #abortHandlerAttached = false;
-  /** Answered within the route callback (uWS is corked there). */
-  #synchronous = false;
-  #responded = false;
-  #status = 0;
-  /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
-  #wakeStream: (() => void) | undefined = undefined;
-  /** Set when the route streams its body: un-pauses the socket before the response is written. */
-  #releaseBody: (() => void) | undefined = undefined;
-  /** The body's deadlines and progress, for routes that read a body. */
-  #watch: BodyWatch | undefined = undefined;
-  /** Fails a body still being collected when the request is cancelled (no AbortSignal made just for that). */
-  #bodyCancelled: ((reason: Error) => void) | undefined = undefined;
 
   constructor(core: ListenerCore, route: Route, res: EdgeResponse, req: EdgeRequest) {
     this.#core = core;
@@ -408,7 +419,7 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   /** Read from `res` on first use (few routes need it); '' once the answer is written or the client is gone. */
   get remoteAddress(): string {
     if (this.#remoteAddress === undefined) {
-      if (this.#aborted || this.#responded) return '';
+      if (this.#answeredOrGone) return '';
       this.#remoteAddress = Buffer.from(this.#res.getRemoteAddressAsText()).toString();
     }
     return this.#remoteAddress;
@@ -428,30 +439,23 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   }
 
   get aborted(): boolean {
-    return this.#aborted;
+    return this.#phase === 'aborted';
   }
 
-  attachAbortHandler(): void {
-    if (this.#abortHandlerAttached) return;
-    this.#abortHandlerAttached = true;
-    // uWS aborts the process if a handler returns before the response is finished without an abort handler.
-    this.#res.onAborted(() => {
-      this.#aborted = true;
-      this.#abortWith(new AbortedError('client disconnected'));
-      this.#wakeStream?.();
-    });
+  /** `res` is answered or gone: a body reader must not pause or resume it, and the peer address is no longer read. */
+  get #answeredOrGone(): boolean {
+    const phase = this.#phase;
+    return phase === 'answering' || phase === 'done' || phase === 'aborted';
+  }
+
+  answerOutlivesCallback(): void {
+    // An answer that outlived the callback has onAborted already (#outlive).
+    if (this.#phase === 'callback') this.#watchForAbort();
   }
 
   /** The server is closing: the handler's signal aborts with `reason` (now, or when the handler first reads it). */
   cancel(reason: Error): void {
     this.#abortWith(reason);
-  }
-
-  #abortWith(reason: Error): void {
-    this.#abortReason ??= reason;
-    this.#controller?.abort(this.#abortReason);
-    this.#cancellation?.cancel(this.#abortReason);
-    this.#bodyCancelled?.(this.#abortReason);
   }
 
   /** Answers the request; called within the engine's route callback. */
@@ -467,47 +471,71 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     }
     if (!(result instanceof Promise) && !result.stream) {
       // The fast path: answered right here, nothing outlives the callback.
-      this.#synchronous = true;
-      this.#respond(result);
-      this.#finish();
+      this.#answerInCallback(result);
       return;
     }
-    this.#outlive();
+    this.#outlive('handling');
     void this.#answerLater(result);
   }
 
-  /** The answer outlives the route callback: copy what is left of `req`, attach onAborted, count it in flight. */
-  #outlive(): void {
+  /** callback → reading | handling: copy what is left of `req`, attach onAborted, count it in flight. */
+  #outlive(next: 'reading' | 'handling'): void {
     void this.headers;
     this.#req = undefined;
-    this.attachAbortHandler();
+    this.#phase = next;
+    this.#watchForAbort();
     this.#core.inFlight.add(this);
   }
 
+  #watchForAbort(): void {
+    // uWS aborts the process if a handler returns before the response is finished without an abort handler.
+    this.#res.onAborted(() => this.#clientGone());
+  }
+
+  /** Any phase → aborted. */
+  #clientGone(): void {
+    this.#phase = 'aborted';
+    this.#abortWith(new AbortedError('client disconnected'));
+    this.#wakeStream?.();
+  }
+
+  #abortWith(reason: Error): void {
+    this.#abortReason ??= reason;
+    this.#controller?.abort(this.#abortReason);
+    this.#cancellation?.cancel(this.#abortReason);
+    // A body already collected ignores this.
+    this.#bodyReading?.cancel?.(this.#abortReason);
+  }
+
   #runWithBody(bodyOptions: NonNullable<RouteOptions['body']>): void {
-    // uWS delivers body chunks only to an onData attached before this callback returns.
-    this.#outlive();
-    const res = this.#res;
     const { handler, options } = this.#route;
-    const finished = () => this.#aborted || this.#responded;
-    const watch = (this.#watch = new BodyWatch(this.#core.bodyWatches, res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished));
+    // uWS delivers body chunks only to an onData attached before this callback returns.
+    this.#outlive(options.body ? 'reading' : 'handling');
+    const res = this.#res;
+    const finished = () => this.#answeredOrGone;
+    const watch = new BodyWatch(this.#core.bodyWatches, res, bodyOptions.deadlines ?? DEFAULT_BODY_DEADLINES, finished);
     let result: Promise<HttpReply>;
     if (options.body) {
       const collecting = collectBody(res, this.headers, options.body.maxBytes, watch);
-      this.#bodyCancelled = collecting.cancel;
+      this.#bodyReading = { watch, cancel: collecting.cancel };
       if (this.#abortReason) collecting.cancel(this.#abortReason);
       result = collecting.body.then((body) => {
-        this.#bodyCancelled = undefined;
-        this.body = body;
+        this.#bodyArrived(body);
         return handler(this, this);
       });
     } else {
       const body = streamBody(res, bodyOptions.maxBytes, this.signal, finished, watch);
-      this.#releaseBody = body.release;
+      this.#bodyReading = { watch, release: body.release };
       this.bodyStream = body.stream;
       result = Promise.resolve().then(() => handler(this, this));
     }
     void this.#answerLater(result);
+  }
+
+  /** reading → handling: the whole body is here and the handler runs next (a client already gone stays aborted). */
+  #bodyArrived(body: Buffer): void {
+    if (this.#phase === 'reading') this.#phase = 'handling';
+    this.body = body;
   }
 
   async #answerLater(result: HttpReply | Promise<HttpReply>): Promise<void> {
@@ -518,42 +546,57 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
       } catch (error) {
         reply = this.#failed(error);
       }
-      const streaming = this.#respond(reply);
+      const streaming = this.#answer(reply);
       if (streaming) await streaming;
     } catch (error) {
       this.#core.options.logger.error({ listener: this.#core.options.name, route: this.#route.pattern, err: error }, 'writing the response failed');
     } finally {
-      this.#watch?.stop();
+      this.#bodyReading?.watch.stop();
       this.#finish();
       this.#core.settled(this);
     }
   }
 
-  #respond(reply: HttpReply): Promise<void> | undefined {
-    observe(this.#route.metrics, reply.status, performance.now() - this.#started);
-    this.#status = reply.status;
-    if (this.#aborted) return undefined;
+  /** callback → done: written at once, as uWS is corked inside the route callback. */
+  #answerInCallback(reply: HttpReply): void {
+    this.#count(reply);
+    this.#core.write(this.#res, reply, this, 'keep', this.#cors);
+    this.#finish();
+  }
+
+  /**
+   * reading | handling → answering: the reply is written inside `cork` (after an await nothing is corked) or
+   * streamed; resolves when a streamed reply is done. Nothing is written once the client is gone.
+   */
+  #answer(reply: HttpReply): Promise<void> | undefined {
+    this.#count(reply);
+    if (this.#phase === 'aborted') return undefined;
+    const reading = this.#bodyReading;
     // A socket left paused would never read the next request of this keep-alive connection (or, after an early
     // refusal, never read the rest of the body the client is still sending).
-    this.#releaseBody?.();
-    this.#responded = true;
+    reading?.release?.();
+    this.#phase = 'answering';
     const core = this.#core;
     const res = this.#res;
     if (reply.stream) {
       const whenAborted = new Promise<void>((resolve) => (this.#wakeStream = resolve));
       return core.stream(res, reply, reply.stream, this, whenAborted, this.#cors);
     }
-    const ending = this.#watch ? this.#watch.ending() : 'keep';
-    // Inside the route callback uWS is already corked; after an await it is not.
-    if (this.#synchronous) core.write(res, reply, this, ending, this.#cors);
-    else res.cork(() => core.write(res, reply, this, ending, this.#cors));
+    const ending = reading ? reading.watch.ending() : 'keep';
+    res.cork(() => core.write(res, reply, this, ending, this.#cors));
     return undefined;
+  }
+
+  /** The reply counts in the route's metrics whether or not anybody reads it. */
+  #count(reply: HttpReply): void {
+    observe(this.#route.metrics, reply.status, performance.now() - this.#started);
+    this.#status = reply.status;
   }
 
   #failed(error: unknown): HttpReply {
     const { options } = this.#core;
     // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
-    if (this.#aborted || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
+    if (this.#phase === 'aborted' || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
     if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
       options.logger.debug({ listener: options.name, route: this.#route.pattern, err: error }, 'handler error');
     }
@@ -566,11 +609,13 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     }
   }
 
-  /** The answer is complete (or abandoned): totals and the request log. */
+  /** → done, or stays aborted: the answer is complete (or abandoned); totals and the request log. */
   #finish(): void {
     const { totals, options } = this.#core;
-    totals.finished(this.#status, this.#aborted, performance.now() - this.#started);
-    if (options.logRequests) options.logger.info({ method: this.method, route: this.#route.pattern, status: this.#aborted ? 'aborted' : this.#status }, 'request');
+    const aborted = this.#phase === 'aborted';
+    if (!aborted) this.#phase = 'done';
+    totals.finished(this.#status, aborted, performance.now() - this.#started);
+    if (options.logRequests) options.logger.info({ method: this.method, route: this.#route.pattern, status: aborted ? 'aborted' : this.#status }, 'request');
   }
 }
 
@@ -682,50 +727,6 @@ export class HttpServer {
   }
 }
 
-/**
- * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
- * either way, so there is nothing to pause for). A declared or received size over the bound fails with
- * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; `cancel` (a disconnect, the
- * server closing) with its reason.
- */
-function collectBody(
-  res: EdgeResponse,
-  headers: Readonly<Record<string, string>>,
-  maxBytes: number,
-  watch: BodyWatch,
-): { readonly body: Promise<Buffer>; readonly cancel: (reason: Error) => void } {
-  let fail: (error: Error) => void = () => {};
-  const body = new Promise<Buffer>((resolve, reject) => {
-    let settled = false;
-    fail = (error: Error) => {
-      if (settled) return;
-      settled = true;
-      watch.stop();
-      reject(error);
-    };
-    const chunks: Buffer[] = [];
-    let received = 0;
-    // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
-    // after a refusal too, so the rest of a refused body is read and dropped.
-    res.onData((chunk, isLast) => {
-      if (isLast) watch.complete();
-      if (settled) return;
-      watch.received(chunk.byteLength);
-      received += chunk.byteLength;
-      if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
-      // uWS neuters the chunk after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
-      if (isLast) {
-        settled = true;
-        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
-      }
-    });
-    const declared = headers['content-length'];
-    if (declared !== undefined && Number(declared) > maxBytes) fail(new PayloadTooLargeError(maxBytes));
-    else watch.start(fail, () => false);
-  });
-  return { body, cancel: (reason) => fail(reason) };
-}
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */
 const EMPTY_REQUEST: HttpRequest = { method: '', path: '', query: '', headers: {}, params: [], remoteAddress: '' };
@@ -758,179 +759,4 @@ function sendChunk(res: EdgeResponse, chunk: Uint8Array, total: number, state: A
       return retryOk;
     });
   });
-}
-
-/** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
-function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
-  let paused = false;
-  let received = 0;
-  const stream = new Readable({
-    highWaterMark: 1024 * 1024,
-    read() {
-      // After an abort or a written response uWS forbids touching `res`.
-      if (paused && !finished()) {
-        paused = false;
-        res.resume();
-      }
-    },
-  });
-  signal.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
-  // A handler may await before it reads the body (a disk claim, an ask); a disconnect or an oversize body in
-  // that gap destroys the stream with no consumer listening yet, which Node would raise as an uncaught
-  // 'error' event and end the process. The consumer sees the failure through `destroyed`/`errored` instead.
-  stream.on('error', () => {});
-  stream.on('close', () => watch.stop());
-  // While the consumer holds the socket paused, the client is not the slow side: its deadlines wait.
-  watch.start((error) => stream.destroy(error), () => paused);
-  res.onData((chunk, isLast) => {
-    if (isLast) watch.complete();
-    if (stream.destroyed) return;
-    watch.received(chunk.byteLength);
-    received += chunk.byteLength;
-    if (received > maxBytes) {
-      stream.destroy(new PayloadTooLargeError(maxBytes));
-      return;
-    }
-    // uWS neuters the chunk after this callback returns: copy it.
-    // Never pause on the last chunk: nothing more would come to resume for.
-    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
-      paused = true;
-      res.pause();
-    }
-    if (isLast) stream.push(null);
-  });
-  return {
-    stream,
-    release() {
-      if (paused && !finished()) {
-        paused = false;
-        res.resume();
-      }
-    },
-  };
-}
-
-/** How a reply ends its connection: kept alive, announced as closing (the body was not read whole), or cut. */
-type ConnectionEnding = 'keep' | 'announce' | 'force';
-
-/** uWS's idle timer is 10 s; re-arming it well inside that keeps a slow body's connection ours to end. */
-const UWS_REARM_MS = 4_000;
-/** How often a body's deadlines are checked (their resolution). */
-const BODY_WATCH_TICK_MS = 1_000;
-
-/**
- * The one interval of a listener that checks every body still arriving: a timer made and cleared per request cost
- * more than the checks. It stops itself at the first tick that finds no body.
- */
-class BodyWatchTicker {
-  readonly #watches = new Set<BodyWatch>();
-  #timer: NodeJS.Timeout | undefined;
-
-  add(watch: BodyWatch): void {
-    this.#watches.add(watch);
-    if (this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
-    this.#timer.unref();
-  }
-
-  delete(watch: BodyWatch): void {
-    this.#watches.delete(watch);
-  }
-
-  #tick(): void {
-    if (this.#watches.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
-      return;
-    }
-    for (const watch of [...this.#watches]) watch.tick();
-  }
-}
-
-/**
- * One request body's deadlines (BodyDeadlines) and its standing with uWS's idle timer, which it keeps re-arming
- * (`pause()` + `resume()` re-arms it) while the body is read, so only these deadlines end a slow body. Time the
- * reader holds the socket paused (its own backpressure) counts against no deadline but the total.
- */
-class BodyWatch {
-  #watching = false;
-  #onExpired: ((error: RequestTimeoutError) => void) | undefined;
-  #isPaused: () => boolean = () => false;
-  #complete = false;
-  #expired = false;
-  readonly #startedAt = performance.now();
-  #lastByteAt = this.#startedAt;
-  #windowStart = this.#startedAt;
-  #windowBytes = 0;
-  #rearmedAt = this.#startedAt;
-
-  constructor(
-    private readonly ticker: BodyWatchTicker,
-    private readonly res: EdgeResponse,
-    private readonly deadlines: BodyDeadlines,
-    /** True once `res` may no longer be touched (answered or aborted). */
-    private readonly finished: () => boolean,
-  ) {}
-
-  start(onExpired: (error: RequestTimeoutError) => void, isPaused: () => boolean): void {
-    if (this.#complete) return;
-    this.#onExpired = onExpired;
-    this.#isPaused = isPaused;
-    this.#watching = true;
-    this.ticker.add(this);
-  }
-
-  received(bytes: number): void {
-    this.#lastByteAt = performance.now();
-    this.#windowBytes += bytes;
-  }
-
-  /** The last chunk arrived. */
-  complete(): void {
-    this.#complete = true;
-    this.stop();
-  }
-
-  stop(): void {
-    if (!this.#watching) return;
-    this.#watching = false;
-    this.ticker.delete(this);
-  }
-
-  /** How the answer ends the connection: a body still arriving is announced closing; an expired one is cut. */
-  ending(): ConnectionEnding {
-    if (this.#expired) return 'force';
-    return this.#complete ? 'keep' : 'announce';
-  }
-
-  /** Called by the ticker about every BODY_WATCH_TICK_MS while watching. */
-  tick(): void {
-    if (this.finished()) return this.stop();
-    const now = performance.now();
-    const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;
-    if (now - this.#startedAt > totalMs) return this.#expire('total');
-    if (this.#isPaused()) {
-      this.#lastByteAt = now;
-      this.#windowStart = now;
-      this.#windowBytes = 0;
-      return;
-    }
-    if (now - this.#lastByteAt > idleMs) return this.#expire('idle');
-    if (now - this.#windowStart >= floorWindowMs) {
-      if (this.#windowBytes < floorBytes) return this.#expire('floor');
-      this.#windowStart = now;
-      this.#windowBytes = 0;
-    }
-    if (now - this.#rearmedAt >= UWS_REARM_MS) {
-      this.#rearmedAt = now;
-      this.res.pause();
-      this.res.resume();
-    }
-  }
-
-  #expire(deadline: RequestTimeoutError['deadline']): void {
-    this.#expired = true;
-    this.stop();
-    this.#onExpired?.(new RequestTimeoutError(deadline));
-  }
 }

@@ -13,7 +13,8 @@ import { unservableCidReason } from '../../src/files/cid.js';
 import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-limit.js';
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
-import { PayloadTooLargeError, RequestTimeoutError, type Handler, type HttpReply, type HttpRequest, type HttpServer } from '../server.js';
+import { PayloadTooLargeError, RequestTimeoutError } from '../body.js';
+import type { Handler, HttpReply, HttpRequest, HttpServer } from '../server.js';
 
 /** A clean refusal with a status and the `{error}` text of notes C10. */
 export class FilesHttpError extends Error {

@@ -12,7 +12,8 @@ import { storagePolicy } from '../../src/files/policy.js';
 import { CorsPolicy } from '../cors.js';
 import type { HttpMetrics } from '../metrics.js';
 import { AbortedError } from '../../src/errors.js';
-import { HttpServer, type BodyDeadlines, type HttpRequest } from '../server.js';
+import type { BodyDeadlines } from '../body.js';
+import { HttpServer, type HttpRequest } from '../server.js';
 import {
   ADMISSION_RETRY_AFTER_SECONDS,
   adminJson,

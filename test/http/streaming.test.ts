@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { test } from 'node:test';
-import { HttpServer, PayloadTooLargeError } from '../../http/server.js';
+import { PayloadTooLargeError } from '../../http/body.js';
+import { HttpServer } from '../../http/server.js';
 import { captureLogger } from '../support/logger.js';
 import { waitFor } from '../support/wait.js';
 

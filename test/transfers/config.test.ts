@@ -1,9 +1,11 @@
-// The transfers settings (src/transfers/config.ts): the original's variable names and PostgREST's, file and
+// The transfers settings (src/transfers/config*.ts): the original's variable names and PostgREST's, file and
 // environment, defaults, and every problem reported at once.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEFAULT_MAX_ROWS, parseConnection, parseTransfersConfig } from '../../src/transfers/config.js';
+import { parseTransfersConfig } from '../../src/transfers/config.js';
+import { parseConnection } from '../../src/transfers/config-database.js';
+import { DEFAULT_MAX_ROWS } from '../../src/transfers/config-defaults.js';
 
 const ok = (file: unknown, env: Record<string, string> = {}) => {
   const result = parseTransfersConfig(file, env);

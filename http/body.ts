@@ -1,0 +1,260 @@
+// Request bodies at the HTTP edge (DESIGN.md "The HTTP edge": bounded before they are read, kept alive by our own
+// deadlines): a whole body gathered in memory, or a body streamed with backpressure, each bounded by its declared and
+// received size, and the deadlines that end a body arriving too slowly. uWS re-arms its fixed 10 s idle timer only
+// per 160 KB received, so these deadlines, not uWS's, decide when a slow body is cut.
+
+import { Readable } from 'node:stream';
+import type { EdgeResponse } from './engine.js';
+
+/**
+ * How long a request body may take to arrive. These are the edge's own deadlines, not uWS's: uWS re-arms its fixed
+ * 10 s idle timer only per 160 KB received, so a body slower than ~16 KB/s (a phone on a poor network) would be
+ * reset with no answer. A body that misses one fails with RequestTimeoutError (408) and its connection is closed.
+ */
+export interface BodyDeadlines {
+  /** No byte for this long. */
+  readonly idleMs: number;
+  /** The whole body, counted from the request's start (Node's own `requestTimeout` is 300 s, the original's server). */
+  readonly totalMs: number;
+  /** Protection against trickled bodies: fewer than `floorBytes` in a `floorWindowMs` window is cut. */
+  readonly floorBytes: number;
+  readonly floorWindowMs: number;
+}
+
+export const DEFAULT_BODY_DEADLINES: BodyDeadlines = { idleMs: 30_000, totalMs: 300_000, floorBytes: 1024, floorWindowMs: 20_000 };
+
+/** A request body missed one of its deadlines (BodyDeadlines): the answer is 408 and the connection is closed. */
+export class RequestTimeoutError extends Error {
+  override readonly name = 'RequestTimeoutError';
+  constructor(readonly deadline: 'idle' | 'total' | 'floor') {
+    super(`request body ${deadline === 'floor' ? 'arrived too slowly' : deadline === 'idle' ? 'stalled' : 'took too long'}`);
+  }
+}
+
+/** The request body was larger than the route allows (DESIGN.md: bounded before read). */
+export class PayloadTooLargeError extends Error {
+  override readonly name = 'PayloadTooLargeError';
+  constructor(readonly maxBytes: number) {
+    super(`request body exceeds ${maxBytes} bytes`);
+  }
+}
+
+/**
+ * A whole request body of at most `maxBytes`, gathered straight from uWS (no stream: the body is held in memory
+ * either way, so there is nothing to pause for). A declared or received size over the bound fails with
+ * PayloadTooLargeError before more is kept; a missed deadline with RequestTimeoutError; `cancel` (a disconnect, the
+ * server closing) with its reason.
+ */
+export function collectBody(
+  res: EdgeResponse,
+  headers: Readonly<Record<string, string>>,
+  maxBytes: number,
+  watch: BodyWatch,
+): { readonly body: Promise<Buffer>; readonly cancel: (reason: Error) => void } {
+  let fail: (error: Error) => void = () => {};
+  const body = new Promise<Buffer>((resolve, reject) => {
+    let settled = false;
+    fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      watch.stop();
+      reject(error);
+    };
+    const chunks: Buffer[] = [];
+    let received = 0;
+    // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
+    // after a refusal too, so the rest of a refused body is read and dropped.
+    res.onData((chunk, isLast) => {
+      if (isLast) watch.complete();
+      if (settled) return;
+      watch.received(chunk.byteLength);
+      received += chunk.byteLength;
+      if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
+      // uWS neuters the chunk after this callback returns: copy it.
+      chunks.push(Buffer.from(chunk.slice(0)));
+      if (isLast) {
+        settled = true;
+        resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
+      }
+    });
+    const declared = headers['content-length'];
+    if (declared !== undefined && Number(declared) > maxBytes) fail(new PayloadTooLargeError(maxBytes));
+    else watch.start(fail, () => false);
+  });
+  return { body, cancel: (reason) => fail(reason) };
+}
+
+/** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
+export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
+  let paused = false;
+  let received = 0;
+  const stream = new Readable({
+    highWaterMark: 1024 * 1024,
+    read() {
+      // After an abort or a written response uWS forbids touching `res`.
+      if (paused && !finished()) {
+        paused = false;
+        res.resume();
+      }
+    },
+  });
+  signal.addEventListener('abort', () => stream.destroy(signal.reason as Error), { once: true });
+  // A handler may await before it reads the body (a disk claim, an ask); a disconnect or an oversize body in
+  // that gap destroys the stream with no consumer listening yet, which Node would raise as an uncaught
+  // 'error' event and end the process. The consumer sees the failure through `destroyed`/`errored` instead.
+  stream.on('error', () => {});
+  stream.on('close', () => watch.stop());
+  // While the consumer holds the socket paused, the client is not the slow side: its deadlines wait.
+  watch.start((error) => stream.destroy(error), () => paused);
+  res.onData((chunk, isLast) => {
+    if (isLast) watch.complete();
+    if (stream.destroyed) return;
+    watch.received(chunk.byteLength);
+    received += chunk.byteLength;
+    if (received > maxBytes) {
+      stream.destroy(new PayloadTooLargeError(maxBytes));
+      return;
+    }
+    // uWS neuters the chunk after this callback returns: copy it.
+    // Never pause on the last chunk: nothing more would come to resume for.
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
+      paused = true;
+      res.pause();
+    }
+    if (isLast) stream.push(null);
+  });
+  return {
+    stream,
+    release() {
+      if (paused && !finished()) {
+        paused = false;
+        res.resume();
+      }
+    },
+  };
+}
+
+/** How a reply ends its connection: kept alive, announced as closing (the body was not read whole), or cut. */
+export type ConnectionEnding = 'keep' | 'announce' | 'force';
+
+/** uWS's idle timer is 10 s; re-arming it well inside that keeps a slow body's connection ours to end. */
+const UWS_REARM_MS = 4_000;
+/** How often a body's deadlines are checked (their resolution). */
+const BODY_WATCH_TICK_MS = 1_000;
+
+/**
+ * The one interval of a listener that checks every body still arriving: a timer made and cleared per request cost
+ * more than the checks. It stops itself at the first tick that finds no body.
+ */
+export class BodyWatchTicker {
+  readonly #watches = new Set<BodyWatch>();
+  #timer: NodeJS.Timeout | undefined;
+
+  add(watch: BodyWatch): void {
+    this.#watches.add(watch);
+    if (this.#timer) return;
+    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
+    this.#timer.unref();
+  }
+
+  delete(watch: BodyWatch): void {
+    this.#watches.delete(watch);
+  }
+
+  #tick(): void {
+    if (this.#watches.size === 0) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+      return;
+    }
+    for (const watch of [...this.#watches]) watch.tick();
+  }
+}
+
+/**
+ * One request body's deadlines (BodyDeadlines) and its standing with uWS's idle timer, which it keeps re-arming
+ * (`pause()` + `resume()` re-arms it) while the body is read, so only these deadlines end a slow body. Time the
+ * reader holds the socket paused (its own backpressure) counts against no deadline but the total.
+ */
+export class BodyWatch {
+  #watching = false;
+  #onExpired: ((error: RequestTimeoutError) => void) | undefined;
+  #isPaused: () => boolean = () => false;
+  #complete = false;
+  #expired = false;
+  readonly #startedAt = performance.now();
+  #lastByteAt = this.#startedAt;
+  #windowStart = this.#startedAt;
+  #windowBytes = 0;
+  #rearmedAt = this.#startedAt;
+
+  constructor(
+    private readonly ticker: BodyWatchTicker,
+    private readonly res: EdgeResponse,
+    private readonly deadlines: BodyDeadlines,
+    /** True once `res` may no longer be touched (answered or aborted). */
+    private readonly finished: () => boolean,
+  ) {}
+
+  start(onExpired: (error: RequestTimeoutError) => void, isPaused: () => boolean): void {
+    if (this.#complete) return;
+    this.#onExpired = onExpired;
+    this.#isPaused = isPaused;
+    this.#watching = true;
+    this.ticker.add(this);
+  }
+
+  received(bytes: number): void {
+    this.#lastByteAt = performance.now();
+    this.#windowBytes += bytes;
+  }
+
+  /** The last chunk arrived. */
+  complete(): void {
+    this.#complete = true;
+    this.stop();
+  }
+
+  stop(): void {
+    if (!this.#watching) return;
+    this.#watching = false;
+    this.ticker.delete(this);
+  }
+
+  /** How the answer ends the connection: a body still arriving is announced closing; an expired one is cut. */
+  ending(): ConnectionEnding {
+    if (this.#expired) return 'force';
+    return this.#complete ? 'keep' : 'announce';
+  }
+
+  /** Called by the ticker about every BODY_WATCH_TICK_MS while watching. */
+  tick(): void {
+    if (this.finished()) return this.stop();
+    const now = performance.now();
+    const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;
+    if (now - this.#startedAt > totalMs) return this.#expire('total');
+    if (this.#isPaused()) {
+      this.#lastByteAt = now;
+      this.#windowStart = now;
+      this.#windowBytes = 0;
+      return;
+    }
+    if (now - this.#lastByteAt > idleMs) return this.#expire('idle');
+    if (now - this.#windowStart >= floorWindowMs) {
+      if (this.#windowBytes < floorBytes) return this.#expire('floor');
+      this.#windowStart = now;
+      this.#windowBytes = 0;
+    }
+    if (now - this.#rearmedAt >= UWS_REARM_MS) {
+      this.#rearmedAt = now;
+      this.res.pause();
+      this.res.resume();
+    }
+  }
+
+  #expire(deadline: RequestTimeoutError['deadline']): void {
+    this.#expired = true;
+    this.stop();
+    this.#onExpired?.(new RequestTimeoutError(deadline));
+  }
+}
