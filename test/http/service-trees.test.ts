@@ -1,9 +1,11 @@
 // The supervision trees protect the edge (DESIGN.md rule 4; issue "trees that protect the edge"): in the files and
-// transfers services every worker sits in a one_for_one group between the service's resource and its listener, so a
-// worker that ends unexpectedly is restarted alone. For each worker, while requests are in flight:
+// transfers services every worker sits in a one_for_one group between the service's resource and its listener; rates
+// and the console are one_for_one over independent workers and the listener. So a worker that ends unexpectedly is
+// restarted alone. For each worker of each service, while requests are in flight:
 // - the listener is never restarted (its inspector record keeps 0 restarts, and a request whose head was half sent
 //   before the crash is answered on the same connection after it);
-// - an unrelated request in flight finishes (files: a chunked upload sent across the crash answers 200);
+// - an unrelated request in flight finishes (files: a chunked upload sent across the crash answers 200; console: a
+//   JSON-RPC call whose body is half sent across the crash is answered from the node);
 // - the worker is back (running, its restart counted where the operator tree reads it).
 //
 // A worker is ended from outside with its actor's stop(): XState gives no way to make a running actor throw, and the
@@ -21,6 +23,21 @@ import { randomBytes } from 'node:crypto';
 import { FILES_CONTENT_ID, FILES_DISK_ID, FILES_GC_ID, FILES_HEALTH_ID, FILES_P2P_ID, FILES_REPAIR_ID, FILES_REPLICATION_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from '../../actors/transfers/api.js';
+import { consoleApi, CONSOLE_NODES_ID } from '../../actors/console/api.js';
+import { consoleTree } from '../../actors/console/tree.js';
+import { RATES_HISTORY_ID, RATES_HTTP_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from '../../actors/rates/ids.js';
+import { createRuntime } from '../../actors/runtime.js';
+import { Supervisor } from '../../actors/supervisor.js';
+import { rpcServer } from '../../http/console/rpc.routes.js';
+import { listenerChild } from '../../http/listener.js';
+import { systemClock } from '../../src/clock.js';
+import { serviceChildren } from '../../src/compose.js';
+import { parseConsoleConfig } from '../../src/console/config.js';
+import { loadRatesConfig } from '../../src/rates/config-file.js';
+import type { HttpJsonClient } from '../../src/rates/sources/source.js';
+import { openSqliteHistory } from '../../storage/rates/history.sqlite.js';
+import { startFakeAdamantNode, type FakeAdamantNode } from '../support/adamant-node.js';
+import { captureLogger } from '../support/logger.js';
 import { freePort } from '../support/cli.js';
 import { blockCount, startTestFilesNode, type TestFilesNode } from '../support/files-node.js';
 import { startTransfersNode, type TestTransfersNode } from '../support/transfers-node.js';
@@ -28,11 +45,15 @@ import { waitFor } from '../support/wait.js';
 
 const MIB = 1024 * 1024;
 
-/** A connection holding a half-sent request head: the answer comes only if the same listener reads the rest. */
-async function halfSentRequest(port: number, path: string): Promise<{ socket: Socket; finish(): Promise<string> }> {
+/**
+ * A connection holding a half-sent request (`first` written now, `rest` only by finish()): the answer comes only if the
+ * same listener reads the rest. By default a GET whose head lacks its final empty line.
+ */
+async function halfSentRequest(port: number, path: string, parts?: { first: string; rest: string }): Promise<{ socket: Socket; finish(): Promise<string> }> {
+  const { first, rest } = parts ?? { first: `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`, rest: '\r\n' };
   const socket = connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n`);
+  socket.write(first);
   return {
     socket,
     finish: () =>
@@ -40,10 +61,13 @@ async function halfSentRequest(port: number, path: string): Promise<{ socket: So
         let text = '';
         socket.on('data', (chunk: Buffer) => {
           text += chunk.toString('latin1');
-          if (/^HTTP\/1\.1 \d{3}/.test(text) && text.includes('\r\n\r\n')) resolve(text);
+          const headEnd = text.indexOf('\r\n\r\n');
+          if (!/^HTTP\/1\.1 \d{3}/.test(text) || headEnd === -1) return;
+          const length = /\r\ncontent-length: *(\d+)/i.exec(text.slice(0, headEnd))?.[1];
+          if (length === undefined || Buffer.byteLength(text.slice(headEnd + 4), 'latin1') >= Number(length)) resolve(text);
         });
         socket.once('close', () => reject(new Error(`the connection closed before an answer (got ${JSON.stringify(text.slice(0, 80))})`)));
-        socket.write('\r\n');
+        socket.write(rest);
       }),
   };
 }
@@ -145,4 +169,77 @@ describe('transfers: the indexer or the schema cache ends and is restarted alone
       assert.equal(node.runtime.inspector.record('transfers.db').restarts, 0, 'the database was never reopened');
     });
   }
+});
+
+describe('rates: a worker that ends is restarted alone; the listener goes on', () => {
+  let home: string;
+  let root: Supervisor;
+  let runtime: Runtime;
+  let port: number;
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'rates-tree-'));
+    port = await freePort();
+    const { config } = loadRatesConfig(undefined, {}, { useDefaults: true });
+    runtime = createRuntime(systemClock, captureLogger('warn').logger);
+    // No network: every source's request fails at once (the refresh cycle reports it and waits for the next one),
+    // and notices are only logged.
+    const http: HttpJsonClient = { getJson: () => Promise.reject(new Error('no upstream in this test')) };
+    const children = serviceChildren({ service: 'rates', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' }, { rates: { ...config, server: { ...config.server, port } } }, undefined, {
+      rates: { http, openHistory: async () => openSqliteHistory(join(home, 'history.sqlite')), post: async () => {} },
+    });
+    root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children }, runtime);
+    await root.start();
+  });
+  after(async () => {
+    root?.shutdown();
+    await root?.exited;
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  for (const worker of [RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID]) {
+    test(worker, { timeout: 60_000 }, async () => {
+      const pending = await halfSentRequest(port, '/status');
+      await endAndAwaitRestart(runtime, worker);
+      const answer = await pending.finish();
+      assert.match(answer, /^HTTP\/1\.1 200 /, 'the half-sent request is answered on the same connection');
+      assert.match(answer, /"success":true/);
+      pending.socket.destroy();
+      assert.equal(runtime.inspector.record(RATES_HTTP_ID).restarts, 0, 'the listener was never restarted');
+    });
+  }
+});
+
+describe('console: the node pool ends and is restarted alone; the listener and a call in flight go on', () => {
+  let node: FakeAdamantNode;
+  let root: Supervisor;
+  let runtime: Runtime;
+  let port: number;
+  before(async () => {
+    node = await startFakeAdamantNode({ height: 4242 });
+    port = await freePort();
+    const parsed = parseConsoleConfig({ networks: { testnet: { nodes: [{ ip: '127.0.0.1', protocol: 'http', port: Number(new URL(node.url).port) }] } }, rpc: { port } }, 'test.jsonc');
+    assert.ok(parsed.ok);
+    runtime = createRuntime(systemClock, captureLogger('warn').logger);
+    const edge = listenerChild('console.http', (rt) => rpcServer(rt, { host: '127.0.0.1', port, api: consoleApi(rt, parsed.config) }));
+    root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children: [consoleTree(parsed.config, { edge: [edge] })] }, runtime);
+    await root.start();
+  });
+  after(async () => {
+    root?.shutdown();
+    await root?.exited;
+    await node?.close();
+  });
+
+  test(CONSOLE_NODES_ID, { timeout: 60_000 }, async () => {
+    // A JSON-RPC call whose body is half sent across the end of the node pool: answered from the node once it is back.
+    const body = JSON.stringify({ jsonrpc: '2.0', method: 'nodeHeight', params: [], id: 7 });
+    const head = `POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n`;
+    const pending = await halfSentRequest(port, '/', { first: head + body.slice(0, 10), rest: body.slice(10) });
+    await endAndAwaitRestart(runtime, CONSOLE_NODES_ID);
+    const answer = await pending.finish();
+    assert.match(answer, /^HTTP\/1\.1 200 /, 'the half-sent call is answered on the same connection');
+    assert.match(answer, /"result":4242/, answer);
+    pending.socket.destroy();
+    assert.equal(runtime.inspector.record('console.http').restarts, 0, 'the listener was never restarted');
+  });
 });
