@@ -10,7 +10,7 @@ import { operatorSettings, serviceChildren, type OperatorSettings } from './comp
 import { type ConfigOrigin, type LoadedConfig } from './config.js';
 import { configCheckLine, configOriginLine } from './config-lines.js';
 import { ConfigError } from './errors.js';
-import { createLogger, type Logger } from './logger.js';
+import { createLogger } from './logger.js';
 import type { ConsoleConfig } from './console/config.js';
 import { loadConsoleConfig } from './console/config-file.js';
 import type { FilesConfig } from './files/config.js';

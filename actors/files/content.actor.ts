@@ -19,7 +19,7 @@ import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../clock.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { SessionRecord } from './file-records.js';
-import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -293,7 +293,7 @@ export function contentLogic(options: ContentOptions) {
           const cid = file.cid.toString();
           // The intent marker goes first: a crash between pin and registry is rolled back at the next start.
           node.registry.addIntent(cid, sessionId, now);
-          if (!(await hasRootPin(node, file.cid, signal))) {
+          if (!(await node.pins.has(file.cid, signal))) {
             await node.pins.add(file.cid, { signal });
             pinnedHere.push(file.cid);
           }
@@ -514,7 +514,7 @@ export function contentLogic(options: ContentOptions) {
             change(event.cid, 'file.repin', event.reply.signal, () => ({ ...confirmedRecord(event.cid.toString(), clock.now(), 'pin', null), pinned: false, state: 'expired' })),
           );
         case 'pins.isPinned':
-          return answer(event.reply, () => hasRootPin(holder.get(), event.cid, event.reply.signal));
+          return answer(event.reply, () => holder.get().pins.has(event.cid, event.reply.signal));
         default:
           return refuseUnknownMessage(event);
       }

@@ -65,7 +65,7 @@ import { deadline, type Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { GcStatusBoard } from './gc-status.js';
-import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
@@ -392,7 +392,7 @@ async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyP
       continue;
     }
     try {
-      if (await hasRootPin(node, cid, signal)) continue;
+      if (await node.pins.has(cid, signal)) continue;
     } catch (error) {
       if (signal.aborted) throw error;
       failures.push(error);

@@ -5,7 +5,6 @@
 import type { Helia } from '@helia/utils';
 import type { UnixFS } from '@helia/unixfs';
 import type { Libp2p } from '@libp2p/interface';
-import type { CID } from 'multiformats/cid';
 import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
 import type { Logger } from '../../src/logger.js';
@@ -71,16 +70,6 @@ export class NodeHolder extends ResourceHolder<FilesNode> {
     get: (key) => this.get().registry.getState(key),
     set: (key, value) => this.get().registry.setState(key, value),
   };
-}
-
-/** Releases the root pin of `cid` (see RootPins.remove). */
-export function unpin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<void> {
-  return node.pins.remove(cid, signal);
-}
-
-/** Whether `cid` has a root pin of its own (see RootPins.has). */
-export function hasRootPin(node: FilesNode, cid: CID, signal?: AbortSignal): Promise<boolean> {
-  return node.pins.has(cid, signal);
 }
 
 /**

@@ -11,7 +11,7 @@ import { fromPromise } from 'xstate';
 import { backfillRecord } from '../../src/files/lifecycle.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { hasRootPin, unpin, type FilesNode, type NodeHolder } from './node.js';
+import type { FilesNode, NodeHolder } from './node.js';
 
 export interface ReconcileResult {
   readonly intentsResolved: number;
@@ -35,8 +35,8 @@ export async function reconcile(node: FilesNode, now: number, signal: AbortSigna
     signal.throwIfAborted();
     const cid = CID.parse(intent.cid);
     const record = node.registry.get(intent.cid);
-    const pinned = await hasRootPin(node, cid, signal);
-    if ((!record || !record.pinned) && pinned) await unpin(node, cid, signal);
+    const pinned = await node.pins.has(cid, signal);
+    if ((!record || !record.pinned) && pinned) await node.pins.remove(cid, signal);
     node.registry.removeIntent(intent.cid, intent.sessionId);
     intentsResolved++;
   }

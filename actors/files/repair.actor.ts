@@ -49,7 +49,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
-import { hasRootPin, noteHolders, type ActorStateStore, type FilesNode, type NodeHolder } from './node.js';
+import { noteHolders, type ActorStateStore, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -292,7 +292,7 @@ async function pinnedHere(node: FilesNode, cid: string, signal: AbortSignal): Pr
   } catch {
     return false;
   }
-  return hasRootPin(node, parsed, signal);
+  return node.pins.has(parsed, signal);
 }
 
 /** `work` over `items`, at most `limit` at once; results in the items' order. Nothing new starts once `signal` aborts. */

@@ -36,7 +36,7 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../clock.js';
-import { hasRootPin, noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -149,7 +149,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
    */
   const pinUnder = async (node: FilesNode, cid: CID, session: string, source: string, signal: AbortSignal): Promise<boolean> => {
     node.registry.addIntent(cid.toString(), session, clock.now());
-    if (await hasRootPin(node, cid, signal)) return false;
+    if (await node.pins.has(cid, signal)) return false;
     // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
     // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
     const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
@@ -192,7 +192,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
   /** Whether this node deliberately holds `cid`: a confirmed record it pins and keeps, with its root pin in place. */
   const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
     const record = node.registry.get(cid.toString());
-    return record?.state === 'confirmed' && record.pinned && record.heldLocally && (await hasRootPin(node, cid, signal));
+    return record?.state === 'confirmed' && record.pinned && record.heldLocally && (await node.pins.has(cid, signal));
   };
 
   /** `work` under the shared storage lease, so the collector never deletes or releases what a copy relies on. */

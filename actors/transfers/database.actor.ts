@@ -188,7 +188,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
         }
       }),
       prepareSchema: fromPromise<void>(async ({ signal }) => {
-        const { database, gateway } = config;
+        const { database } = config;
         if (database.kind !== 'postgres' || !pending) throw new Error('transfers database: no gateway connection to prepare');
         // Its own short-lived connections, without the gateway's session setup: as the login, not the anonymous role.
         const client = track(schemaClient(database.gateway, 'adm-infra transfers gateway (schema check)'));

@@ -9,7 +9,6 @@ import {
   refreshStatus,
   type DiscoveryOutput,
   type FetchOutput,
-  type RefreshInput,
   type StoreOutput,
 } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { Notice, SourceOutcome } from '../../../src/rates/cycle.js';

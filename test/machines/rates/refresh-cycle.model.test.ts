@@ -9,10 +9,10 @@
 
 import assert from 'node:assert/strict';
 import type { AnyMachineSnapshot } from 'xstate';
-import { refreshCycleMachine, refreshStatus, type DiscoveryOutput, type FetchOutput, type RefreshInput } from '../../../machines/rates/refresh-cycle.machine.js';
+import { refreshCycleMachine, refreshStatus, type DiscoveryOutput, type FetchOutput } from '../../../machines/rates/refresh-cycle.machine.js';
 import type { SourceOutcome } from '../../../src/rates/cycle.js';
 import { modelTest } from '../../support/model.js';
-import { MINUTE, REFRESH_INPUT, START } from '../../support/rates-refresh.js';
+import { REFRESH_INPUT, START } from '../../support/rates-refresh.js';
 
 const clean: DiscoveryOutput = { disabled: [], notices: [], finishedAt: START + 100 };
 const lostOne: DiscoveryOutput = { disabled: ['D'], notices: [{ level: 'warn', message: 'D: discovery failed' }], finishedAt: START + 100 };
