@@ -4,7 +4,7 @@
 
 import type { EventObject } from 'xstate';
 import { AbortedError, AskTimeoutError, MessageNotAcceptedError, UnknownMessageError } from '../src/errors.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../src/clock.js';
 import type { Inspector } from './inspector.js';
 import type { ActorRegistry } from './registry.js';
 

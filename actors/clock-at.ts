@@ -3,7 +3,7 @@
 // yearly schedule into a busy loop; a distant time is reached in capped steps, and only the real time fires.
 
 import { nextRun, type CronSchedule } from '../src/cron.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../src/clock.js';
 
 export const MAX_TIMER_MS = 2_147_483_647;
 

@@ -4,7 +4,7 @@
 // follow a SimulatedClock in tests) and reports to the operator view under its host's systemId.
 
 import { createActor, type Actor, type AnyStateMachine, type InputFrom, type InspectionEvent } from 'xstate';
-import type { Clock } from './clock.js';
+import type { Clock } from '../src/clock.js';
 
 /** An inspector observer for the actor whose session id it is given (actors/inspector.ts `observer`). */
 export type HostedInspect = (rootSessionId: () => string | undefined) => (event: InspectionEvent) => void;

@@ -3,7 +3,7 @@
 
 import type { Logger } from 'pino';
 import { createAsk, type Ask } from './ask.js';
-import type { Clock } from './clock.js';
+import type { Clock } from '../src/clock.js';
 import { Inspector } from './inspector.js';
 import { ActorRegistry } from './registry.js';
 

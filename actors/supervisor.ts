@@ -7,7 +7,7 @@
 // children down in reverse order, each within its own timeout (XState's stop is synchronous, so graceful
 // shutdown is a protocol: the child is asked, and killed when its timeout passes).
 
-import { sleep } from './clock.js';
+import { sleep } from '../src/clock.js';
 import type { Runtime } from './runtime.js';
 
 export type RestartType = 'permanent' | 'transient' | 'temporary';

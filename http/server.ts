@@ -84,7 +84,6 @@ export interface RouteOptions {
   readonly stream?: { readonly maxBytes: number; readonly deadlines?: BodyDeadlines };
 }
 
-
 export interface HttpServerOptions {
   /** Names the listener in logs and metrics (e.g. `rates`, `admin`). */
   readonly name: string;
@@ -114,7 +113,6 @@ export interface HttpServerOptions {
   /** Timeouts of the node:http engine (headers, idle keep-alive); uWS has its own fixed ones. */
   readonly nodeEngine?: NodeEngineOptions;
 }
-
 
 /** The answer to a request nobody waits for any more: counted, never written. */
 const ABANDONED: HttpReply = { status: 499 };
@@ -726,7 +724,6 @@ export class HttpServer {
     this.#engine.route(method, pattern, (res, req) => new Exchange(core, route, res, req).run());
   }
 }
-
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */
 const EMPTY_REQUEST: HttpRequest = { method: '', path: '', query: '', headers: {}, params: [], remoteAddress: '' };

@@ -1,8 +1,7 @@
 // The clock every part of the runtime takes instead of the wall clock (DESIGN.md rule 2). Its timer half is exactly
 // XState's `Clock`, so the same object is passed to `createActor(…, { clock })`; tests use XState's SimulatedClock,
 // which also has `now()`. Deadlines over it are here, so pure code (src/files/peering.ts) bounds its work on the
-// clock its caller injects. The system clock is here too, so a storage adapter that defaults to it
-// (storage/http-client.ts) reaches it; `sleep` is in actors/clock.ts.
+// clock its caller injects; the system clock and `sleep` too: every layer but machines/ takes them from here.
 
 export interface Clock {
   now(): number;
@@ -69,4 +68,20 @@ export function deadline(clock: Clock, ms: number, ...signals: AbortSignal[]): D
       for (const remove of listeners.splice(0)) remove();
     },
   };
+}
+
+/** Resolves after `ms` on `clock`, or rejects when `signal` aborts. */
+export function sleep(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clock.clearTimeout(id);
+      reject(signal!.reason);
+    };
+    const id = clock.setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -4,9 +4,6 @@ import { parseArgs } from 'node:util';
 
 export const SERVICES = ['files', 'rates', 'transfers', 'console'] as const;
 export type ServiceName = (typeof SERVICES)[number];
-/** Services this build can run; the others are listed so operators see what is coming. */
-export const AVAILABLE: ReadonlySet<ServiceName> = new Set(['files', 'rates', 'transfers', 'console']);
-
 
 export const EXIT = { ok: 0, failure: 1, usage: 2 } as const;
 

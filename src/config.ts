@@ -1,6 +1,7 @@
 // Configuration loading shared by every service (DESIGN.md, "Configuration and logs"):
 // read JSON/JSONC/JSON5 once, validate against a TypeBox schema reporting every problem at once,
-// then freeze. Each service owns its schema and its semantic checks (src/<service>/config.ts).
+// then freeze. Each service owns its schema (src/<service>/config-schema.ts), its semantic checks
+// (src/<service>/config.ts and config-*.ts) and its file lookup and loading (src/<service>/config-file.ts).
 
 import { readFileSync } from 'node:fs';
 import JSON5 from 'json5';
@@ -8,6 +9,10 @@ import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import { ConfigError } from './errors.js';
+
+/** A loose JSON object, as a configuration file's sections are before validation. */
+export type Loose = Record<string, unknown>;
+export const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** Reads a configuration file in JSON, JSONC or JSON5 (comments and trailing commas allowed). */
 export function readConfigFile(path: string): unknown {
@@ -115,12 +120,24 @@ export interface LoadedConfig<C> {
   /** The file, else a parenthesised name of the defaults. */
   readonly source: string;
   readonly origin: ConfigOrigin;
-  readonly warnings: string[];
+  readonly warnings: readonly string[];
+}
+
+/** What every service's parser answers: the frozen configuration and its warnings, or every problem. */
+export type ParsedConfig<C> = { readonly ok: true; readonly config: C; readonly warnings?: readonly string[] } | { readonly ok: false; readonly problems: readonly string[] };
+
+/** The end of every `load<Service>Config`: the parser's problems as one ConfigError (`invalid` heads it), else the load. */
+export function loadedConfig<C>(result: ParsedConfig<C>, invalid: string, origin: ConfigOrigin, source: string): LoadedConfig<C> {
+  if (!result.ok) throw new ConfigError(invalid, result.problems, origin.file);
+  return { config: result.config, source, origin, warnings: result.warnings ?? [] };
 }
 
 /** The options every `load<Service>Config` takes. */
 export interface ConfigLoadOptions {
-  /** Where relative paths and the working-directory lookup start (default: the process's working directory). */
+  /**
+   * Where relative paths and the working-directory lookup start. Without it, rates and files resolve against the
+   * process's working directory; transfers and the console keep a relative --config path as written.
+   */
   readonly cwd?: string;
   /** `adm-infra all`: read no file, use the embedded defaults. */
   readonly useDefaults?: boolean;

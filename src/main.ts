@@ -5,7 +5,7 @@
 
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
 import { runMigrateCommand } from './transfers-migrate.js';
-import { AVAILABLE, EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-line.js';
+import { EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-line.js';
 import { operatorSettings, serviceChildren, type OperatorSettings } from './compose.js';
 import { type ConfigOrigin, type LoadedConfig } from './config.js';
 import { configCheckLine, configOriginLine } from './config-lines.js';
@@ -77,12 +77,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return parsed.help ? EXIT.ok : EXIT.usage;
   }
   const { command } = parsed;
-  const wanted: ServiceName[] = command.service === 'all' ? SERVICES.filter((s) => AVAILABLE.has(s)) : [command.service];
-  const missing = wanted.filter((s) => !AVAILABLE.has(s));
-  if (missing.length > 0) {
-    process.stderr.write(`adm-infra: the ${missing.join(', ')} service is not available in this build yet\n`);
-    return EXIT.usage;
-  }
+  const wanted: ServiceName[] = command.service === 'all' ? [...SERVICES] : [command.service];
 
   const configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig; console?: ConsoleConfig } = {};
   let operator: OperatorSettings | undefined;

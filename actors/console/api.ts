@@ -23,7 +23,7 @@ export interface ConsoleApi {
 }
 
 /** The node client of a running console: ordered by the health machine, which is told about failures. */
-export function consoleNodeClient(runtime: Runtime, config: ConsoleConfig): AdamantNodeClient {
+function consoleNodeClient(runtime: Runtime, config: ConsoleConfig): AdamantNodeClient {
   return nodeClient({
     order: () => {
       const snapshot = runtime.registry.lookup(CONSOLE_NODES_ID)?.getSnapshot() as { context?: NodeHealthContext } | undefined;

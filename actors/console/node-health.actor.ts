@@ -4,7 +4,7 @@
 import { fromPromise } from 'xstate';
 import { nodeHealthMachine } from '../../machines/console/node-health.machine.js';
 import type { NodeHealth } from '../../src/console/node-choice.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { nodeClient } from './ordered-node-client.js';
 
 /** A status check that takes longer counts the node as not answering. */

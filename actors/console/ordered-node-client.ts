@@ -43,8 +43,6 @@ export interface NodeClientOptions {
 export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
   const timeoutMs = options.timeoutMs ?? DEFAULT_NODE_TIMEOUT_MS;
 
-  const request = (url: string, method: 'GET' | 'POST', body: string | undefined, signal: Cancellation): Promise<unknown> =>
-    askNode(url, method, body, signal, timeoutMs);
 
   const hostOf = (url: string) => {
     try {
@@ -87,11 +85,11 @@ export function nodeClient(options: NodeClientOptions): AdamantNodeClient {
   return {
     async get<T>(path: string, query: URLSearchParams | undefined, signal: Cancellation): Promise<T> {
       const suffix = query && query.size > 0 ? `?${queryString(query)}` : '';
-      return (await session('GET', path, (node) => request(`${node}/api/${path}${suffix}`, 'GET', undefined, signal))) as T;
+      return (await session('GET', path, (node) => askNode(`${node}/api/${path}${suffix}`, 'GET', undefined, signal, timeoutMs))) as T;
     },
     async post<T>(path: string, body: unknown, signal: Cancellation): Promise<T> {
       const json = JSON.stringify(body);
-      return (await session('POST', path, (node) => request(`${node}/api/${path}`, 'POST', json, signal))) as T;
+      return (await session('POST', path, (node) => askNode(`${node}/api/${path}`, 'POST', json, signal, timeoutMs))) as T;
     },
   };
 }

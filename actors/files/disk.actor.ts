@@ -25,7 +25,7 @@ import type { GcStatus } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { setTimerAt } from '../clock-at.js';
 import type { RegistryFigures } from './node.js';
 import { refuseUnknownMessage } from '../ask.js';

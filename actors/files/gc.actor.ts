@@ -61,7 +61,7 @@ import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
-import { deadline, type Clock } from '../clock.js';
+import { deadline, type Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { GcStatusBoard } from './gc-status.js';

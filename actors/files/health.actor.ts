@@ -39,7 +39,7 @@ import {
 import type { DiskMeasurement, NodeIdentity } from '../../src/files/storage-metrics.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { attestationSettings, attestRound, registerAttestationResponder, unregisterAttestationResponder, type AttestationSettings } from '../../storage/files/attestation.libp2p.js';
 import type { ActorStateStore, PeerNetwork } from './node.js';
 import type { StartupWait } from './startup.js';

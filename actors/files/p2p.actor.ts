@@ -35,7 +35,7 @@ import { requireCron, type CronSchedule } from '../../src/cron.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
-import { deadline, sleep, type Clock } from '../clock.js';
+import { deadline, sleep, type Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { ChildSpec } from '../supervisor.js';
 import type { PeerNetwork } from './node.js';
@@ -43,7 +43,6 @@ import { refuseUnknownMessage } from '../ask.js';
 
 // ---------------------------------------------------------------------------------------------
 // Answers (the original's payloads, notes B.8; JSON-safe: ids and addresses as strings)
-
 
 /** Tries of one operator ping when libp2p closes its stream under it (StreamStateError), and the step between them. */
 const PING_ATTEMPTS = 4;

@@ -10,7 +10,7 @@ import { CID } from 'multiformats/cid';
 import { fromPromise } from 'xstate';
 import { backfillRecord } from '../../src/files/lifecycle.js';
 import type { Logger } from '../../src/logger.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import type { FilesNode, NodeHolder } from './node.js';
 
 export interface ReconcileResult {

@@ -46,10 +46,10 @@ import {
 import type { FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
-import { noteHolders, type ActorStateStore, type FilesNode, type NodeHolder } from './node.js';
+import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -97,8 +97,6 @@ export interface RepairOptions {
    * throughout, so one batch never spans two lives of a restarted runtime.
    */
   readonly holder: NodeHolder;
-  /** Where the cursor and cycle evidence persist (the registry's state table). */
-  readonly state: ActorStateStore;
   readonly clock: Clock;
   readonly status: RepairStatusBoard;
   /** The startup cycle and the schedule start only after the walk (spec §9.6). */
@@ -123,7 +121,9 @@ class RepairStoppedError extends Error {
 }
 
 export function repairLogic(options: RepairOptions) {
-  const { holder, state: stateStore, clock, status, settings, logger } = options;
+  const { holder, clock, status, settings, logger } = options;
+  // The cursor and cycle evidence persist in the registry's state table.
+  const stateStore = holder.actorState;
 
   const restore = (): RepairState => {
     try {

@@ -19,7 +19,7 @@
 // disk scan) is restarted alone and the listener after the group outlives it: uploads in flight go on.
 
 import { actorChild } from '../actor-child.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { FILES_VERSION } from '../../src/files/version.js';
@@ -60,7 +60,10 @@ const DISK_ASK_MS = 2_000;
 /** The disk actor as the other workers ask it (by id at send time), bounded by DISK_ASK_MS unless told otherwise. */
 const diskOf = (runtime: Runtime) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID, { timeoutMs: DISK_ASK_MS });
 /** An upload's or an incoming copy's disk claim. */
-const claimDiskOn = (runtime: Runtime) => (bytes: number, signal: AbortSignal) => diskOf(runtime)({ type: 'disk.claim', bytes }, { signal });
+const claimDiskOn = (runtime: Runtime) => {
+  const disk = diskOf(runtime);
+  return (bytes: number, signal: AbortSignal) => disk({ type: 'disk.claim', bytes }, { signal });
+};
 
 export interface FilesTreeSettings {
   /** The validated configuration; each actor takes the part it needs. */
@@ -174,7 +177,6 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           logic: (runtime) =>
             repairLogic({
               holder,
-              state: holder.actorState,
               clock: runtime.clock,
               status: repairStatus,
               startup,
@@ -220,8 +222,9 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
         actorChild({
           systemId: FILES_HEALTH_ID,
           shutdown: 'stop',
-          logic: (runtime) =>
-            healthLogic({
+          logic: (runtime) => {
+            const disk = diskOf(runtime);
+            return healthLogic({
               ...health,
               network: holder.network,
               state: holder.actorState,
@@ -230,14 +233,15 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               readStorage: async (signal, afterFirstScan) => {
                 // An attempt waits at most one checkpoint interval for the first scan; a read only for the answer.
                 const timeoutMs = afterFirstScan ? config.health.checkpointIntervalMs : DISK_ASK_MS;
-                return (await diskOf(runtime)({ type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
+                return (await disk({ type: 'disk.snapshot', afterFirstScan }, { signal, timeoutMs })).measurement;
               },
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),
               // `uptimeMs` (spec §2.3) is the process's uptime, not this actor's: restarts do not reset it.
               meta: { version: FILES_VERSION, startedAt: runtime.clock.now() - Math.round(process.uptime() * 1000) },
               inspect: (rootSessionId) => runtime.inspector.observer(FILES_HEALTH_ID, rootSessionId),
-            }),
+            });
+          },
         }),
         p2pChild({ systemId: FILES_P2P_ID, network: holder.network, nodes: config.nodes, peeringSchedule: config.peeringSchedule, timings: options.peering }),
       ]),

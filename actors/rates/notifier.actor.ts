@@ -15,7 +15,7 @@ import type { NoticeLevel } from '../../src/rates/cycle.js';
 import type { LineLogger } from '../../src/rates/log-level.js';
 import { adamantText, channelText, discordPayload, plainText, slackPayload } from '../../src/rates/notify.js';
 import { sendChatMessage } from '../../src/console/chat-send.js';
-import { deadline, type Clock } from '../clock.js';
+import { deadline, type Clock } from '../../src/clock.js';
 import { DEFAULT_NODE_TIMEOUT_MS, nodeClient } from '../console/ordered-node-client.js';
 import { refuseUnknownMessage } from '../ask.js';
 

@@ -12,7 +12,7 @@ import type { Quote } from '../../src/rates/types.js';
 import { scrubSecrets } from '../../src/logger.js';
 import type { HistoryEvent } from '../../machines/rates/history-store.machine.js';
 import { askFor } from '../ask.js';
-import { deadline, sleep } from '../clock.js';
+import { deadline, sleep } from '../../src/clock.js';
 import type { Runtime } from '../runtime.js';
 import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js';
 

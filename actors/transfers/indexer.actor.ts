@@ -18,7 +18,7 @@ import type { IndexerSettings } from '../../src/transfers/config.js';
 import { transferRows } from '../../src/transfers/rows.js';
 import { readCursor, recentBlocks, rewindTo, writeBlocks, type IndexedBlock } from '../../storage/transfers/indexer-store.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import type { DatabaseHolder } from './database.actor.js';
 import type { EthRpcClient } from '../../storage/transfers/chain.eth-rpc.js';
 

@@ -9,9 +9,10 @@
 //
 // Per DESIGN.md actor rule 3 this is data, not a live actor per file: the one writer of file records
 // (actors/files/file-records.ts) applies it to the persisted row with XState's pure `transition()` (see
-// `applyFileEvent` below) and performs the returned effect (pin / unpin) itself. Events a state does not list leave the record unchanged, which is what makes
-// confirm of a confirmed file, unpin of an expired file and expire of anything but a temporary file
-// idempotent (notes C6); demote of anything but a held confirmed file changes nothing either.
+// `applyFileEvent` below) and performs the returned effect (pin / unpin) itself. Events a state does not list
+// leave the record unchanged, which is what makes confirm of a confirmed file, unpin of an expired file and expire
+// of anything but a temporary file idempotent (notes C6); demote of anything but a held confirmed file changes
+// nothing either.
 //
 // The effect actions `pinContent` / `unpinContent` are markers: they are chosen by guards on the record's
 // `pinned` flag, so a demoted confirmed record (pinned false after a handover, notes A.4 rule 4c) never

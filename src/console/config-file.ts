@@ -7,8 +7,7 @@
 import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, normalize, resolve } from 'node:path';
-import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { loadedConfig, readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
 import { PACKAGED_CONSOLE_CONFIG, parseConsoleConfig, type ConsoleConfig } from './config.js';
 
 /** The file name the lookup tries and the configuration folder it tries first. */
@@ -35,12 +34,13 @@ export function resolveConsoleConfigPath(explicit: string | undefined, env: Read
  */
 export function loadConsoleConfig(path: string | undefined, env: NodeJS.ProcessEnv, { cwd, useDefaults = false }: ConfigLoadOptions = {}): LoadedConfig<ConsoleConfig> {
   const explicit = path && cwd !== undefined ? resolve(cwd, path) : path;
-  const file = useDefaults ? undefined : resolveConsoleConfigPath(explicit, env, homedir(), cwd ?? process.cwd());
+  const home = homedir();
+  const file = useDefaults ? undefined : resolveConsoleConfigPath(explicit, env, home, cwd ?? process.cwd());
   const result = parseConsoleConfig(file ? readConfigFile(file) : undefined, file ?? PACKAGED_CONSOLE_CONFIG);
-  if (!result.ok) throw new ConfigError('Config validation error', result.problems, file);
-  const origin = { file, lookup: useDefaults ? undefined : consoleConfigLookup(env, homedir()), defaults: 'the packaged defaults' };
+  const origin = { file, lookup: useDefaults ? undefined : consoleConfigLookup(env, home), defaults: 'the packaged defaults' };
   // The console's format has no warnings.
-  return { config: result.config, source: result.config.source, origin, warnings: [] };
+  // Its source is the parsed config's (the file, or the packaged defaults' name); a failed parse throws first.
+  return loadedConfig(result, 'Config validation error', origin, result.ok ? result.config.source : '');
 }
 
 /** The places the lookup tried, for the line that says none held a file. */

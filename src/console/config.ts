@@ -5,7 +5,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Type from 'typebox';
-import { deepFreeze, HTTP_ENGINES, schemaProblems, type HttpEngineName } from '../config.js';
+import { deepFreeze, HTTP_ENGINES, isRecord, schemaProblems, type HttpEngineName } from '../config.js';
 import { setPassphrase } from './amount.js';
 
 /**
@@ -76,7 +76,7 @@ export type ParsedConsoleConfig = { ok: true; config: ConsoleConfig } | { ok: fa
 
 /** Shallow merge over the defaults (notes C.3), then validation; every problem at once. */
 export function parseConsoleConfig(file: unknown, source: string): ParsedConsoleConfig {
-  if (file !== undefined && (typeof file !== 'object' || file === null || Array.isArray(file))) return { ok: false, problems: ['(root): must be an object'] };
+  if (file !== undefined && !isRecord(file)) return { ok: false, problems: ['(root): must be an object'] };
   const merged = { ...CONSOLE_DEFAULT_CONFIG, ...(file as Record<string, unknown> | undefined) } as Record<string, unknown>;
   const problems = schemaProblems(FileSchema, merged);
   if (problems.length > 0) return { ok: false, problems };

@@ -35,7 +35,6 @@ interface Range extends Address {
   readonly prefix: number;
 }
 
-
 // ---------------------------------------------------------------------------------------------
 // Parsing
 

@@ -1,8 +1,9 @@
 // Defensive accessors of the files configuration's checks: they run even when the schema failed, so that every
 // problem is reported at once; a value of the wrong type counts as absent (its type problem is already reported).
 
-export type Loose = Record<string, unknown>;
-export const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+import { isRecord, type Loose } from '../config.js';
+
+export { isRecord, type Loose };
 export const recordAt = (value: unknown): Loose => (isRecord(value) ? value : {});
 export const intAt = (value: unknown): number | undefined => (Number.isSafeInteger(value) ? (value as number) : undefined);
 export const boolAt = (value: unknown): boolean | undefined => (typeof value === 'boolean' ? value : undefined);

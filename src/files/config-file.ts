@@ -1,8 +1,7 @@
 // Which file the files service reads, and loading it (notes/files-node.md B.6).
 
 import { resolve } from 'node:path';
-import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { loadedConfig, readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
 import { FILES_DEFAULT_CONFIG } from './config-defaults.js';
 import { parseFilesConfig, type FilesConfig } from './config.js';
 
@@ -37,9 +36,6 @@ export function loadFilesConfig(
 ): LoadedConfig<FilesConfig> {
   const file = useDefaults ? undefined : resolveFilesConfigPath(path, env, cwd);
   const raw = file ? readConfigFile(file) : structuredClone(FILES_DEFAULT_CONFIG);
-  const result = parseFilesConfig(raw);
-  if (!result.ok) throw new ConfigError('Invalid config', [...result.problems], file);
   // Outside `all` a file is always named (./config.json5 at the end of the lookup) and must exist, as in the original.
-  const origin = { file, lookup: undefined, defaults: 'the embedded defaults' };
-  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: [...result.warnings] };
+  return loadedConfig(parseFilesConfig(raw), 'Invalid config', { file, lookup: undefined, defaults: 'the embedded defaults' }, file ?? '(embedded defaults)');
 }

@@ -3,6 +3,7 @@
 // They run even when the schema failed, so that every problem is reported at once; messages never echo secrets,
 // URLs or webhooks.
 
+import { isRecord } from '../config.js';
 import { isPassphrase } from '../console/amount.js';
 import { ADDRESS as ADAMANT_ADDRESS } from '../console/params.js';
 import { BINANCE_QUOTE_ASSETS, DEFAULT_BINANCE_QUOTE_ASSET } from './config-defaults.js';
@@ -23,8 +24,6 @@ const DISCORD_WEBHOOK = /^https:\/\/discord(app)?\.com\/api\/webhooks\/\d+\/[A-Z
 
 const COIN_RE = new RegExp(COIN_PATTERN);
 
-type Loose = Record<string, unknown>;
-const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
 const stringsOf = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
 
 function validHttpUrl(value: string): boolean {

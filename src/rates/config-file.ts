@@ -2,8 +2,7 @@
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { loadedConfig, readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
 import { RATES_DEFAULT_CONFIG } from './config-defaults.js';
 import { parseRatesConfig, type RatesConfig } from './config.js';
 
@@ -12,7 +11,7 @@ export const RATES_CONFIG_ENV = 'CURRENCYINFO_CONFIG';
 /** The original reads `./config.jsonc` in the working directory (notes E). */
 export const RATES_CONFIG_FILE = 'config.jsonc';
 /** The lookup, as the startup line and `--check-config` name it when no file was found. */
-export const RATES_CONFIG_LOOKUP = `--config, $${RATES_CONFIG_ENV}, ./${RATES_CONFIG_FILE}`;
+const RATES_CONFIG_LOOKUP = `--config, $${RATES_CONFIG_ENV}, ./${RATES_CONFIG_FILE}`;
 
 /**
  * Which file the rates service reads: the `--config` path; else `$CURRENCYINFO_CONFIG`; else `./config.jsonc`
@@ -45,8 +44,6 @@ export function loadRatesConfig(
 ): LoadedConfig<RatesConfig> {
   const file = useDefaults ? undefined : resolveRatesConfigPath(path, env, cwd);
   const raw = file ? readConfigFile(file) : structuredClone(RATES_DEFAULT_CONFIG);
-  const result = parseRatesConfig(raw);
-  if (!result.ok) throw new ConfigError('App configuration is invalid', result.problems, file);
   const origin = { file, lookup: useDefaults ? undefined : RATES_CONFIG_LOOKUP, defaults: 'the embedded defaults' };
-  return { config: result.config, source: file ?? '(embedded defaults)', origin, warnings: result.warnings };
+  return loadedConfig(parseRatesConfig(raw), 'App configuration is invalid', origin, file ?? '(embedded defaults)');
 }

@@ -1,8 +1,7 @@
 // Which file the transfers service reads, and loading it under the environment's variables (spec A; notes A.4).
 
 import { resolve } from 'node:path';
-import { readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
-import { ConfigError } from '../errors.js';
+import { loadedConfig, readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';
 import { parseTransfersConfig, type TransfersConfig } from './config.js';
 
 /** The environment variable that names the settings file. */
@@ -17,9 +16,8 @@ export function loadTransfersConfig(path: string | undefined, env: NodeJS.Proces
   const named = useDefaults ? undefined : path || env[TRANSFERS_CONFIG_ENV] || undefined;
   const file = named === undefined || cwd === undefined ? named : resolve(cwd, named);
   const result = parseTransfersConfig(file ? readConfigFile(file) : undefined, useDefaults ? {} : env);
-  if (!result.ok) throw new ConfigError('Invalid transfers configuration', result.problems, file);
   const origin = useDefaults
     ? { file, lookup: undefined, defaults: 'the embedded defaults' }
     : { file, lookup: `--config, $${TRANSFERS_CONFIG_ENV}`, defaults: 'the environment and the embedded defaults' };
-  return { config: result.config, source: file ?? '(environment and embedded defaults)', origin, warnings: result.warnings };
+  return loadedConfig(result, 'Invalid transfers configuration', origin, file ?? '(environment and embedded defaults)');
 }

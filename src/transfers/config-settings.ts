@@ -2,7 +2,7 @@
 // which win (as PostgREST's do), and typed reads of them that report every problem at once instead of stopping at
 // the first.
 
-import { schemaProblems } from '../config.js';
+import { isRecord, schemaProblems } from '../config.js';
 import { POSTGREST_FILE_KEYS, SETTING_KEYS, TransfersFileSchema, type SettingKey } from './config-schema.js';
 
 export type MergedSettings = { ok: true; raw: ReadonlyMap<SettingKey, string> } | { ok: false; problems: string[] };
@@ -14,7 +14,7 @@ export type MergedSettings = { ok: true; raw: ReadonlyMap<SettingKey, string> } 
 export function mergeSettings(file: unknown, env: Readonly<Record<string, string | undefined>>): MergedSettings {
   const raw = new Map<SettingKey, string>();
   if (file !== undefined) {
-    if (typeof file !== 'object' || file === null || Array.isArray(file)) return { ok: false, problems: ['(root): must be an object of settings'] };
+    if (!isRecord(file)) return { ok: false, problems: ['(root): must be an object of settings'] };
     const shape = schemaProblems(TransfersFileSchema, file);
     if (shape.length > 0) return { ok: false, problems: shape };
     for (const [key, value] of Object.entries(file)) {

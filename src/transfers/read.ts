@@ -125,8 +125,8 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     withBody: request.method === 'GET',
     format: media.format,
     probeMoreRows: needsMoreRowsProbe(window),
-    ...(commonValues === undefined ? {} : { commonValues }),
-    ...(jsonColumns === undefined ? {} : { jsonColumns }),
+    commonValues,
+    jsonColumns,
   });
   const executeOptions = { reusePlan: commonValues !== undefined, ...(request.cancellation === undefined ? {} : { cancellation: request.cancellation }) };
 

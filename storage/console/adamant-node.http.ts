@@ -13,6 +13,7 @@ const IDLE_TIMEOUT_MS = 4_000;
 
 /** One node failed the request: another node may answer it (a POST only when `neverSent`). */
 export class NodeTransportError extends Error {
+  override readonly name = 'NodeTransportError';
   constructor(
     message: string,
     readonly neverSent: boolean,

@@ -5,7 +5,7 @@ import type { Libp2p } from '@libp2p/interface';
 import type { RootPins } from './root-pins.js';
 
 /** Consumes a helia pin generator (`pins.add` and `pins.rm` yield every block they visit). */
-export async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
+async function drain(iterable: AsyncIterable<unknown>): Promise<void> {
   for await (const _ of iterable) {
     // each visited block; nothing to do with it
   }

@@ -17,7 +17,6 @@ import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.l
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { drain } from '../../../storage/files/root-pins.helia.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import type { GcReport, GcSettings } from '../../../src/files/gc.js';
@@ -97,7 +96,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
   beforeEach(async () => {
     // Each case starts from an empty registry and pin set; blocks of earlier cases are unpinned read cache.
     for (const record of node.registry.list({ limit: 10_000 })) node.registry.delete(record.cid);
-    for await (const pin of node.helia.pins.ls()) await drain(node.helia.pins.rm(pin.cid));
+    for await (const pin of node.helia.pins.ls()) await node.pins.remove(pin.cid);
   });
 
   /** Stores, pins and registers (confirmed, held) new content for which this node is (or is not) designated. */
@@ -107,7 +106,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       const cid = await node.unixfs.addBytes(bytes);
       const { designated } = placementOf(cid.toString(), MEMBERS, node.peerId, TIERS, 1_000);
       if (designated.includes(node.peerId) !== designatedHere) continue;
-      await drain(node.helia.pins.add(cid));
+      await node.pins.add(cid);
       node.registry.put(confirmedRecord(cid.toString(), Date.now() - 1_000, 'upload', bytes.byteLength));
       return { cid, bytes, holders: designated };
     }

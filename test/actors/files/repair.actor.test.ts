@@ -15,7 +15,6 @@ import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
 import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.libp2p.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { drain } from '../../../storage/files/root-pins.helia.js';
 import { REPAIR_STATE_KEY, repairLogic, type RepairSettings } from '../../../actors/files/repair.actor.js';
 import { RepairStatusBoard } from '../../../actors/files/repair-status.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
@@ -109,7 +108,7 @@ function start(holder: NodeHolder, options: { peers?: FakePeers; settings?: Repa
   const startup = new StartupSignal();
   const log = captureLogger('debug');
   const clock = options.clock ?? systemClock;
-  const actor = createActor(repairLogic({ holder, state: holder.actorState, clock, status, startup, settings: repair, copies: peers, logger: log.logger }), { clock });
+  const actor = createActor(repairLogic({ holder, clock, status, startup, settings: repair, copies: peers, logger: log.logger }), { clock });
   actor.start();
   return {
     peers,
@@ -148,7 +147,7 @@ describe('files.repair', () => {
   async function pinnedFile(text: string): Promise<string> {
     const cid = await rawCid(text);
     await node.helia.blockstore.put(cid, new TextEncoder().encode(text));
-    await drain(node.helia.pins.add(cid));
+    await node.pins.add(cid);
     node.registry.put(record(cid.toString()));
     return cid.toString();
   }

@@ -18,12 +18,12 @@ const settings: MergeSettings = {
 test('before any refresh snapshot: not ready, updating, next_update = start; an empty table', () => {
   const clock = new SimulatedClock();
   clock.set(5_000);
-  const view = ratesApi(createRuntime(clock, captureLogger().logger));
-  assert.deepEqual(view.status(), { ready: false, updating: true, next_update: 5_000, last_updated: null });
-  assert.deepEqual(view.table().table, {});
-  assert.deepEqual(view.table(5).table, {});
-  assert.deepEqual(view.cachedTable(), {});
-  assert.equal(view.lastUpdated(), null);
+  const api = ratesApi(createRuntime(clock, captureLogger().logger));
+  assert.deepEqual(api.status(), { ready: false, updating: true, next_update: 5_000, last_updated: null });
+  assert.deepEqual(api.table().table, {});
+  assert.deepEqual(api.table(5).table, {});
+  assert.deepEqual(api.cachedTable(), {});
+  assert.equal(api.lastUpdated(), null);
 });
 
 test('while rates.refresh is restarting, the last table is served and the status says updating', async () => {
@@ -46,16 +46,16 @@ test('while rates.refresh is restarting, the last table is served and the status
   runtime.registry.register(REFRESH_ID, actor);
   actor.start();
   for (let i = 0; i < 4; i++) await new Promise((resolve) => setImmediate(resolve));
-  const view = ratesApi(runtime);
-  assert.deepEqual(view.status(), { ready: true, updating: false, next_update: 1_600_000, last_updated: 1_000_000 });
-  assert.equal(view.table().table['BTC/USD'], 100);
+  const api = ratesApi(runtime);
+  assert.deepEqual(api.status(), { ready: true, updating: false, next_update: 1_600_000, last_updated: 1_000_000 });
+  assert.equal(api.table().table['BTC/USD'], 100);
   actor.stop();
-  assert.deepEqual(view.status(), { ready: true, updating: true, next_update: 1_600_000, last_updated: 1_000_000 });
-  assert.equal(view.table().table['BTC/USD'], 100);
-  assert.equal(view.table(30).table['BTC/USD'], 100, 'a per-request window is evaluated over the last retained quotes');
+  assert.deepEqual(api.status(), { ready: true, updating: true, next_update: 1_600_000, last_updated: 1_000_000 });
+  assert.equal(api.table().table['BTC/USD'], 100);
+  assert.equal(api.table(30).table['BTC/USD'], 100, 'a per-request window is evaluated over the last retained quotes');
   // The hot path's reads: the published table itself for the configured lifetime (60 min), none for another window.
-  assert.equal(view.cachedTable(), view.table().table);
-  assert.equal(view.cachedTable(60), view.table().table);
-  assert.equal(view.cachedTable(30), undefined);
-  assert.equal(view.lastUpdated(), view.status().last_updated);
+  assert.equal(api.cachedTable(), api.table().table);
+  assert.equal(api.cachedTable(60), api.table().table);
+  assert.equal(api.cachedTable(30), undefined);
+  assert.equal(api.lastUpdated(), api.status().last_updated);
 });

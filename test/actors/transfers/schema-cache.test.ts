@@ -1,5 +1,5 @@
-// The gateway's schema cache actor (actors/transfers/schema-cache.actor.ts) and the view the edge reads through
-// (actors/transfers/gateway.ts), on PGlite: one load reads the relations and the common values of their columns'
+// The gateway's schema cache actor (actors/transfers/schema-cache.actor.ts) and the API the edge reads through
+// (actors/transfers/api.ts), on PGlite: one load reads the relations and the common values of their columns'
 // statistics as the anonymous role; a read of a relation with statistics is written with its common values as
 // literals and may keep its plan, any other read is planned for its values; statistics that cannot be read leave
 // the relations served and every read planned for its values, with a warning.

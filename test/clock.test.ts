@@ -1,11 +1,11 @@
-// deadline() (src/clock.ts, re-exported by actors/clock.ts): deadlines on the injected clock, so a SimulatedClock
+// deadline() (src/clock.ts): deadlines on the injected clock, so a SimulatedClock
 // drives them; on the system clock a pending deadline holds the process like any timer until it fires or is cleared.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SimulatedClock } from 'xstate';
 import { spawn } from 'node:child_process';
-import { deadline } from '../../actors/clock.js';
+import { deadline } from '../src/clock.js';
 
 test('a deadline fires when the clock reaches it, not before, and says it expired', () => {
   const clock = new SimulatedClock();
@@ -46,7 +46,7 @@ test('clear() before the deadline: nothing fires later and the caller signal kee
  * exit code, killing it when it has not exited within `capMs`.
  */
 async function runChild(script: string, capMs: number): Promise<{ stdout: string; code: number | null; killed: boolean }> {
-  const module = new URL('../../src/clock.js', import.meta.url).href;
+  const module = new URL('../src/clock.js', import.meta.url).href;
   const child = spawn(process.execPath, ['--input-type=module', '-e', `const m = await import(${JSON.stringify(module)}); ${script}`], { stdio: ['ignore', 'pipe', 'ignore'] });
   let stdout = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
