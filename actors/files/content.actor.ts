@@ -16,7 +16,7 @@ import type { LeaseRelease, SharedLease } from '../../src/files/storage-lease.js
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
-import { deadline, type Clock } from '../clock.js';
+import { deadline, type Clock } from '../../src/clock.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { SessionRecord } from './file-records.js';
 import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
@@ -211,7 +211,6 @@ export function contentLogic(options: ContentOptions) {
 
   const replicated = settings.replication.enabled && options.copies !== undefined;
 
-
   /**
    * Asks the designated peers of a confirmed file for their copies, in parallel, and reports the outcomes (spec
    * §2.1). With a session, the copies are staged. A temporary file is placed once confirmed (notes C2), so its report
@@ -259,24 +258,16 @@ export function contentLogic(options: ContentOptions) {
     const sessionId = strict ? `${STAGED_SESSION_PREFIX}${randomUUID()}` : randomUUID();
     const pinnedHere: CID[] = [];
     let registered = false;
-    // The shared lease is taken lazily, right before the first block write (first importFile), with the request's
-    // signal: taking it at `upload.begin` would bound a wait behind a long collector pass by the ask timeout, and
-    // a request that is refused before sending a file never waits at all. It is given back once, when the
-    // session ends (commit or rollback), since those are the two ends the edge always reaches.
+    // The shared lease is taken lazily, right before the first block write (the first import), with the request's
+    // signal, so a request refused before it sends a file never waits behind a collector pass. runUpload drives the
+    // session in order (imports, then commit or rollback), so the lease is given back once the session ends.
     let held: LeaseRelease | undefined;
     let acquiring: Promise<void> | undefined;
-    let ended = false;
-    const holdLease = (signal: AbortSignal): Promise<void> => {
-      if (ended) return Promise.reject(new Error('the upload session has ended'));
-      acquiring ??= lease.acquireShared(signal).then((release) => {
-        // Granted after the session ended (a rollback raced the wait): give it straight back.
-        if (ended) release();
-        else held = release;
-      });
-      return acquiring;
-    };
+    const holdLease = (signal: AbortSignal): Promise<void> =>
+      (acquiring ??= lease.acquireShared(signal).then((release) => {
+        held = release;
+      }));
     const endLease = () => {
-      ended = true;
       held?.();
       held = undefined;
     };
@@ -305,32 +296,32 @@ export function contentLogic(options: ContentOptions) {
                 : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
           });
         }
-        // What the records will be, for placing copies before a strict commit; the commit builds them again from
-        // the records that stand then (another writer may have changed one meanwhile).
-        let records = entries.map((entry) => entry.build(node.records.get(entry.cid)));
-        const register = () => {
-          records = node.records.commitSession(sessionId, entries);
+        const register = (): FileRecord[] => {
+          const records = node.records.commitSession(sessionId, entries);
           registered = true;
           session.commit();
           // Every block of the request is pinned now: the collector may run.
           endLease();
+          return records;
         };
         if (!strict) {
-          register();
+          const records = register();
           return { records, reports: (await placeAll(node, records, signal)).reports };
         }
         // Strict (spec §4.2 503): the local pins are in place, so the collector may run while peers stage their
-        // copies under this session; the records are written only on quorum.
+        // copies under this session; the records are written only on quorum. Copies are placed for the records as
+        // they would be now; the commit builds them again from the records that stand then.
         endLease();
-        const { placed, reports } = await placeAll(node, records, signal, sessionId);
+        const preview = entries.map((entry) => entry.build(node.records.get(entry.cid)));
+        const { placed, reports } = await placeAll(node, preview, signal, sessionId);
         if (!reports.every((report) => report.satisfied)) {
           // Every peer asked, not only those that said stored: a stage that finished after its answer timed out
           // would otherwise stay pinned until its time-to-live.
           await Promise.all(placed.flatMap((entry) => entry.askedPeers.map((peerId) => settleStaged(peerId, entry.cid, 'abort', sessionId))));
-          logger.warn({ files: records.length, unsatisfied: reports.filter((report) => !report.satisfied).length }, 'strict upload missed its quorum; rolled back');
+          logger.warn({ files: preview.length, unsatisfied: reports.filter((report) => !report.satisfied).length }, 'strict upload missed its quorum; rolled back');
           throw new QuorumNotReachedError();
         }
-        register();
+        const records = register();
         const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
         const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
         stored.forEach(({ peerId, cid }, index) => {
@@ -459,24 +450,30 @@ export function contentLogic(options: ContentOptions) {
 
   const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: () => FileRecord): Promise<FileStatus> => {
     const node = holder.get();
-    const { record, written } = await node.records.apply(cid, () => ({ type: kind, at: clock.now() }) as FileEvent, {
-      signal,
-      create,
-      pin: async (target, pinSignal) => {
-        // Fetched blocks are unpinned until the pin walk has finished: shared lease, like an upload.
-        const release = await lease.acquireShared(pinSignal);
-        // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
-        const discovery = deadline(clock, settings.findFileTimeoutMs, pinSignal);
-        try {
-          await node.pins.add(target, { signal: discovery.signal });
-        } catch (error) {
-          throw discovery.expired ? new FileTimeoutError('discovery') : error;
-        } finally {
-          discovery.clear();
-          release();
-        }
-      },
-    });
+    // An event that may pin holds the shared lease throughout: fetched blocks are unpinned until the pin walk has
+    // finished, like an upload's. Taken before the record queue (file-records.ts: lease first, then the queue).
+    const release = kind === 'file.unpin' ? undefined : await lease.acquireShared(signal);
+    let applied;
+    try {
+      applied = await node.records.apply(cid, () => ({ type: kind, at: clock.now() }) as FileEvent, {
+        signal,
+        create,
+        pin: async (target, pinSignal) => {
+          // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
+          const discovery = deadline(clock, settings.findFileTimeoutMs, pinSignal);
+          try {
+            await node.pins.add(target, { signal: discovery.signal });
+          } catch (error) {
+            throw discovery.expired ? new FileTimeoutError('discovery') : error;
+          } finally {
+            discovery.clear();
+          }
+        },
+      });
+    } finally {
+      release?.();
+    }
+    const { record, written } = applied;
     if (!record) throw new FileNotFoundError();
     if (written) logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
     // notes A.7: a confirmed file is placed on its designated peers; the answer does not wait (repair retries).

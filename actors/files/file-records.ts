@@ -5,19 +5,24 @@
 //
 // Why an owner and not "read, await the pin change, write": a lifecycle event carries an effect on the pin set
 // (pin may fetch over bitswap for seconds, unpin walks the DAG), and while it runs another writer may change the
-// same record. Writing the record computed before the await would silently undo that change (last writer wins).
-// So an event is applied to the record that stands at write time: after the effect, the record is read again;
-// if it changed, the event is decided again on the new record (by the caller's `decide`, which may now say
-// "nothing to do"), and the pin set is brought back to agree with the record that stands. The effect is what is
-// reconciled, never the other writer's record. Record writes themselves are synchronous (better-sqlite3), so a
-// read and the write after it cannot interleave with anything.
-//
-// No per-CID lock: a lock held across a pin fetch would sit under the storage lease (content pins take it shared,
-// the collector holds it exclusively while it releases), and the two orders would deadlock.
+// same record, or the same pin. So:
+// - the events and pin releases of one CID run one after another (a KeyedQueue): two of them never decide on the
+//   same record and then undo each other's pin change (a confirm, an unpin and an operator pin racing over HTTP
+//   left a record unpinned with its pin in place before this);
+// - session commits and the backfill write synchronously without waiting in that queue (an upload must not wait
+//   behind a minute-long pin fetch), so an event is applied to the record that stands at write time: after the
+//   effect the record is read again; if it changed, the event is decided again on it (the caller's `decide` may now
+//   say "nothing to do"), and the pin set is brought back to agree with the record that stands. The effect is what
+//   is reconciled, never the other writer's record. Record writes are synchronous (better-sqlite3), so a read and
+//   the write after it cannot interleave with anything.
+// Lock order: the storage lease before this queue. A caller whose effect may pin takes the shared lease before it
+// applies (content.actor.ts); the collector holds the lease exclusively while it releases. Taking the lease inside
+// the queue would deadlock against a collector waiting here.
 
 import type { CID } from 'multiformats/cid';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
+import { KeyedQueue } from '../../src/keyed-queue.js';
 import type { Logger } from '../../src/logger.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
 import type { RootPins } from '../../storage/files/root-pins.js';
@@ -50,6 +55,8 @@ export class FileRecords {
   readonly #registry: FileRegistry;
   readonly #pins: RootPins;
   readonly #logger: Logger | undefined;
+  /** One CID's events and pin releases, one after another. */
+  readonly #queue = new KeyedQueue();
 
   constructor(registry: FileRegistry, pins: RootPins, logger?: Logger) {
     this.#registry = registry;
@@ -66,9 +73,15 @@ export class FileRecords {
    * its pin effect, and writes the result only if nobody changed the record meanwhile; otherwise decides again.
    * Throws when an effect fails (the record is then not written) or the signal aborts.
    */
-  async apply(cid: CID, decide: (current: FileRecord) => FileEvent | null, options: ApplyOptions): Promise<ApplyOutcome> {
+  apply(cid: CID, decide: (current: FileRecord) => FileEvent | null, options: ApplyOptions): Promise<ApplyOutcome> {
+    return this.#queue.run(cid.toString(), () => this.#apply(cid, decide, options));
+  }
+
+  async #apply(cid: CID, decide: (current: FileRecord) => FileEvent | null, options: ApplyOptions): Promise<ApplyOutcome> {
     const text = cid.toString();
-    let performed = false;
+    // An effect ran and its record was not written (the record changed meanwhile, or the effect failed): the pin
+    // set is aligned with the record that stands at the end. A written record agrees with its own effect.
+    let unsettled = false;
     let stored = this.#registry.get(text);
     try {
       for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -78,16 +91,17 @@ export class FileRecords {
         const { record, changed, effect } = applyFileEvent(before, event);
         if (!changed) return { record: stored, written: false };
         if (effect === 'pin' && !(await this.#pins.has(cid, options.signal))) {
-          performed = true;
+          unsettled = true;
           await (options.pin ?? ((target, signal) => this.#pins.add(target, { signal })))(cid, options.signal);
-        } else if (effect === 'unpin' && (await this.#pins.has(cid, options.signal))) {
-          performed = true;
+        } else if (effect === 'unpin') {
+          // Removing a root pin that is not there is a no-op (RootPins.remove).
+          unsettled = true;
           await this.#pins.remove(cid, options.signal);
         }
         const current = this.#registry.get(text);
         if (sameRecord(current, stored)) {
           this.#registry.put(record);
-          stored = record;
+          unsettled = false;
           return { record, written: true };
         }
         // Someone else wrote this record while the effect ran: their record stands; decide again on it.
@@ -95,7 +109,7 @@ export class FileRecords {
       }
       return { record: stored, written: false };
     } finally {
-      if (performed) await this.#alignPin(cid, stored);
+      if (unsettled) await this.#alignPin(cid);
     }
   }
 
@@ -118,9 +132,14 @@ export class FileRecords {
 
   /**
    * Removes a root pin this node made for a session that did not commit, unless a committed record relies on it
-   * by now (a copy a peer asked for meanwhile, or a confirm) or another session's intent still covers it.
+   * by now (a copy a peer asked for meanwhile, or a confirm) or another session's intent still covers it (any
+   * session's, when none is named).
    */
-  async releaseSessionPin(cid: CID, sessionId: string, signal?: AbortSignal): Promise<void> {
+  releaseSessionPin(cid: CID, sessionId?: string, signal?: AbortSignal): Promise<void> {
+    return this.#queue.run(cid.toString(), () => this.#releaseUnrelied(cid, sessionId, signal));
+  }
+
+  async #releaseUnrelied(cid: CID, sessionId: string | undefined, signal?: AbortSignal): Promise<void> {
     const text = cid.toString();
     if (this.#registry.get(text)?.pinned) return;
     if (this.#registry.intents().some((intent) => intent.cid === text && intent.sessionId !== sessionId)) return;
@@ -132,11 +151,13 @@ export class FileRecords {
    * (offline: its blocks are local, the collector deletes only after its own pin verification), and a pin that this
    * call made and nothing relies on is removed. Best effort: the collector's pin verification repairs what is left.
    */
-  async #alignPin(cid: CID, standing: FileRecord | undefined): Promise<void> {
+  async #alignPin(cid: CID): Promise<void> {
     try {
       const pinned = await this.#pins.has(cid);
+      // Read after the pin set: a session commit may have written the record while `has` ran.
+      const standing = this.#registry.get(cid.toString());
       if (standing?.pinned && !pinned) await this.#pins.add(cid, { offline: true });
-      else if (!standing?.pinned && pinned) await this.releaseSessionPin(cid, '');
+      else if (!standing?.pinned && pinned) await this.#releaseUnrelied(cid, undefined);
     } catch (error) {
       this.#logger?.warn({ err: error }, 'could not align a pin with its file record');
     }

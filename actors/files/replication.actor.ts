@@ -24,6 +24,7 @@ import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { Release } from '../../src/files/admission.js';
 import { confirmedRecord } from '../../src/files/lifecycle.js';
+import { KeyedQueue } from '../../src/keyed-queue.js';
 import type { SharedLease } from '../../src/files/storage-lease.js';
 import type { FileRecord } from '../../src/files/types.js';
 import {
@@ -35,7 +36,7 @@ import {
   type ReplicationResponse,
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../../src/clock.js';
 import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
 import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
@@ -130,17 +131,8 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
   };
 
   /** Requests about one CID run one after another (two stores, a stage and its abort), never interleaved. */
-  const cidQueues = new Map<string, Promise<unknown>>();
-  const oneAtATime = <T>(cid: CID, work: () => Promise<T>): Promise<T> => {
-    const key = cid.toString();
-    const run = (cidQueues.get(key) ?? Promise.resolve()).then(work, work);
-    const settled = run.catch(() => {});
-    cidQueues.set(key, settled);
-    void settled.then(() => {
-      if (cidQueues.get(key) === settled) cidQueues.delete(key);
-    });
-    return run;
-  };
+  const cidQueue = new KeyedQueue();
+  const oneAtATime = <T>(cid: CID, work: () => Promise<T>): Promise<T> => cidQueue.run(cid.toString(), work);
 
   /**
    * Pins `cid` (fetching what is missing from `source`, the peer that asked, which holds the content) under an intent
@@ -188,7 +180,6 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     return true;
   };
 
-
   /** Whether this node deliberately holds `cid`: a confirmed record it pins and keeps, with its root pin in place. */
   const holds = async (node: FilesNode, cid: CID, signal: AbortSignal): Promise<boolean> => {
     const record = node.registry.get(cid.toString());
@@ -205,6 +196,17 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     }
   };
 
+  /**
+   * Registers a pinned copy as held, with its intent marker removed in the same transaction: after this the copy is
+   * durable here (notes C27). Answers the copy's DAG size.
+   */
+  const commitHeld = async (node: FilesNode, cid: CID, session: string, signal: AbortSignal): Promise<number> => {
+    const text = cid.toString();
+    const dagBytes = await localDagBytes(node, cid, signal);
+    node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
+    return dagBytes;
+  };
+
   const store = (cid: CID, source: string, signal: AbortSignal): Promise<number> =>
     oneAtATime(cid, () =>
       leased(signal, async () => {
@@ -215,10 +217,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
         let pinnedHere = false;
         try {
           pinnedHere = await pinUnder(node, cid, session, source, signal);
-          const dagBytes = await localDagBytes(node, cid, signal);
-          // Record and marker removal in one transaction: after this the copy is durable here (notes C27).
-          node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
-          return dagBytes;
+          return await commitHeld(node, cid, session, signal);
         } catch (error) {
           if (pinnedHere) await node.records.releaseSessionPin(cid, session).catch(() => {});
           node.registry.removeSessionIntents(session);
@@ -277,10 +276,8 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
         const copy = staged.get(key);
         if (!copy) throw new Refusal('notFound', 'no such staged copy');
         const node = holder.get();
-        const text = cid.toString();
         const repinned = await pinUnder(node, cid, session, source, signal);
-        const dagBytes = await localDagBytes(node, cid, signal);
-        node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
+        await commitHeld(node, cid, session, signal);
         staged.delete(key);
         clock.clearTimeout(copy.expiry);
         if (repinned) logger.debug('a staged copy lost its pin before commit and was pinned again');

@@ -114,7 +114,7 @@ describe('file records: the one writer', () => {
     assert.deepEqual(pins.calls, []);
   });
 
-  it('a record confirmed while the collector unpinned it keeps its record, and its pin comes back', async () => {
+  it('a record re-held by a session commit while the collector unpinned it keeps its record, and its pin comes back', async () => {
     const cid = await cidOf('confirmed meanwhile');
     const planned = temporary(cid);
     registry.put(planned);
@@ -123,9 +123,8 @@ describe('file records: the one writer', () => {
     // The collector's decision: release only what still matches its plan (a pinned temporary record).
     const release = records.apply(cid, (current) => (current.state === 'temporary' && current.pinned ? { type: 'file.unpin', at: NOW } : null), { signal });
     await gate.entered;
-    // Meanwhile the client confirms (its own apply: pinned already, so no effect).
-    const confirm = await records.apply(cid, event('file.confirm'), { signal });
-    assert.equal(confirm.written, true);
+    // Meanwhile a peer's copy of the same content commits (sessions do not wait in the record queue): confirmed, held.
+    records.commitSession('copy', [{ cid: cid.toString(), build: (existing) => ({ ...existing!, state: 'confirmed', confirmedAt: NOW, expiresAt: null, pinned: true, heldLocally: true }) }]);
     gate.open();
     const outcome = await release;
     assert.equal(outcome.written, false, 'the collector did not overwrite the confirmed record');
@@ -133,6 +132,26 @@ describe('file records: the one writer', () => {
     assert.equal(registry.get(cid.toString())?.pinned, true);
     assert.equal(pins.pinned.has(cid.toString()), true, 'the pin the collector removed is restored for the record that stands');
     assert.ok(pins.calls.includes(`add offline ${cid}`), 'restored from local blocks');
+  });
+
+  it("one CID's events run one after another: a confirm waits for an unpin's effect and then decides on its result", async () => {
+    const cid = await cidOf('queued');
+    registry.put(temporary(cid));
+    pins.pinned.add(cid.toString());
+    const gate = pins.hold();
+    const unpin = records.apply(cid, event('file.unpin'), { signal });
+    await gate.entered;
+    let confirmed = false;
+    const confirm = records.apply(cid, event('file.confirm'), { signal }).then((outcome) => ((confirmed = true), outcome));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(confirmed, false, 'the confirm waits while the unpin removes the pin');
+    gate.open();
+    assert.equal((await unpin).record?.state, 'expired');
+    const { record } = await confirm;
+    // Confirming the expired file pins it again (spec §3.1): record and pin agree at the end.
+    assert.equal(record?.state, 'confirmed');
+    assert.equal(record?.pinned, true);
+    assert.equal(pins.pinned.has(cid.toString()), true);
   });
 
   it('a file expired while its confirm fetched the content: the confirm applies to the expired record', async () => {

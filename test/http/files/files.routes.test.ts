@@ -246,3 +246,44 @@ test('drop-in: an original ipfs-node store is registered by the startup walk and
     rmSync(home, { recursive: true, force: true });
   }
 });
+
+test('lifecycle changes racing over HTTP (confirm, unpin, operator pin, forced collector runs) leave each record and its pin in agreement', async () => {
+  // The one writer of file records (actors/files/file-records.ts) through the routes a client uses: whatever order
+  // the requests land in, every one is answered, and at the end the status a client reads (`pinned`) is what the
+  // node's pin set says (isPinned asks for the root pin).
+  const home = mkdtempSync(join(tmpdir(), 'files-race-'));
+  const node = await startNode(join(home, '.adm-ipfs'), { storage: { confirmationRequired: true } });
+  const admin = { 'x-api-key': KEY };
+  try {
+    await node.startupDone;
+    const files = Array.from({ length: 3 }, (_, index) => ({ name: `race-${index}.bin`, bytes: randomBytes(64 * 1024 + index) }));
+    const { status, body } = await upload(node, form(files));
+    assert.equal(status, 200, JSON.stringify(body));
+    const cids: string[] = body.cids;
+    const requests: Array<Promise<{ what: string; status: number }>> = [];
+    const post = (what: string, path: string) => requests.push(fetch(url(node, path), { method: 'POST', headers: admin }).then(async (response) => (await response.arrayBuffer(), { what, status: response.status })));
+    // A fixed interleaving, three rounds over every file, with two forced collector runs among them.
+    for (let round = 0; round < 3; round++) {
+      for (const cid of cids) {
+        post(`confirm ${cid}`, `/api/file/${cid}/confirm`);
+        post(`unpin ${cid}`, `/api/file/${cid}/unpin`);
+        post(`pin ${cid}`, `/api/runtime/pin/${cid}`);
+      }
+      if (round < 2) post('gc', '/api/storage/gc?force=true');
+    }
+    for (const { what, status: answered } of await Promise.all(requests)) {
+      // A collector run that finds another one running is refused (409); every lifecycle change succeeds.
+      if (what === 'gc') assert.ok(answered === 200 || answered === 409, `${what}: ${answered}`);
+      else assert.equal(answered, 200, what);
+    }
+    for (const cid of cids) {
+      const fileStatus = (await (await fetch(url(node, `/api/file/${cid}/status`))).json()) as any;
+      const pinned = (await (await fetch(url(node, `/api/runtime/pins/isPinned/${cid}`), { headers: admin })).json()) as any;
+      assert.equal(fileStatus.pinned, pinned.isPinned, `${cid}: the record says pinned=${fileStatus.pinned}, the pin set ${pinned.isPinned}`);
+      assert.ok(['confirmed', 'expired'].includes(fileStatus.state), fileStatus.state);
+    }
+  } finally {
+    await node.stop();
+    rmSync(home, { recursive: true, force: true });
+  }
+});
