@@ -4,12 +4,15 @@
 //
 // - `uws`: uWebSockets.js (the default). Fast, but this build never answers HTTP/1.0, closes a connection that
 //   pipelines a request behind one whose answer is still pending, and drops malformed requests without an answer.
-//   It loads only on Node 20 with this glibc (notes/dependencies.md).
+//   Its binary exists only for Node 20 (ABI 115) with this glibc (notes/dependencies.md); it is loaded directly,
+//   never through the package's JavaScript imitation.
 // - `node`: node:http. HTTP/1.0, keep-alive, pipelining in order, 400/431 for malformed requests; any Node version.
 //
 // The response surface is the part of uWS's HttpResponse the edge uses, with uWS's meaning (tryEnd/onWritable
 // backpressure, cork, pause/resume); the node engine implements the same meaning over ServerResponse.
 
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { HTTP_ENGINES, type HttpEngineName } from '../src/config.js';
 import type { Logger } from '../src/logger.js';
 
@@ -84,16 +87,36 @@ export const ENGINE_ENV = 'ADM_HTTP_ENGINE';
 
 type UwsModule = typeof import('uWebSockets.js');
 
+/**
+ * Loads uWS's native binary for this Node itself, never through the package's entry: where the package has no
+ * binary for this Node's ABI, its entry prints a warning and returns a JavaScript imitation of uWS on node:http
+ * (`dist/index`, also chosen by $UWS_USE_FALLBACK), which would pass for uWS here. Binaries ship for Node 20 (ABI
+ * 115) and older; on 22 and 24 the require fails and every listener runs the node:http engine.
+ */
+function loadUwsBinary(): UwsModule {
+  const require = createRequire(import.meta.url);
+  const packageDir = dirname(dirname(require.resolve('uWebSockets.js')));
+  const binary = join(packageDir, 'binaries', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
+  let loaded: UwsModule;
+  try {
+    loaded = require(binary) as UwsModule;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    throw new Error(`no uWebSockets.js binary for Node ${process.version} (${process.platform} ${process.arch}, ABI ${process.versions.modules})`);
+  }
+  if (typeof loaded.App !== 'function' || !Function.prototype.toString.call(loaded.App).includes('[native code]')) {
+    throw new Error(`${binary} is not the native uWS binary`);
+  }
+  return loaded;
+}
+
 let uwsModule: UwsModule | undefined;
 let uwsLoadError: string | undefined;
 if (process.env[UWS_ENV] === 'missing') {
   uwsLoadError = `${UWS_ENV}=missing`;
 } else {
   try {
-    // Loaded dynamically: on another Node version or platform the package throws at import, and the edge must still
-    // come up on node:http.
-    const loaded = (await import('uWebSockets.js')) as UwsModule & { default?: UwsModule };
-    uwsModule = loaded.default ?? loaded;
+    uwsModule = loadUwsBinary();
   } catch (error) {
     uwsLoadError = (error as Error).message.split('\n')[0];
   }

@@ -95,3 +95,47 @@ test('file records have one writer: actors/files/file-records.ts', () => {
   assert.match('node.registry.put(record);', RECORD_WRITES, 'the pattern finds a direct write');
   assert.deepEqual(offenders, []);
 });
+
+test('nothing reads outside the repository: no test, bench or service names a path beside or above it', () => {
+  // A clone has nothing beside it (no ../shared): fixtures live in test/fixtures/. A path is named outside the
+  // repository by a `..` segment joined onto the repository root, a relative literal that climbs into a sibling
+  // folder, or an absolute path to this machine's work folders.
+  const OUTSIDE = [
+    /repositoryRoot\(\)\s*,\s*['"`]\.\.['"`]/,
+    /['"`]\.\.['"`]\s*,\s*['"`]shared['"`]/,
+    /['"`](?:\.\.\/)+shared\b/,
+    /\bshared\/fixtures\b/,
+    /['"`]\/work\//,
+  ];
+  const offenders: string[] = [];
+  let read = 0;
+  for (const folder of ['test', 'bench', ...LAYERS]) {
+    for (const file of sources(join(ROOT, folder))) {
+      const rel = relative(ROOT, file).split(sep).join('/');
+      if (rel === 'test/layout.test.ts') continue;
+      read++;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          if (OUTSIDE.some((pattern) => pattern.test(line))) offenders.push(`${rel}:${index + 1}: ${line.trim()}`);
+        });
+    }
+  }
+  assert.ok(read > 200, `the check read the sources (${read} files)`);
+  // The forms this check exists for, as the fixtures helper once wrote them.
+  for (const line of [
+    "join(repositoryRoot(), '..', 'shared', 'fixtures', 'original-ipfs-node-store')",
+    "readFileSync('../shared/fixtures/original-ipfs-node-store/manifest.json')",
+    "const STORE = '/work/shared/fixtures/original-ipfs-node-store';",
+  ]) {
+    assert.ok(OUTSIDE.some((pattern) => pattern.test(line)), `the check finds: ${line}`);
+  }
+  assert.deepEqual(offenders, []);
+});
+
+test('the fixtures the tests read are in the repository', () => {
+  for (const name of ['original-ipfs-node-store/store.tar.gz', 'original-ipfs-node-store/manifest.json', 'transfers/token.bytecode.json', 'README.md']) {
+    const path = join(ROOT, 'test', 'fixtures', name);
+    assert.ok(statSync(path).size > 0, `${relative(ROOT, path)} is in the repository`);
+  }
+});

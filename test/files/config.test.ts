@@ -12,7 +12,7 @@ import { resolveFilesConfigPath } from '../../src/files/config-file.js';
 import { peerIdOfNodeMultiaddr } from '../../src/files/config-peers.js';
 import { FILES_VERSION } from '../../src/files/version.js';
 
-/** The node identity of the original-store fixture (shared/fixtures/original-ipfs-node-store). */
+/** The node identity of the original-store fixture (test/fixtures/original-ipfs-node-store). */
 const FIXTURE_PEER = '12D3KooWDWSFJsqYGGNUuKzqBbJfiGiB8qkEPtu4MUYG1nUQwtUC';
 const KEY = 'f0e1d2c3b4a5968778695a4b3c2d1e0ff0e1d2c3b4a5968778695a4b3c2d1e0f'; // 64 hex, like `openssl rand -hex 32`
 

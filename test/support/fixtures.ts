@@ -1,5 +1,6 @@
-// The original services' data in ../shared/fixtures (beside the repository), copied into temporary
-// folders for drop-in tests (never used in place: a running node writes into its store).
+// Data written by the original services, kept in test/fixtures/ (test/fixtures/README.md says what wrote each and how it
+// was checked), copied into temporary folders for drop-in tests (never used in place: a running node writes into its
+// store). Nothing here reads outside the repository: a clone with nothing beside it runs every test.
 
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ export function repositoryRoot(): string {
   return dir;
 }
 
-export const ORIGINAL_STORE_DIR = join(repositoryRoot(), '..', 'shared', 'fixtures', 'original-ipfs-node-store');
+export const ORIGINAL_STORE_DIR = join(repositoryRoot(), 'test', 'fixtures', 'original-ipfs-node-store');
 
 export interface OriginalStoreManifest {
   readonly storeFolder: string;
