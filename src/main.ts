@@ -9,6 +9,7 @@ import { EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-li
 import { operatorSettings, serviceChildren, type OperatorSettings } from './compose.js';
 import { type ConfigOrigin, type LoadedConfig } from './config.js';
 import { configCheckLine, configOriginLine } from './config-lines.js';
+import { environmentProblems } from './environment.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import type { ConsoleConfig } from './console/config.js';
@@ -92,6 +93,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return loaded.config;
   };
   try {
+    const environment = environmentProblems(env);
+    if (environment.length > 0) throw new ConfigError('Invalid environment', environment);
     if (wanted.includes('rates')) configs.rates = kept('rates', loadRatesConfig(command.configPath, env, { useDefaults }));
     if (wanted.includes('files')) configs.files = kept('files', loadFilesConfig(command.configPath, env, { useDefaults }));
     if (wanted.includes('transfers')) configs.transfers = kept('transfers', loadTransfersConfig(command.configPath, env, { useDefaults }));

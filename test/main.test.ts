@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseCommandLine } from '../src/command-line.js';
 import { operatorSettings } from '../src/compose.js';
+import { environmentProblems } from '../src/environment.js';
 import { configCheckLine, configOriginLine } from '../src/config-lines.js';
 import { loadConsoleConfig } from '../src/console/config-file.js';
 import { loadFilesConfig } from '../src/files/config-file.js';
@@ -117,4 +118,15 @@ test('configOriginLine and configCheckLine: the file read, or the lookup that fo
   assert.equal(configOriginLine('files', { ...none, file: '/srv/config.json5' }), 'Using config file: /srv/config.json5');
   assert.equal(configOriginLine('console', { ...none, file: '/srv/c.jsonc' }), "configuration read from '/srv/c.jsonc'");
   assert.equal(configOriginLine('console', { file: undefined, lookup: undefined, defaults: 'the packaged defaults' }), 'the packaged defaults are used (adm-infra all reads no configuration file)');
+});
+
+test('environmentProblems: unset and empty mean not set; every bad value is reported at once', () => {
+  assert.deepEqual(environmentProblems({}), []);
+  assert.deepEqual(environmentProblems({ ADM_HTTP_ENGINE: '', ADM_HTTP_UWS: '', LOG_LEVEL: '' }), []);
+  assert.deepEqual(environmentProblems({ ADM_HTTP_ENGINE: 'node', ADM_HTTP_UWS: 'missing', LOG_LEVEL: 'debug' }), []);
+  const problems = environmentProblems({ ADM_HTTP_ENGINE: 'nodee', ADM_HTTP_UWS: '1', LOG_LEVEL: 'INFO' });
+  assert.equal(problems.length, 3);
+  assert.match(problems[0]!, /^ADM_HTTP_ENGINE: must be one of uws, node \(.+\), got 'nodee'$/);
+  assert.match(problems[1]!, /^ADM_HTTP_UWS: must be 'missing' \(.+\), got '1'$/);
+  assert.match(problems[2]!, /^LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent \(.+\), got 'INFO'$/);
 });
