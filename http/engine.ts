@@ -122,6 +122,9 @@ if (process.env[UWS_ENV] === 'missing') {
   }
 }
 
+/** The one line a process logs when its listeners fall back to node:http. */
+export const UWS_MISSING_WARNING = 'uWebSockets.js cannot load here; the HTTP edge uses node:http';
+
 let warned = false;
 
 /**
@@ -134,7 +137,7 @@ export function resolveEngine(requested: EngineName | undefined, logger: Logger)
   if (wanted === 'uws' && !uwsModule) {
     if (!warned) {
       warned = true;
-      logger.warn({ reason: uwsLoadError }, 'uWebSockets.js cannot load here; the HTTP edge uses node:http');
+      logger.warn({ reason: uwsLoadError }, UWS_MISSING_WARNING);
     }
     return 'node';
   }

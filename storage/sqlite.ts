@@ -4,8 +4,30 @@
 // build is brought forward by its adapter's migration steps.
 
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+
+/**
+ * The SQLite driver for this Node: better-sqlite3 13 (Node-API, prebuilt in its package; installed as the optional
+ * `better-sqlite3-napi`, which npm skips on Node 20 by its engines) where it is installed, else better-sqlite3 12
+ * (built from source; the only line that runs on Node 20). 12 must not run on Node 24.19 and later: built against
+ * their headers, its objects abort the process (`Assertion failed: (env) != nullptr` in
+ * RemoveEnvironmentCleanupHook) when V8 collects a statement outside JavaScript, at exit or in an idle GC.
+ */
+function loadDriver(): typeof BetterSqlite3 {
+  const require = createRequire(import.meta.url);
+  try {
+    return require('better-sqlite3-napi') as typeof BetterSqlite3;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'MODULE_NOT_FOUND') throw error;
+    return require('better-sqlite3') as typeof BetterSqlite3;
+  }
+}
+
+export const Database = loadDriver();
+/** One open database (the type is the same for both driver lines). */
+export type SqliteDatabase = BetterSqlite3.Database;
 
 export interface SqliteSchema {
   /** Names the database in errors, e.g. `file registry`. */
@@ -38,7 +60,7 @@ export function isInMemory(path: string): boolean {
 }
 
 /** Opens and prepares the database, then hands it to `build`; the database is closed if `build` throws. */
-export function openSqlite<T>(path: string, options: SqliteOptions, build: (db: Database.Database) => T): T {
+export function openSqlite<T>(path: string, options: SqliteOptions, build: (db: SqliteDatabase) => T): T {
   const inMemory = isInMemory(path);
   if (!inMemory) mkdirSync(dirname(path), { recursive: true });
   const db = new Database(path);
@@ -54,7 +76,7 @@ export function openSqlite<T>(path: string, options: SqliteOptions, build: (db: 
   }
 }
 
-function migrate(db: Database.Database, schema: SqliteSchema): void {
+function migrate(db: SqliteDatabase, schema: SqliteSchema): void {
   const version = db.pragma('user_version', { simple: true }) as number;
   if (version > schema.version) {
     throw new Error(`${schema.name} database has schema version ${version}; this build supports up to ${schema.version}`);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { uwsAvailable } from '../../http/engine.js';
+import { UWS_MISSING_WARNING, uwsAvailable } from '../../http/engine.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
 import { filesCliConfig } from '../support/files-config.js';
 import { closedWithin, openSocket } from '../support/raw-http.js';
@@ -39,7 +39,7 @@ for (const [name, env, extra] of [
       const answer = await http10(port);
       assert.match(answer, /^HTTP\/1\.[01] 200 OK\r\n/);
       assert.ok(answer.endsWith('\r\n\r\nIPFS node'));
-      const warnings = node.lines.filter((line) => line.msg === 'uWebSockets.js cannot load here; the HTTP edge uses node:http');
+      const warnings = node.lines.filter((line) => line.msg === UWS_MISSING_WARNING);
       assert.equal(warnings.length, env.ADM_HTTP_UWS === 'missing' ? 1 : 0, 'one warning line when the binary is missing, none when node:http is chosen');
       assert.equal(await node.stop(), 0);
     } finally {
@@ -63,7 +63,6 @@ test('an engine name that does not exist is a configuration error', async () => 
 
 /** The uWS package's own lines when it hands out its node:http imitation (src/uws.js of the package). */
 const IMITATION_LINES = /µWS|Falling back to a NodeJS implementation/;
-const WARNING = 'uWebSockets.js cannot load here; the HTTP edge uses node:http';
 
 async function filesNode(home: string, env: Record<string, string | undefined>): Promise<{ node: CliProcess; port: number }> {
   const port = await freePort();
@@ -85,7 +84,7 @@ test(
       assert.equal(listening.engine, 'node');
       const answer = await http10(port);
       assert.match(answer, /^HTTP\/1\.[01] 200 OK\r\n/);
-      const warnings = node.lines.filter((line) => line.msg === WARNING);
+      const warnings = node.lines.filter((line) => line.msg === UWS_MISSING_WARNING);
       assert.equal(warnings.length, 1);
       assert.match(String(warnings[0]!.reason), new RegExp(`no uWebSockets.js binary for Node ${process.version.replace(/\./g, '\\.')}`));
       assert.equal(await node.stop(), 0);
@@ -107,7 +106,7 @@ test("the package's imitation is never taken for uWS, even when its UWS_USE_FALL
     assert.equal(response.status, 200);
     // Real uWS names itself in every answer; node:http (and so the imitation on it) adds no such header.
     assert.equal(response.headers.get('uwebsockets'), uwsAvailable() ? '20' : null);
-    assert.equal(node.lines.filter((line) => line.msg === WARNING).length, uwsAvailable() ? 0 : 1);
+    assert.equal(node.lines.filter((line) => line.msg === UWS_MISSING_WARNING).length, uwsAvailable() ? 0 : 1);
     assert.equal(await node.stop(), 0);
     assert.doesNotMatch(node.stdout() + node.stderr(), IMITATION_LINES);
   } finally {

@@ -7,8 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
-import { openSqlite, type SqliteSchema } from '../../storage/sqlite.js';
+import { Database, openSqlite, type SqliteDatabase, type SqliteSchema } from '../../storage/sqlite.js';
 
 const root = mkdtempSync(join(tmpdir(), 'sqlite-open-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -36,7 +35,7 @@ function oldDatabase(version: number, sql: string): string {
   return path;
 }
 
-const tables = (db: Database.Database) => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
+const tables = (db: SqliteDatabase) => db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").pluck().all();
 const open = (path: string, schema: SqliteSchema) => openSqlite(path, { synchronous: 'NORMAL', schema }, (db) => ({ db, version: db.pragma('user_version', { simple: true }), tables: tables(db) }));
 
 describe('openSqlite: versioned layouts', () => {

@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../../storage/sqlite.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { DEFAULT_GC_RUNS_KEPT, type FileRegistry } from '../../../storage/files/registry.js';
 import { openSqliteRegistry, SQLITE_REGISTRY_SCHEMA_VERSION } from '../../../storage/files/registry.sqlite.js';

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import Database from 'better-sqlite3';
+import { Database } from '../../../storage/sqlite.js';
 import { openSqliteHistory, SQLITE_HISTORY_SCHEMA_VERSION } from '../../../storage/rates/history.sqlite.js';
 import { historyContract, type HistoryFixture, type SeedSnapshot } from './history.contract.js';
 
