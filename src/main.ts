@@ -54,6 +54,10 @@ Options:
 Operator listener (off unless a port is set): ADMIN_PORT, ADMIN_HOST (default 127.0.0.1),
 ADMIN_API_KEY (at least ${MIN_ADMIN_KEY_LENGTH} characters; without it every operator route answers 503);
 each falls back to the service configuration's server.admin block (port, host, apiKey).
+
+Environment (checked at startup; another value is an error): ADM_HTTP_ENGINE (uws or node, the HTTP engine of
+listeners whose configuration names none), ADM_HTTP_UWS (missing: node:http everywhere), LOG_LEVEL (fatal, error,
+warn, info, debug, trace or silent, when the configuration sets no level).
 `;
 
 /**
