@@ -87,7 +87,7 @@ describe('parameter shapes', () => {
   test('amounts and votes never repeat a passphrase; a vote names a public key, an address or a delegate', () => {
     refused(() => parseAmount(PASSPHRASE), "Wrong 'amount' parameter");
     refused(() => parseAmount(SHORT_WORDS), "Wrong 'amount' parameter");
-    refused(() => parseAmount('1.5'), "Wrong 'amount' parameter: 1.5");
+    refused(() => parseAmount('1.5'), "Wrong 'amount' parameter: 1.5. Write a whole number of 1/10^8 ADM units, or a value ending in ADM (1.5ADM)");
     assert.deepEqual(parseVotes([`-${KEY}`, 'U1', '+lion']), [{ sign: '-', target: KEY }, { sign: '+', target: 'U1' }, { sign: '+', target: 'lion' }]);
     refused(() => parseVotes([`+${PASSPHRASE}`]), "Wrong 'votes' parameter");
     refused(() => parseVotes(['lion', SHORT_WORDS]), "Wrong 'votes' parameter");
