@@ -24,7 +24,9 @@ import { ConfigError } from './errors.js';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const say = (text: string) => process.stdout.write(`${text}\n`);
-/** Usage mistakes and init's refusals are for people: plain text on stderr (results stay JSON on stdout). */
+/** A failure answer, as every command's: one JSON document on stdout. */
+const fail = (error: string) => print({ success: false, error });
+/** Usage mistakes of a known command (a missing argument, an unknown option) are for people: plain text on stderr. */
 const complain = (text: string) => process.stderr.write(`${text}\n`);
 
 /** Runs one command through the method table exactly as a JSON-RPC call would, and prints its answer. */
@@ -38,7 +40,7 @@ async function runCommand(methods: MethodTable, spec: CommandSpec, args: readonl
   });
   const body = answer.kind === 'json' ? (answer.body as { result?: unknown; error?: { message: string } }) : {};
   if (body.error) {
-    print({ success: false, error: body.error.message.replace(/^Error: /, '') });
+    fail(body.error.message.replace(/^Error: /, ''));
     return false;
   }
   const result = body.result;
@@ -53,7 +55,8 @@ async function runCommand(methods: MethodTable, spec: CommandSpec, args: readonl
 /**
  * `adm init [path]`: copies the packaged config.default.jsonc to `<folder>/config.jsonc` (the folder is made when
  * missing; default `~/.adm`, or $ADM_CONFIG_PATH), or to the named file when the path ends in .json or .jsonc.
- * An existing file is never replaced (the copy is exclusive, so a race cannot replace one either).
+ * An existing file is never replaced (the copy is exclusive, so a race cannot replace one either). A refusal is a
+ * failure answer like any other (JSON on stdout).
  */
 function writeDefaultConfig(path: string | undefined): boolean {
   const fileName = process.env.ADM_CONFIG_FILENAME || 'config.jsonc';
@@ -61,7 +64,7 @@ function writeDefaultConfig(path: string | undefined): boolean {
   const isFolder = existsSync(given) ? statSync(given).isDirectory() : !/\.jsonc?$/.test(given);
   const target = isFolder ? join(given, fileName) : given;
   if (existsSync(target)) {
-    complain(`adm init: ${target} already exists; it was left as it is (remove or rename it to start again)`);
+    fail(`${target} already exists; it was left as it is (remove or rename it to start again)`);
     return false;
   }
   try {
@@ -70,7 +73,7 @@ function writeDefaultConfig(path: string | undefined): boolean {
     // It will hold a passphrase: readable by its owner only.
     chmodSync(target, 0o600);
   } catch (error) {
-    complain(`adm init: could not write ${target}: ${error instanceof Error ? error.message : String(error)}`);
+    fail(`could not write ${target}: ${error instanceof Error ? error.message : String(error)}`);
     return false;
   }
   say(`Config written to ${target}\nPut your account's passphrase in it (until then the console has none), e.g.:\n    nano '${target}'`);
@@ -147,6 +150,7 @@ async function dispatch(methods: MethodTable, words: readonly string[], passphra
     complain(`error: ${parsed.message}\n\n${parsed.usage}`);
     return 1;
   }
+  if (parsed.kind === 'unknown') return fail(parsed.message), 1;
   if (parsed.kind === 'usage') return say(parsed.text), 0;
   if (parsed.kind === 'special') {
     if (parsed.name === 'help') return say(helpText()), 0;
@@ -173,7 +177,7 @@ async function run(argv: string[]): Promise<number> {
     config = loadConsoleConfig(undefined, process.env).config;
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    print({ success: false, error: `${error.message}: ${error.problems.join('; ')}` });
+    fail(`${error.message}: ${error.problems.join('; ')}`);
     return 1;
   }
   const methods = consoleMethods({ node: nodeClient({ order: () => config.nodes }), config, clock: systemClock, passphrase });

@@ -1,7 +1,7 @@
 // Amounts, passphrases, usernames and votes as the console accepts them (notes C.2 "Semantics to carry over"). Pure.
 
 import { ADDRESS_PATTERN } from './crypto.js';
-import { DELEGATE_USERNAME, isPassphrase, PUBLIC_KEY, WrongParameterError, wrongParameter } from './params.js';
+import { DELEGATE_USERNAME, isPassphrase, PUBLIC_KEY, shown, WrongParameterError, wrongParameter } from './params.js';
 
 export { DELEGATE_USERNAME, isPassphrase };
 
@@ -21,11 +21,23 @@ export function parseAmount(value: unknown): number {
     if (!match) throw wrongParameter('amount', text);
     sats = BigInt(match[1]!) * SATS_PER_ADM + BigInt((match[2] ?? '').padEnd(8, '0'));
   } else {
-    if (!/^\d+$/.test(text)) throw wrongParameter('amount', text);
+    if (!/^\d+$/.test(text)) throw wrongSats(text);
     sats = BigInt(text);
   }
   if (sats > BigInt(Number.MAX_SAFE_INTEGER)) throw new WrongParameterError('amount', 'more than can be sent');
   return Number(sats);
+}
+
+/**
+ * A value without `ADM` that is not a whole number of sats (`0.001`): the original's "Wrong 'amount' parameter:
+ * 0.001", then how to write it, which the original's users asked for (the value itself in ADM when it is a decimal
+ * the ADM form takes). A value `shown` hides gets the bare error: the hint would repeat it.
+ */
+function wrongSats(text: string): WrongParameterError {
+  const value = shown(text);
+  if (value === undefined) return new WrongParameterError('amount');
+  const example = /^\d+\.\d{1,8}$/.test(value) ? `${value}ADM` : '1.5ADM';
+  return new WrongParameterError('amount', `${value}. Write a whole number of 1/10^8 ADM units, or a value ending in ADM (${example})`);
 }
 
 /**

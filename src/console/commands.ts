@@ -1,6 +1,8 @@
 // The `adm` command line's grammar (notes C.3): words → the JSON-RPC method they run and its params, so the command
 // line and the RPC server share one implementation. Pure.
 
+import { isPassphrase, shown } from './params.js';
+
 /** What help shows for a command: its words, arguments, one line of summary and examples. */
 export interface CommandHelp {
   /** The words that name the command, e.g. ['get', 'address']. */
@@ -10,10 +12,12 @@ export interface CommandHelp {
    */
   readonly args: readonly string[];
   readonly summary: string;
-  /** Whole command lines, shown after `$ `. */
+  /** Whole command lines, shown after `$ `; the first is the original's first example. */
   readonly examples: readonly string[];
   /** Notes on the arguments, printed under "Arguments:". */
   readonly notes?: readonly string[];
+  /** What the query argument takes, printed under "Query:" (the original's section). */
+  readonly query?: readonly string[];
   /** The command signs with an account: help mentions -p. */
   readonly signs?: boolean;
 }
@@ -32,9 +36,10 @@ export interface CommandSpec extends CommandHelp {
 }
 
 const withPassphrase = (fields: Record<string, unknown>, passphrase: string | undefined) => (passphrase === undefined ? fields : { ...fields, passphrase });
-const QUERY_NOTE = 'query: URL-style k=v items, separated by spaces, "," or "&"; "and:" or "or:" before a key groups it';
-const U1 = 'U1234567890123456';
-const U2 = 'U9876543210987654';
+const QUERY = ['URL-style k=v items of the node\'s query, separated by spaces, "," or "&";', '"and:" or "or:" before a key groups it (and:fromHeight=10).'];
+/** The addresses of the original's examples. */
+const U1 = 'U123456789';
+const U2 = 'U987654321';
 
 export const COMMANDS: readonly CommandSpec[] = [
   { words: ['account', 'new'], args: [], method: 'accountNew', params: () => [], summary: 'create a new account (passphrase, address, keys)', examples: ['adm account new'] },
@@ -47,11 +52,11 @@ export const COMMANDS: readonly CommandSpec[] = [
     field: 'transaction',
     summary: 'register the account as a delegate',
     notes: ['username: 1 to 20 of a-z 0-9 ! @ $ & _'],
-    examples: ['adm delegate new lynx', 'adm -p "<passphrase>" delegate new lynx'],
+    examples: ['adm delegate new mydelegate', 'adm -p "<passphrase>" delegate new mydelegate'],
     signs: true,
   },
   { words: ['get', 'address'], args: ['address'], method: 'getAddress', params: (args) => [...args], field: 'account', summary: 'account details (balance, public key)', examples: [`adm get address ${U1}`] },
-  { words: ['get', 'block'], args: ['id'], method: 'getBlock', params: (args) => [...args], field: 'block', summary: 'a block by id', examples: ['adm get block 11114690216332606721'] },
+  { words: ['get', 'block'], args: ['id'], method: 'getBlock', params: (args) => [...args], field: 'block', summary: 'a block by id', examples: ['adm get block 123456789'] },
   {
     words: ['get', 'blocks'],
     args: ['query...'],
@@ -59,7 +64,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: (args) => [...args],
     field: 'blocks',
     summary: 'blocks matching k=v filters, newest first',
-    notes: [QUERY_NOTE],
+    query: QUERY,
     examples: ['adm get blocks limit=10', 'adm get blocks orderBy=height:desc,limit=5'],
   },
   {
@@ -80,7 +85,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: ([id], p) => (p === undefined ? [id] : [id, p]),
     field: 'transaction',
     summary: 'a chat message, decrypted when it is yours',
-    examples: ['adm get message 8958126469643732272'],
+    examples: ['adm get message 123456789'],
     signs: true,
   },
   {
@@ -90,8 +95,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: (args) => [...args],
     field: 'transaction',
     summary: 'a transaction by id',
-    notes: [QUERY_NOTE],
-    examples: ['adm get transaction 8958126469643732272', 'adm get transaction 8958126469643732272 returnUnconfirmed=1'],
+    query: QUERY,
+    examples: ['adm get transaction 123456789', 'adm get transaction 123456789 returnUnconfirmed=1'],
   },
   {
     words: ['get', 'transactions'],
@@ -100,7 +105,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: (args) => [...args],
     field: 'transactions',
     summary: 'transactions matching k=v filters',
-    notes: [QUERY_NOTE],
+    query: QUERY,
     examples: [`adm get transactions senderId=${U1}`, `adm get transactions recipientId=${U1},limit=10`, `adm get transactions senderId=${U1},and:recipientId=${U2}`, "adm get transactions 'types=0&orderBy=timestamp:desc&returnUnconfirmed=1'"],
   },
   {
@@ -110,7 +115,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: (args) => [...args],
     field: 'chats',
     summary: "an address's chats",
-    notes: [QUERY_NOTE],
+    query: QUERY,
     examples: [`adm get chats ${U1}`, `adm get chats ${U1} includeDirectTransfers=1`],
   },
   {
@@ -120,7 +125,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: (args) => [...args],
     field: 'messages',
     summary: 'messages between two addresses',
-    notes: [QUERY_NOTE],
+    query: QUERY,
     examples: [`adm get chat ${U1} ${U2}`, `adm get chat ${U1} ${U2} returnUnconfirmed=1`],
   },
   { words: ['node', 'height'], args: [], method: 'nodeHeight', params: () => [], field: 'height', summary: 'the node height', examples: ['adm node height'] },
@@ -134,7 +139,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     field: 'transactionId',
     summary: 'send ADM (amount in sats, or "1.5ADM")',
     notes: ['address: an ADAMANT address or a 64-hex public key', 'amount: an integer number of sats (1 ADM = 100000000), or ADM with the suffix ADM'],
-    examples: [`adm send tokens ${U1} 1.5ADM`, `adm send tokens ${U1} 150000000`],
+    examples: [`adm send tokens ${U1} 1ADM`, `adm send tokens ${U1} 150000000`, `adm send tokens ${U1} 0.001ADM`],
     signs: true,
   },
   {
@@ -144,7 +149,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: ([address, message, amount], p) => withPassphrase({ address, message, ...(amount === undefined ? {} : { amount }) }, p),
     field: 'transactionId',
     summary: 'send an encrypted message (with ADM, optionally)',
-    examples: [`adm send message ${U1} "Hello!"`, `adm send message ${U1} "Here you are" 1ADM`],
+    examples: [`adm send message ${U1} "hello"`, `adm send message ${U1} "here you are" 0.1ADM`],
     signs: true,
   },
   {
@@ -154,7 +159,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: ([address, data], p) => withPassphrase({ address, data }, p),
     field: 'transactionId',
     summary: 'send a rich message',
-    examples: [`adm send rich ${U1} '{"type":"eth_transaction","amount":"0.1","hash":"0x12","comments":"thanks"}'`],
+    examples: [`adm send rich ${U1} '{"type":"reply","text":"hello"}'`, `adm send rich ${U1} '{"type":"eth_transaction","amount":"0.1","hash":"0x12","comments":"thanks"}'`],
     signs: true,
   },
   {
@@ -164,7 +169,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     params: ([address, data], p) => withPassphrase({ address, data }, p),
     field: 'transactionId',
     summary: 'send a signal message',
-    examples: [`adm send signal ${U1} '{"amount":"0","type":"ping"}'`],
+    examples: [`adm send signal ${U1} '{"type":"typing","value":true}'`],
     signs: true,
   },
   {
@@ -175,7 +180,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     field: 'transaction',
     summary: 'vote for (+name) or against (-name) delegates',
     notes: ['delegates: +/- (none: +) before a username, an address or a public key; at most 33'],
-    examples: ['adm vote for lynx +lion -U1234567890123456'],
+    examples: ['adm vote for +delegatePublicKey', `adm vote for lynx +lion -${U1}`],
     signs: true,
   },
 ];
@@ -200,7 +205,9 @@ export type ParsedCommand =
   /** `--help` or `-h` after a command (or `help <command>`): its usage, exit 0. */
   | { readonly kind: 'usage'; readonly text: string }
   /** A usage mistake: the message, then `usage` (the command's, or where to find the commands); exit 1. */
-  | { readonly kind: 'error'; readonly message: string; readonly usage: string };
+  | { readonly kind: 'error'; readonly message: string; readonly usage: string }
+  /** No such command: answered as every other failure, `{success: false, error: message}`; exit 1. */
+  | { readonly kind: 'unknown'; readonly message: string };
 
 const HELP_FLAGS = new Set(['--help', '-h']);
 const ALL_COMMANDS: readonly CommandHelp[] = [...COMMANDS, ...SPECIAL_COMMANDS];
@@ -211,7 +218,11 @@ const argCount = (args: readonly string[]) => ({
   needed: args.filter((arg) => !arg.endsWith('?')).length,
   unlimited: args.some((arg) => arg.includes('...')),
 });
-const showArg = (arg: string) => (arg.endsWith('?') ? `[${arg.slice(0, -1)}]` : `<${arg}>`);
+/** `<name>` or `[name]`; a query is one argument, as the original shows it, whose items may also be separate words. */
+const showArg = (arg: string) => {
+  const name = arg.replace(/\?$/, '').replace(/^query\.\.\.$/, 'query');
+  return arg.endsWith('?') ? `[${name}]` : `<${name}>`;
+};
 const commandLine = (command: CommandHelp) => [...command.words, ...command.args.map(showArg)].join(' ');
 
 /** Takes `-p <phrase>`, `--passphrase <phrase>` and `--passphrase=<phrase>` out of the words, wherever they stand. */
@@ -267,7 +278,11 @@ function helpFor(given: readonly string[]): ParsedCommand {
   return unknown(words);
 }
 
-/** An unknown command: the group's commands when the first word is a group, and the nearest names. */
+/**
+ * An unknown command: the group's commands when only a group was typed; else the original's answer, `Unknown command
+ * '<words>'. Did you mean '<name>'?`. The typed words are named only when neither they nor the whole line could be a
+ * passphrase (one pasted at the prompt is not repeated, quoted or not): the passphrase rule wins over the wording.
+ */
 function unknown(words: readonly string[]): ParsedCommand {
   const group = GROUPS.includes(words[0]!) ? words[0]! : undefined;
   if (group && (words.length === 1 || HELP_FLAGS.has(words[1]!))) {
@@ -276,12 +291,9 @@ function unknown(words: readonly string[]): ParsedCommand {
   if (words[0]!.startsWith('-')) return { kind: 'error', message: `unknown option '${words[0]}'`, usage: SEE_HELP };
   const typed = words.slice(0, 2).filter((word) => !word.startsWith('-'));
   const near = suggestions(typed);
-  const named = typed.join(' ');
-  return {
-    kind: 'error',
-    message: `unknown command '${named}'.${near.length > 0 ? ` Did you mean ${near.map((name) => `\`adm ${name}\``).join(' or ')}?` : ''}`,
-    usage: group && near.length === 0 ? groupText(group) : SEE_HELP,
-  };
+  const named = !isPassphrase(words.join(' ')) && typed.every((word) => shown(word) !== undefined) ? ` '${typed.join(' ')}'` : '';
+  const hint = near.length > 0 ? `Did you mean ${near.map((name) => `'${name}'`).join(' or ')}?` : `Run 'adm ${group ? `${group} --help' for its commands` : "help' for the list of commands"}.`;
+  return { kind: 'unknown', message: `Unknown command${named}. ${hint}` };
 }
 
 /**
@@ -303,13 +315,18 @@ export function suggestions(typed: readonly string[]): string[] {
     .map(({ name }) => name);
 }
 
-/** One command's usage, description, arguments, examples and options. */
+/**
+ * One command's usage in the original's layout (commander's, with its added sections): the usage line, the
+ * description, the options, then what the arguments and the query take, and examples.
+ */
 export function usageText(command: CommandHelp): string {
-  const lines = [`Usage: adm ${command.signs ? '[-p <passphrase>] ' : ''}${commandLine(command)}`, '', `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.`];
-  if (command.notes?.length) lines.push('', 'Arguments:', ...command.notes.map((note) => `  ${note}`));
-  lines.push('', 'Examples:', ...command.examples.map((example) => `  $ ${example}`), '', 'Options:');
+  const args = command.args.map(showArg).join(' ');
+  const lines = [`Usage: adm ${command.words.join(' ')} [options]${args ? ` ${args}` : ''}`, '', `${command.summary[0]!.toUpperCase()}${command.summary.slice(1)}.`, '', 'Options:'];
   if (command.signs) lines.push('  -p, --passphrase <phrase>  the account that signs (else the config\'s passphrase)');
   lines.push('  -h, --help                 this usage');
+  if (command.notes?.length) lines.push('', 'Arguments:', ...command.notes.map((note) => `  ${note}`));
+  if (command.query?.length) lines.push('', 'Query:', ...command.query.map((line) => `  ${line}`));
+  lines.push('', 'Examples:', ...command.examples.map((example) => `  $ ${example}`));
   return lines.join('\n');
 }
 

@@ -1,9 +1,11 @@
 // Parameter handling shared by the console's methods (notes C.2): required parameters with the original's error
-// text, the shapes of addresses, ids, heights, public keys and delegate names (checked before any node is asked),
-// node answers that report failure, and the delegate lookup key. Pure.
+// text, the shapes of addresses, ids, heights and delegate names (checked before any node is asked), node answers
+// that report failure, and the delegate lookup key. Pure.
 //
 // Errors repeat a wrong value only when it is safe to (`shown`): never a value the console's passphrase rule accepts
-// (more than 30 characters), never one with spaces or control characters (a short passphrase is words too).
+// (more than 30 characters), never one with spaces or control characters (a short passphrase is words too). Where the
+// original checked nothing, a value still reaches a node only when it is plain text (`plainParam`): a passphrase is
+// words, so the passphrase rule wins over the original's leniency.
 
 import { ADDRESS_PATTERN } from './crypto.js';
 
@@ -33,7 +35,7 @@ export function isPassphrase(value: unknown): value is string {
   return typeof value === 'string' && value.length > 30;
 }
 
-/** Printable ASCII without spaces: what an error may repeat, and what an unchecked query value may be. */
+/** Printable ASCII without spaces: what an error may repeat, and what a value the original never checked may be. */
 const PLAIN_TEXT = /^[\x21-\x7e]+$/;
 
 /** The value as an error may repeat it, or undefined when it must not appear (see the header). */
@@ -54,7 +56,7 @@ export function required(value: unknown, name: string): string {
   return String(value);
 }
 
-/** The original's loose address shape, used to infer a delegate lookup key (and by the rates config). */
+/** The original's loose address shape (the rates config checks `notify.adamant` with it). */
 export const ADDRESS = /^U\d{6,21}$/;
 export const PUBLIC_KEY = /^[0-9a-f]{64}$/i;
 /** Block and transaction ids: a decimal uint64 (notes D "Transaction id"). */
@@ -74,8 +76,9 @@ function matching(pattern: RegExp, value: unknown, name: string): string {
 export const addressParam = (value: unknown, name = 'address'): string => matching(ADDRESS_PATTERN, value, name);
 export const idParam = (value: unknown, name = 'id'): string => matching(NUMERIC_ID, value, name);
 export const heightParam = (value: unknown, name = 'height'): string => matching(HEIGHT, value, name);
-export const publicKeyParam = (value: unknown, name = 'publicKey'): string => matching(PUBLIC_KEY, value, name);
 export const usernameParam = (value: unknown, name = 'username'): string => matching(DELEGATE_USERNAME, value, name);
+/** A value the original sent as it was: any plain text, so never a passphrase (see the header). */
+export const plainParam = (value: unknown, name: string): string => matching(PLAIN_TEXT, value, name);
 
 /** The named field of a node answer, or NodeRefusedError when the node reported a failure. */
 export function field<T = unknown>(answer: unknown, name: string): T {
@@ -94,20 +97,19 @@ export function withoutEnvelope(answer: unknown): Record<string, unknown> {
 
 export type DelegateLookup = { readonly key: 'username' | 'publicKey' | 'address'; readonly value: string };
 
+const LOOKUP_KEYS: ReadonlySet<unknown> = new Set(['username', 'publicKey', 'address']);
+
 /**
  * getDelegate's lookup key (notes C.2, v3): given, else inferred from the identifier's shape (an address, a 64-hex
- * public key, else a username). The identifier must have the shape of its key: nothing else is sent to the node.
+ * public key, else a username). As in the original only the key is checked, in its words; the identifier is sent as
+ * it is when it is plain text (`["acc_delegate_one", "address"]` asks `delegates/get?address=acc_delegate_one`).
  */
 export function delegateLookup(identifier: string, key?: unknown): DelegateLookup {
-  if (key !== undefined && key !== null && key !== '') {
-    if (key !== 'username' && key !== 'publicKey' && key !== 'address') {
-      const named = shown(key);
-      throw new Error(`Invalid delegate lookup key${named === undefined ? '' : ` '${named}'`}: use username, publicKey or address`);
-    }
-    const check = key === 'address' ? addressParam : key === 'publicKey' ? publicKeyParam : usernameParam;
-    return { key, value: check(identifier, key) };
+  const given = key === undefined || key === null || key === '' ? undefined : key;
+  if (given !== undefined && !LOOKUP_KEYS.has(given)) {
+    const named = shown(given);
+    throw new Error(`Invalid delegate lookup key${named === undefined ? '' : ` '${named}'`}. Use username, publicKey, or address`);
   }
-  if (ADDRESS_PATTERN.test(identifier)) return { key: 'address', value: identifier };
-  if (PUBLIC_KEY.test(identifier)) return { key: 'publicKey', value: identifier };
-  return { key: 'username', value: usernameParam(identifier) };
+  const lookup = (given as DelegateLookup['key'] | undefined) ?? (ADDRESS_PATTERN.test(identifier) ? 'address' : PUBLIC_KEY.test(identifier) ? 'publicKey' : 'username');
+  return { key: lookup, value: plainParam(identifier, lookup) };
 }

@@ -9,13 +9,16 @@
 //   `orderBy=timestamp:asc`).
 // - A key given twice keeps its first place and its last value (the original assigned into an object).
 // - The node 0.10 filter `includeDirectTransfers` replaced `withoutDirectTransfers`: the old one is sent inverted as
-//   the new one (`withoutDirectTransfers=1` becomes `includeDirectTransfers=0`) and never as itself; when both are
-//   given, `includeDirectTransfers` is the one that counts.
+//   the new one (`withoutDirectTransfers=1` becomes `includeDirectTransfers=0`, `true`/`false` likewise) and never as
+//   itself; a value it cannot invert is kept as it is (`withoutDirectTransfers=yes` → `includeDirectTransfers=yes`);
+//   when both are given, `includeDirectTransfers` is the one that counts.
 //
-// Unlike the original, every item is checked before any node is asked: a key must be a name, an item without `=`
-// is refused (a passphrase typed where a query belongs would otherwise become a key), the values of the known keys
-// must have their shape (addresses, ids, heights, amounts, public keys, 0/1 flags, `field:asc|desc`), and other
-// keys' values must be printable ASCII without spaces. Errors repeat only what `shown` allows.
+// Lenient where the original was: an item without `=` is a key with an empty value (`["U5450667915320866213"]` is
+// sent as `U5450667915320866213=`), and the direct-transfer flags take any value. Every item is still checked before
+// any node is asked, so that a passphrase typed where a query belongs is never sent: a key must be a name (a
+// passphrase is words), the values of the known filters must have their shape (addresses, ids, heights, amounts,
+// public keys, 0/1 flags, `field:asc|desc`), and other values must be printable ASCII without spaces. Errors repeat
+// only what `shown` allows.
 
 import { ADDRESS_PATTERN } from './crypto.js';
 import { HEIGHT, NUMERIC_ID, PUBLIC_KEY, shown, WrongParameterError, wrongParameter } from './params.js';
@@ -60,10 +63,14 @@ const VALUES: Readonly<Record<string, RegExp>> = {
   toUnixTime: UNSIGNED,
   returnAsset: FLAG,
   returnUnconfirmed: FLAG,
-  includeDirectTransfers: FLAG,
-  withoutDirectTransfers: FLAG,
   orderBy: ORDER,
 };
+
+/** The node 0.10 value of a `withoutDirectTransfers` flag: 1/true → 0, 0/false → 1, anything else as it is. */
+function inverted(flag: string): string {
+  const lower = flag.toLowerCase();
+  return lower === '1' || lower === 'true' ? '0' : lower === '0' || lower === 'false' ? '1' : flag;
+}
 
 /** The node's query for these items (see the header); throws WrongParameterError before anything is sent. */
 export function nodeQuery(items: readonly unknown[]): URLSearchParams {
@@ -71,13 +78,11 @@ export function nodeQuery(items: readonly unknown[]): URLSearchParams {
   for (const item of items) {
     if (typeof item !== 'string' && typeof item !== 'number') throw new WrongParameterError('query', 'items are "key=value" strings');
     for (const piece of String(item).split(/[&,]/)) {
-      if (piece === '') continue;
-      if (!piece.includes('=')) throw wrongParameter('query', piece);
-      pieces.push(piece);
+      if (piece !== '') pieces.push(piece);
     }
   }
   const query = new Map<string, string>();
-  // URLSearchParams decodes each piece as the original did (percent escapes, '+' for a space).
+  // URLSearchParams decodes each piece as the original did (percent escapes, '+' for a space, no `=`: an empty value).
   for (const [raw, value] of new URLSearchParams(pieces.join('&'))) {
     const match = KEY.exec(raw);
     if (!match) throw wrongParameter('query', raw);
@@ -90,7 +95,7 @@ export function nodeQuery(items: readonly unknown[]): URLSearchParams {
   const without = query.get('withoutDirectTransfers');
   if (without !== undefined) {
     query.delete('withoutDirectTransfers');
-    if (!query.has('includeDirectTransfers')) query.set('includeDirectTransfers', /^(?:1|true)$/i.test(without) ? '0' : '1');
+    if (!query.has('includeDirectTransfers')) query.set('includeDirectTransfers', inverted(without));
   }
   return new URLSearchParams([...query]);
 }

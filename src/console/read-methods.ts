@@ -2,10 +2,11 @@
 // pool and returns the field the original extracted. Node failures (`{success:false, …}`) become 501 errors.
 //
 // Every parameter is checked before the node is asked (src/console/params.ts, src/console/query.ts): addresses,
-// ids, heights, public keys and delegate names must have their shape, and query items are rewritten as the original
-// did (prefixes of paging options, withoutDirectTransfers). A value of the wrong shape (a passphrase pasted into the
-// wrong field) is refused with 501 "Wrong '<name>' parameter" and never sent; fixed queries are built from checked
-// values, never by joining strings.
+// ids and heights must have their shape, getDelegate's lookup key must be one the node knows (its identifier, which
+// the original never checked, plain text), and query items are rewritten as the original did (prefixes of paging
+// options, withoutDirectTransfers). A value of the wrong shape (a passphrase pasted into the wrong field) is refused
+// with 501 "Wrong '<name>' parameter" and never sent; fixed queries are built from checked values, never by joining
+// strings.
 
 import type { RpcMethod } from './jsonrpc.js';
 import { addressParam, delegateLookup, field, heightParam, idParam, required, withoutEnvelope } from './params.js';

@@ -1,8 +1,8 @@
 // The `adm` command line as a process (notes C.3): commands against a fake ADAMANT node, pretty JSON output,
-// helpful errors, init.
+// helpful errors, init, help in the original's layout and words (issue 28), the prompt in a pseudo-terminal.
 
 import assert from 'node:assert/strict';
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { startFakeAdamantNode, type FakeAdamantNode } from '../support/adamant-node.js';
 import { DIST, POLYFILL } from '../support/cli.js';
+import { HAS_SCRIPT, startTerminal } from '../support/terminal.js';
 import { addressFromPublicKey, keyPairFromPassphrase } from '../../src/console/crypto.js';
 import { COMMANDS, SPECIAL_COMMANDS, usageText } from '../../src/console/commands.js';
 import { TEMPLATE_PASSPHRASE } from '../../src/console/amount.js';
@@ -62,11 +63,11 @@ test('adm node height and get address print pretty JSON with success', async () 
 test('a mistyped command suggests the right one and exits 1; help lists the commands', async () => {
   const typo = await adm(['get', 'adress', 'U1']);
   assert.equal(typo.code, 1);
-  assert.equal(typo.stdout, '');
-  assert.equal(typo.stderr, "error: unknown command 'get adress'. Did you mean `adm get address`?\n\nRun `adm help` for the list of commands.\n");
+  assert.deepEqual(JSON.parse(typo.stdout), { success: false, error: "Unknown command 'get adress'. Did you mean 'get address'?" });
+  assert.equal(typo.stderr, '');
   const help = await adm(['help']);
   assert.equal(help.code, 0);
-  assert.match(help.stdout, /get transactions <query\.\.\.>/);
+  assert.match(help.stdout, /get transactions <query> /);
   node.routes.set('blocks/get', () => [200, { success: false, errorMessage: 'Block not found' }]);
   try {
     const failing = await adm(['get', 'block', '404']);
@@ -99,7 +100,7 @@ test('adm init writes a default config once and never overwrites it', async () =
   assert.match(readFileSync(target, 'utf8'), /"rpc"/);
   const second = await adm(['init', target]);
   assert.equal(second.code, 1);
-  assert.match(second.stderr, /already exists; it was left as it is/);
+  assert.match(JSON.parse(second.stdout).error, /already exists; it was left as it is/);
 });
 
 test('adm account new prints a new account; adm send message with -p delivers the text, never printing the passphrase', async () => {
@@ -142,7 +143,8 @@ test('adm <command> --help and -h print the usage with examples and exit 0, for 
     );
   }
   const delegate = await adm(['delegate', 'new', '--help']);
-  assert.match(delegate.stdout, /^Usage: adm \[-p <passphrase>\] delegate new <username>\n/);
+  assert.match(delegate.stdout, /^Usage: adm delegate new \[options\] <username>\n/);
+  assert.match(delegate.stdout, /\n {2}-p, --passphrase <phrase> /);
   const blocks = await adm(['get', 'blocks', '-h']);
   assert.match(blocks.stdout, /\$ adm get blocks limit=10\n/);
   assert.deepEqual(asked(from), [], 'no help asked the node');
@@ -160,7 +162,7 @@ test('a missing required argument exits 1 with the usage; nothing reaches the no
   }
   const extra = await adm(['node', 'height', '42']);
   assert.equal(extra.code, 1);
-  assert.match(extra.stderr, /^error: too many arguments for 'adm node height'\n\nUsage: adm node height\n/);
+  assert.match(extra.stderr, /^error: too many arguments for 'adm node height'\n\nUsage: adm node height \[options\]\n/);
   assert.deepEqual(asked(from), []);
 });
 
@@ -184,7 +186,8 @@ test('adm init in a fresh HOME creates ~/.adm and its config; adm init . writes 
     writeFileSync(target, '{"network": "mainnet"}');
     const again = await adm(['init'], { home });
     assert.equal(again.code, 1);
-    assert.equal(again.stderr, `adm init: ${target} already exists; it was left as it is (remove or rename it to start again)\n`);
+    assert.deepEqual(JSON.parse(again.stdout), { success: false, error: `${target} already exists; it was left as it is (remove or rename it to start again)` });
+    assert.equal(again.stderr, '');
     assert.equal(readFileSync(target, 'utf8'), '{"network": "mainnet"}');
 
     const folder = join(home, 'project');
@@ -231,7 +234,7 @@ test('the template passphrase counts as not set; without a config, client versio
 test('near-miss commands suggest the right one; get delegate reads its parameter error like the original', async () => {
   const height = await adm(['get', 'height']);
   assert.equal(height.code, 1);
-  assert.match(height.stderr, /^error: unknown command 'get height'\. Did you mean `adm node height`\?\n/);
+  assert.deepEqual(JSON.parse(height.stdout), { success: false, error: "Unknown command 'get height'. Did you mean 'node height'?" });
   const from = node.requests.length;
   const delegate = await adm(['get', 'delegate', 'Not A Name']);
   assert.equal(delegate.code, 1);
@@ -243,7 +246,7 @@ test('the prompt reads piped lines in order and ends its last line when the inpu
   const session = await adm([], { input: 'node height\nget height\n' });
   assert.equal(session.code, 0, session.stderr);
   assert.match(session.stdout, /"height": 9001/);
-  assert.match(session.stderr, /Did you mean `adm node height`/);
+  assert.match(session.stdout, /"error": "Unknown command 'get height'\. Did you mean 'node height'\?"/);
   // Whether the input ended at a prompt or while a command ran, the output ends with a whole line.
   assert.ok(session.stdout.endsWith('\n') && !session.stdout.endsWith('adm > '), JSON.stringify(session.stdout.slice(-40)));
   // -p on a prompt line signs that line's command; the passphrase is never printed.
@@ -258,51 +261,141 @@ test('the prompt reads piped lines in order and ends its last line when the inpu
   assert.ok(left.stdout.endsWith('adm > '), 'exit typed on its line needs no newline from adm');
 });
 
-const hasScript = (() => {
+test('in a terminal, Ctrl-C clears the line, a second Ctrl-C on an empty line leaves with a newline', { skip: HAS_SCRIPT ? false : 'script (util-linux) is not installed' }, async () => {
+  const terminal = startTerminal([process.execPath, '--import', POLYFILL, ADM], { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm') });
+  const prompts = () => terminal.output().split('adm > ').length - 1;
   try {
-    return statSync('/usr/bin/script').isFile();
-  } catch {
-    return false;
-  }
-})();
-
-test('in a terminal, Ctrl-C clears the line, a second Ctrl-C on an empty line leaves with a newline', { skip: hasScript ? false : 'script (util-linux) is not installed' }, async () => {
-  const quote = (text: string) => `'${text.replace(/'/g, "'\\''")}'`;
-  // script(1) gives adm a pseudo-terminal: readline runs in raw mode, so Ctrl-C reaches it as a key.
-  const child = spawn('script', ['-qefc', [process.execPath, '--import', POLYFILL, ADM].map(quote).join(' '), '/dev/null'], {
-    env: { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm'), TERM: 'xterm' },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const waitFor = async (predicate: (text: string) => boolean, what: string) => {
-    for (let waited = 0; !predicate(output); waited += 20) {
-      if (waited > 15_000) throw new Error(`no ${what} within 15 s; output: ${JSON.stringify(output)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
-  const prompts = () => output.split('adm > ').length - 1;
-  try {
-    await waitFor(() => prompts() >= 1, 'first prompt');
-    child.stdin.write('node hei');
-    await waitFor((text) => text.includes('node hei'), 'echo');
-    let mark = output.length;
-    child.stdin.write('\x03');
-    await waitFor((text) => text.slice(mark).includes('adm > '), 'a fresh prompt after Ctrl-C');
-    child.stdin.write('help\r');
-    await waitFor((text) => text.includes('Commands:') && text.slice(text.lastIndexOf('Commands:')).includes('adm > '), 'help and a prompt');
-    assert.equal(output.includes('unknown command'), false, 'the cleared text did not run');
-    mark = output.length;
-    child.stdin.write('\x03');
-    await waitFor((text) => text.slice(mark).includes('(To leave, press Ctrl-C again)'), 'the hint');
-    await waitFor((text) => text.slice(text.lastIndexOf('(To leave')).includes('adm > '), 'the prompt after the hint');
-    mark = output.length;
-    child.stdin.write('\x03');
-    assert.equal(await Promise.race([exit, new Promise<string>((resolve) => setTimeout(() => resolve('timeout'), 15_000))]), 0, output);
-    assert.ok(output.slice(mark).includes('\r\n'), `leaving ends the line: ${JSON.stringify(output.slice(mark))}`);
+    await terminal.waitFor(() => prompts() >= 1, 'first prompt');
+    terminal.type('node hei');
+    await terminal.waitFor((text) => text.includes('node hei'), 'echo');
+    let mark = terminal.output().length;
+    terminal.type('\x03');
+    await terminal.waitFor((text) => text.slice(mark).includes('adm > '), 'a fresh prompt after Ctrl-C');
+    terminal.type('help\r');
+    await terminal.waitFor((text) => text.includes('Commands:') && text.slice(text.lastIndexOf('Commands:')).includes('adm > '), 'help and a prompt');
+    assert.equal(terminal.output().includes('Unknown command'), false, 'the cleared text did not run');
+    mark = terminal.output().length;
+    terminal.type('\x03');
+    await terminal.waitFor((text) => text.slice(mark).includes('(To leave, press Ctrl-C again)'), 'the hint');
+    await terminal.waitFor((text) => text.slice(text.lastIndexOf('(To leave')).includes('adm > '), 'the prompt after the hint');
+    mark = terminal.output().length;
+    terminal.type('\x03');
+    assert.equal(await terminal.exited(), 0, terminal.output());
+    assert.ok(terminal.output().slice(mark).includes('\r\n'), `leaving ends the line: ${JSON.stringify(terminal.output().slice(mark))}`);
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    terminal.close();
   }
+});
+
+test("issue 28: a command without its query exits 1 with the error, then the command's help in the original's layout", async () => {
+  const missing = await adm(['get', 'transactions']);
+  assert.equal(missing.code, 1);
+  assert.equal(missing.stdout, '');
+  const lines = missing.stderr.split('\n');
+  assert.equal(lines[0], "error: missing required argument 'query'");
+  assert.equal(lines[2], 'Usage: adm get transactions [options] <query>');
+  // The sections in commander's order, with the original's examples.
+  const sections = lines.filter((line) => /^[A-Z][a-z]+:$/.test(line));
+  assert.deepEqual(sections, ['Options:', 'Query:', 'Examples:']);
+  assert.ok(lines.includes('  $ adm get transactions senderId=U123456789'), missing.stderr);
+  assert.ok(lines.includes("  $ adm get transactions 'types=0&orderBy=timestamp:desc&returnUnconfirmed=1'"), missing.stderr);
+});
+
+/** The first example of each of the original's leaf commands (its help texts and docs/reference/cli.md). */
+const ORIGINAL_FIRST_EXAMPLES: ReadonlyArray<readonly [string, string]> = [
+  ['account new', 'adm account new'],
+  ['client version', 'adm client version'],
+  ['delegate new', 'adm delegate new mydelegate'],
+  ['get address', 'adm get address U123456789'],
+  ['get block', 'adm get block 123456789'],
+  ['get blocks', 'adm get blocks limit=10'],
+  ['get chat', 'adm get chat U123456789 U987654321'],
+  ['get chats', 'adm get chats U123456789'],
+  ['get delegate', 'adm get delegate lynx'],
+  ['get message', 'adm get message 123456789'],
+  ['get transaction', 'adm get transaction 123456789'],
+  ['get transactions', 'adm get transactions senderId=U123456789'],
+  ['init', 'adm init'],
+  ['node height', 'adm node height'],
+  ['node status', 'adm node status'],
+  ['node version', 'adm node version'],
+  ['rpc server', 'adm rpc server'],
+  ['send message', 'adm send message U123456789 "hello"'],
+  ['send rich', `adm send rich U123456789 '{"type":"reply","text":"hello"}'`],
+  ['send signal', `adm send signal U123456789 '{"type":"typing","value":true}'`],
+  ['send tokens', 'adm send tokens U123456789 1ADM'],
+  ['vote for', 'adm vote for +delegatePublicKey'],
+];
+
+test("issue 28: every leaf command's --help has Examples: starting with the original's first example", async () => {
+  assert.equal(ORIGINAL_FIRST_EXAMPLES.length, 22);
+  // A few at a time: the machine is shared.
+  for (let i = 0; i < ORIGINAL_FIRST_EXAMPLES.length; i += 4) {
+    await Promise.all(
+      ORIGINAL_FIRST_EXAMPLES.slice(i, i + 4).map(async ([command, example]) => {
+        const help = await adm([...command.split(' '), '--help']);
+        assert.equal(help.code, 0, command);
+        const lines = help.stdout.split('\n');
+        assert.equal(lines[lines.indexOf('Examples:') + 1], `  $ ${example}`, command);
+      }),
+    );
+  }
+  assert.match((await adm(['init', '--help'])).stdout, /\n {2}\$ adm init \.\/adm-config\n/);
+});
+
+test('issue 28: an unknown command is one JSON document on stdout and exit 1, in the original\'s words', async () => {
+  const far = await adm(['fly', 'away']);
+  assert.equal(far.code, 1);
+  assert.deepEqual(JSON.parse(far.stdout), { success: false, error: "Unknown command 'fly away'. Run 'adm help' for the list of commands." });
+  assert.equal(far.stderr, '');
+  const typo = await adm(['node', 'hieght']);
+  assert.deepEqual(JSON.parse(typo.stdout), { success: false, error: "Unknown command 'node hieght'. Did you mean 'node height'?" });
+  // A passphrase typed as a command is not repeated, on the command line or pasted at the prompt.
+  const pasted = await adm([SENDER]);
+  assert.equal(pasted.code, 1);
+  assert.deepEqual(JSON.parse(pasted.stdout), { success: false, error: "Unknown command. Run 'adm help' for the list of commands." });
+  const prompted = await adm([], { input: `${SENDER}\n` });
+  assert.match(prompted.stdout, /"error": "Unknown command\. Run 'adm help' for the list of commands\."/);
+  for (const output of [prompted.stdout, prompted.stderr]) assert.equal(output.includes('abandon'), false);
+});
+
+test('issue 28: at the prompt in a terminal, an unknown command answers the same JSON and the prompt goes on', { skip: HAS_SCRIPT ? false : 'script (util-linux) is not installed' }, async () => {
+  const terminal = startTerminal([process.execPath, '--import', POLYFILL, ADM], { PATH: process.env.PATH, HOME: dir, ADM_CONFIG_PATH: join(dir, '.adm') });
+  try {
+    await terminal.waitFor((text) => text.includes('adm > '), 'first prompt');
+    terminal.type('get height\r');
+    await terminal.waitFor((text) => text.includes('"error": "Unknown command \'get height\'. Did you mean \'node height\'?"'), 'the JSON answer');
+    const answer = terminal.output().slice(terminal.output().indexOf('{'));
+    await terminal.waitFor((text) => text.slice(text.lastIndexOf('}')).includes('adm > '), 'the prompt after the answer');
+    assert.deepEqual(JSON.parse(answer.slice(0, answer.indexOf('}') + 1)), { success: false, error: "Unknown command 'get height'. Did you mean 'node height'?" });
+    terminal.type('exit\r');
+    assert.equal(await terminal.exited(), 0, terminal.output());
+  } finally {
+    terminal.close();
+  }
+});
+
+test('issue 28: adm init over an existing file answers on stdout, exits 1 and leaves the file as it was', async () => {
+  const folder = mkdtempSync(join(tmpdir(), 'adm-init-'));
+  try {
+    writeFileSync(join(folder, 'config.jsonc'), '{"network": "mainnet"} // mine');
+    const refused = await adm(['init', './config.jsonc'], { cwd: folder });
+    assert.equal(refused.code, 1);
+    assert.equal(refused.stderr, '');
+    const answer = JSON.parse(refused.stdout) as { success: boolean; error: string };
+    assert.equal(answer.success, false);
+    assert.match(answer.error, new RegExp(`^${join(folder, 'config.jsonc')} already exists`));
+    assert.equal(readFileSync(join(folder, 'config.jsonc'), 'utf8'), '{"network": "mainnet"} // mine');
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+});
+
+test('issue 28: a plain decimal amount is refused in the original\'s words, then says how to write it; nothing is sent', async () => {
+  const from = node.requests.length;
+  const sent = await adm(['send', 'tokens', 'U123456789', '0.001', '-p', SENDER]);
+  assert.equal(sent.code, 1);
+  assert.deepEqual(JSON.parse(sent.stdout), { success: false, error: "Wrong 'amount' parameter: 0.001. Write a whole number of 1/10^8 ADM units, or a value ending in ADM (0.001ADM)" });
+  assert.deepEqual(asked(from), []);
+  for (const output of [sent.stdout, sent.stderr]) assert.equal(output.includes(SENDER), false);
 });

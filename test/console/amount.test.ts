@@ -13,6 +13,14 @@ test('integer sats, or ADM with up to 8 decimals converted exactly', () => {
   assert.throws(() => parseAmount('99999999999ADM'), /more than can be sent/);
 });
 
+test('a plain decimal is the original\'s error, then how to write it (issue 28: the original\'s users asked)', () => {
+  const hint = (value: string, example: string) => `Wrong 'amount' parameter: ${value}. Write a whole number of 1/10^8 ADM units, or a value ending in ADM (${example})`;
+  assert.throws(() => parseAmount('0.001'), (error: Error) => error.message === hint('0.001', '0.001ADM'));
+  assert.throws(() => parseAmount('ten'), (error: Error) => error.message === hint('ten', '1.5ADM'));
+  assert.throws(() => parseAmount('0.000000001'), (error: Error) => error.message === hint('0.000000001', '1.5ADM'), 'an example the ADM form takes');
+  assert.throws(() => parseAmount('1.123456789ADM'), (error: Error) => error.message === "Wrong 'amount' parameter: 1.123456789ADM");
+});
+
 test('passphrases longer than 30 characters; the value never appears in the error', () => {
   const short = 'too short to be real';
   assert.throws(() => validatePassphrase(short), (error: Error) => error.message === "Wrong 'passphrase' parameter" && !error.message.includes(short));

@@ -1,11 +1,11 @@
 // The shapes the console checks before asking a node (src/console/params.ts, src/console/amount.ts; notes C.2):
-// addresses, ids, heights, public keys, delegate names and vote targets, with the original's "Wrong '<name>'
+// addresses, ids, heights, delegate names, lookup keys and vote targets, with the original's "Wrong '<name>'
 // parameter" wording, and errors that never repeat a passphrase.
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { parseAmount, parseVotes } from '../../src/console/amount.js';
-import { addressParam, delegateLookup, heightParam, idParam, isPassphrase, publicKeyParam, shown, usernameParam, wrongParameter } from '../../src/console/params.js';
+import { addressParam, delegateLookup, heightParam, idParam, isPassphrase, plainParam, shown, usernameParam, wrongParameter } from '../../src/console/params.js';
 
 /** A public BIP-39 test mnemonic (notes D): stands for a passphrase pasted into the wrong field. */
 const PASSPHRASE = `${'abandon '.repeat(11)}about`;
@@ -58,30 +58,36 @@ describe('parameter shapes', () => {
     refused(() => idParam(undefined), "Missing parameter 'id'");
   });
 
-  test('public keys: 64 hex; delegate names: the registration rule', () => {
-    assert.equal(publicKeyParam(KEY), KEY);
-    refused(() => publicKeyParam(KEY.slice(1)), "Wrong 'publicKey' parameter");
+  test('delegate names: the registration rule; values the original never checked: plain text', () => {
     assert.equal(usernameParam('new_delegate'), 'new_delegate');
     refused(() => usernameParam(PASSPHRASE), "Wrong 'username' parameter");
     refused(() => usernameParam('Bad'), "Wrong 'username' parameter: Bad");
+    assert.equal(plainParam('Any-Value_1&2', 'memo'), 'Any-Value_1&2');
+    assert.equal(plainParam(KEY, 'memo'), KEY, 'long plain text (a public key) may be sent; a passphrase is words');
+    refused(() => plainParam(PASSPHRASE, 'memo'), "Wrong 'memo' parameter");
+    refused(() => plainParam(SHORT_WORDS, 'memo'), "Wrong 'memo' parameter");
+    refused(() => plainParam('', 'memo'), "Missing parameter 'memo'");
   });
 
-  test('the delegate lookup key is inferred from the shape, or given; the identifier must fit it', () => {
+  test('the delegate lookup key is inferred from the shape, or given; only the key is checked, in the original\'s words', () => {
     assert.deepEqual(delegateLookup('U12345678'), { key: 'address', value: 'U12345678' });
     assert.deepEqual(delegateLookup(KEY), { key: 'publicKey', value: KEY });
     assert.deepEqual(delegateLookup('lion'), { key: 'username', value: 'lion' });
     assert.deepEqual(delegateLookup('lion', 'username'), { key: 'username', value: 'lion' });
+    assert.deepEqual(delegateLookup('acc_delegate_one', 'address'), { key: 'address', value: 'acc_delegate_one' });
+    assert.deepEqual(delegateLookup('U1', 'publicKey'), { key: 'publicKey', value: 'U1' });
+    assert.deepEqual(delegateLookup('Not_a_Name'), { key: 'username', value: 'Not_a_Name' });
+    refused(() => delegateLookup('lion', 'name'), "Invalid delegate lookup key 'name'. Use username, publicKey, or address");
+    // The passphrase rule wins: a passphrase is never sent as the identifier, nor repeated as the key.
     refused(() => delegateLookup(PASSPHRASE), "Wrong 'username' parameter");
-    refused(() => delegateLookup('lion', 'address'), "Wrong 'address' parameter: lion");
-    refused(() => delegateLookup('U1', 'publicKey'), "Wrong 'publicKey' parameter: U1");
-    refused(() => delegateLookup('lion', 'name'), "Invalid delegate lookup key 'name': use username, publicKey or address");
-    refused(() => delegateLookup('lion', PASSPHRASE), 'Invalid delegate lookup key: use username, publicKey or address');
+    refused(() => delegateLookup(SHORT_WORDS, 'address'), "Wrong 'address' parameter");
+    refused(() => delegateLookup('lion', PASSPHRASE), 'Invalid delegate lookup key. Use username, publicKey, or address');
   });
 
   test('amounts and votes never repeat a passphrase; a vote names a public key, an address or a delegate', () => {
     refused(() => parseAmount(PASSPHRASE), "Wrong 'amount' parameter");
     refused(() => parseAmount(SHORT_WORDS), "Wrong 'amount' parameter");
-    refused(() => parseAmount('1.5'), "Wrong 'amount' parameter: 1.5");
+    refused(() => parseAmount('1.5'), "Wrong 'amount' parameter: 1.5. Write a whole number of 1/10^8 ADM units, or a value ending in ADM (1.5ADM)");
     assert.deepEqual(parseVotes([`-${KEY}`, 'U1', '+lion']), [{ sign: '-', target: KEY }, { sign: '+', target: 'U1' }, { sign: '+', target: 'lion' }]);
     refused(() => parseVotes([`+${PASSPHRASE}`]), "Wrong 'votes' parameter");
     refused(() => parseVotes(['lion', SHORT_WORDS]), "Wrong 'votes' parameter");

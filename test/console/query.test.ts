@@ -42,6 +42,12 @@ describe('query items: the original rewrites', () => {
     assert.equal(sent('or:withoutDirectTransfers=0'), 'includeDirectTransfers=1');
   });
 
+  test('a direct-transfer flag it cannot invert is kept as it is; of several, the node gets one (issue 28, the original\'s tests)', () => {
+    assert.equal(sent('withoutDirectTransfers=yes'), 'includeDirectTransfers=yes');
+    assert.equal(sent('includeDirectTransfers=maybe'), 'includeDirectTransfers=maybe');
+    assert.equal(sent('withoutDirectTransfers=1', 'and:withoutDirectTransfers=0', 'or:includeDirectTransfers=1', 'or:withoutDirectTransfers=1'), 'includeDirectTransfers=1');
+  });
+
   test('and:/or: on paging, ordering and output options are dropped; on filters they are kept', () => {
     assert.equal(sent('and:limit=5'), 'limit=5');
     assert.equal(sent('or:orderBy=timestamp:asc'), 'orderBy=timestamp:asc');
@@ -65,7 +71,6 @@ describe('query items: checked before any node is asked', () => {
     refused(['fromHeight=-1'], "Wrong 'fromHeight' parameter: -1");
     refused(['limit=ten'], "Wrong 'limit' parameter: ten");
     refused(['orderBy=timestamp:sideways'], "Wrong 'orderBy' parameter: timestamp:sideways");
-    refused(['withoutDirectTransfers=maybe'], "Wrong 'withoutDirectTransfers' parameter: maybe");
     refused([`senderPublicKey=${'a'.repeat(63)}`], "Wrong 'senderPublicKey' parameter");
     // A passphrase where an address belongs: refused, not repeated, not sent.
     refused([`senderId=${PASSPHRASE}`], "Wrong 'senderId' parameter");
@@ -74,11 +79,19 @@ describe('query items: checked before any node is asked', () => {
     refused(['senderId=U1%26limit%3D1'], "Wrong 'senderId' parameter: U1&limit=1");
   });
 
-  test('an item that is not key=value, or whose key is not a name, is refused (a pasted passphrase is never a key)', () => {
+  test('an item without = is a key with an empty value, as the original sent it (issue 28)', () => {
+    assert.equal(sent('U5450667915320866213'), 'U5450667915320866213=');
+    assert.equal(sent('senderId=U1,note', 'isIn'), 'senderId=U1&note=&isIn=');
+    // A known key keeps its shape: an empty limit is no limit.
+    refused(['limit'], "Wrong 'limit' parameter");
+  });
+
+  test('an item whose key is not a name is refused (a pasted passphrase is never a key)', () => {
     refused([PASSPHRASE], "Wrong 'query' parameter");
     refused([SHORT_WORDS], "Wrong 'query' parameter");
-    refused(['limit'], "Wrong 'query' parameter: limit");
+    refused([PASSPHRASE.replace(/ /g, '+')], "Wrong 'query' parameter");
     refused([5], "Wrong 'query' parameter: 5");
+    refused(['types=0,8'], "Wrong 'query' parameter: 8");
     refused(['=5'], "Wrong 'query' parameter");
     refused(['sender id=U1'], "Wrong 'query' parameter");
     refused(['xor:limit=5'], "Wrong 'query' parameter: xor:limit");

@@ -72,7 +72,8 @@ export function createCoingeckoConnector(block: CoingeckoBlock, options: Connect
           const shown = candidates.slice(0, MAX_LISTED_CANDIDATES).map((item) => item.id);
           const more = candidates.length > shown.length ? ` and ${candidates.length - shown.length} more` : '';
           ctx.warn(
-            `Ambiguous ${NAME} symbol '${symbol}' matches ${candidates.length} coins: ${shown.join(', ')}${more}. Picking the first one listed, '${entry.id}'; use 'coingecko.ids' to choose explicitly.`,
+            // The candidates in parentheses: currencyinfo's own tests look for `matches 2 coins (adamant-messenger, adm-token)`.
+            `Ambiguous ${NAME} symbol '${symbol}' matches ${candidates.length} coins (${shown.join(', ')}${more}). Picking the first one listed, '${entry.id}'; use 'coingecko.ids' to choose explicitly.`,
           );
         }
         coins.set(symbol, entry.id);

@@ -1,7 +1,8 @@
 // What the console server sends to ADAMANT nodes (notes C.2): a JSON-RPC 2.0 client against the real listener and
 // method table, in front of the fake ADAMANT node, asserting the exact request the node saw. Query items arrive
-// rewritten as the original sent them; parameters of the wrong shape are refused before any node is asked and never
-// repeated when they could be a passphrase; no passphrase reaches any node request; a batch of 50 calls prints no
+// rewritten as the original sent them; what the original passed through to the node passes (issue 28), except where
+// it could be a passphrase; parameters of the wrong shape are refused before any node is asked and never repeated
+// when they could be a passphrase; no passphrase reaches any node request; a batch of 50 calls prints no
 // MaxListenersExceededWarning.
 
 import assert from 'node:assert/strict';
@@ -93,9 +94,58 @@ describe('query items reach the node as the original sent them', () => {
   }
 
   test('& inside a delegate name (a name may hold one) is encoded: the node reads one parameter', async () => {
-    const seen = await nodeRequests(() => rpc.call('getDelegate', ['a&b']));
-    assert.deepEqual(seen, ['GET /api/delegates/get?username=a%26b']);
-    assert.deepEqual([...node.requests.at(-1)!.query], [['username', 'a&b']]);
+    const seen = await nodeRequests(() => rpc.call('getDelegate', ['a&b=c']));
+    assert.deepEqual(seen, ['GET /api/delegates/get?username=a%26b%3Dc']);
+    assert.deepEqual([...node.requests.at(-1)!.query], [['username', 'a&b=c']]);
+  });
+});
+
+describe('lenient where the original console is lenient, through jayson (issue 28)', () => {
+  test('getChatTransactions with a bare address reaches the node, as a key without a value, and answers its result', async () => {
+    let result: unknown;
+    const seen = await nodeRequests(async () => (result = await rpc.call('getChatTransactions', ['U5450667915320866213'])));
+    assert.deepEqual(seen, ['GET /api/chats/get?U5450667915320866213=']);
+    assert.deepEqual(result, [{ id: '5', type: 0 }]);
+  });
+
+  test('getDelegate with an explicit lookup key checks the key only: the value goes to the node as it is', async () => {
+    let result: unknown;
+    const seen = await nodeRequests(async () => (result = await rpc.call('getDelegate', ['acc_delegate_one', 'address'])));
+    assert.deepEqual(seen, ['GET /api/delegates/get?address=acc_delegate_one']);
+    assert.deepEqual(result, { username: 'found', address: 'acc_delegate_one', publicKey: 'b'.repeat(64) });
+    assert.deepEqual(await nodeRequests(() => rpc.call('getDelegate', ['lion', 'publicKey'])), ['GET /api/delegates/get?publicKey=lion']);
+  });
+
+  test("a bad lookup key answers the original's text exactly, and asks no node", async () => {
+    const seen = await nodeRequests(async () => {
+      const error = await failure('getDelegate', ['lynx', 'name']);
+      assert.deepEqual({ code: error.code, message: error.message }, { code: 501, message: "Error: Invalid delegate lookup key 'name'. Use username, publicKey, or address" });
+    });
+    assert.deepEqual(seen, []);
+  });
+
+  test('deprecated direct-transfer filters keep their values; of several in one call the node gets one includeDirectTransfers', async () => {
+    assert.deepEqual(await nodeRequests(() => rpc.call('getTransactions', ['withoutDirectTransfers=1'])), ['GET /api/transactions?includeDirectTransfers=0']);
+    assert.deepEqual(await nodeRequests(() => rpc.call('getTransactions', ['withoutDirectTransfers=yes'])), ['GET /api/transactions?includeDirectTransfers=yes']);
+    const several = ['withoutDirectTransfers=1', 'and:withoutDirectTransfers=0', 'or:includeDirectTransfers=1', 'or:withoutDirectTransfers=1'];
+    let result: unknown;
+    assert.deepEqual(await nodeRequests(async () => (result = await rpc.call('getTransactions', several))), ['GET /api/transactions?includeDirectTransfers=1']);
+    assert.deepEqual(result, [{ id: '5', type: 0 }]);
+  });
+
+  test('where leniency meets the passphrase rule, the rule wins: a bare passphrase or one as a delegate is refused, not repeated, not sent', async () => {
+    const seen = await nodeRequests(async () => {
+      for (const [method, params, name] of [
+        ['getChatTransactions', [PASTED], 'query'],
+        ['getChatTransactions', [SHORT_WORDS], 'query'],
+        ['getTransactions', [`withoutDirectTransfers=${PASTED}`], 'withoutDirectTransfers'],
+        ['getDelegate', [SHORT_WORDS, 'username'], 'username'],
+      ] as const) {
+        const error = await failure(method, params);
+        assert.deepEqual({ code: error.code, message: error.message }, { code: 501, message: `Error: Wrong '${name}' parameter` }, `${method} ${name}`);
+      }
+    });
+    assert.deepEqual(seen, []);
   });
 });
 
@@ -109,7 +159,6 @@ describe('parameters of the wrong shape are refused before any node is asked', (
       ['getTransactionsInBlockByHeight', ['10&and:toHeight=99'], "Error: Wrong 'height' parameter: 10&and:toHeight=99"],
       ['getAddress', ['U1&x=1'], "Error: Wrong 'address' parameter: U1&x=1"],
       ['getChats', ['U1/../../blocks'], "Error: Wrong 'address' parameter: U1/../../blocks"],
-      ['getDelegate', ['a&b=c'], "Error: Wrong 'username' parameter: a&b=c"],
     ];
     const seen = await nodeRequests(async () => {
       for (const [method, params, message] of cases) {
@@ -159,7 +208,7 @@ describe('parameters of the wrong shape are refused before any node is asked', (
       assert.deepEqual(seen, [], 'no node was asked');
     }
     const lookup = await failure('getDelegate', ['lion', PASTED]);
-    assert.equal(lookup.message, 'Error: Invalid delegate lookup key: use username, publicKey or address');
+    assert.equal(lookup.message, 'Error: Invalid delegate lookup key. Use username, publicKey, or address');
   });
 
   test('a delegate registration under a pasted passphrase is refused, and its error repeats nothing', async () => {

@@ -96,12 +96,21 @@ test('Coingecko warns about an ambiguous symbol, listing the candidates, and kee
   const { connector, ctx, warnings } = await setup(t, ['BTC', 'ETH'], []);
   await connector.discover!(ctx);
   assert.deepEqual(warnings, [
-    "Ambiguous Coingecko symbol 'BTC' matches 2 coins: bitcoin, bitcoin-wrapped-fake. Picking the first one listed, 'bitcoin'; use 'coingecko.ids' to choose explicitly.",
+    "Ambiguous Coingecko symbol 'BTC' matches 2 coins (bitcoin, bitcoin-wrapped-fake). Picking the first one listed, 'bitcoin'; use 'coingecko.ids' to choose explicitly.",
   ]);
   assert.deepEqual(await connector.fetch(ctx), [
     { pair: 'BTC/USD', price: 63000 },
     { pair: 'ETH/USD', price: 2600 },
   ]);
+});
+
+test('an ambiguous symbol warns in the words currencyinfo\'s own tests look for: the candidates in parentheses (issue 28)', async (t) => {
+  const { fake, connector, ctx, warnings } = await setup(t, ['ADM'], []);
+  fake.addCoin('Coingecko', { id: 'adm-token', symbol: 'ADM', price: 1 });
+  await connector.discover!(ctx);
+  assert.equal(warnings.length, 1);
+  assert.ok(warnings[0]!.includes('matches 2 coins (adamant-messenger, adm-token)'), warnings[0]);
+  assert.deepEqual(await connector.fetch(ctx), [{ pair: 'ADM/USD', price: 0.0301 }]);
 });
 
 test('Coingecko names at most ten candidates of an ambiguous symbol; an explicit id for the symbol silences it', async (t) => {
@@ -111,7 +120,7 @@ test('Coingecko names at most ten candidates of an ambiguous symbol; an explicit
     createCoingeckoConnector({ enabled: true, weight: 10, url: fake.baseUrlFor('Coingecko'), api_key: KEY, coins, ids }, { decimals: 12 });
   await make(['USDT'], []).discover!(ctx);
   assert.equal(warnings.length, 1);
-  assert.match(warnings[0]!, /^Ambiguous Coingecko symbol 'USDT' matches 12 coins: usdt-bridged-1, .*, usdt-bridged-10 and 2 more\. Picking the first one listed, 'usdt-bridged-1';/);
+  assert.match(warnings[0]!, /^Ambiguous Coingecko symbol 'USDT' matches 12 coins \(usdt-bridged-1, .*, usdt-bridged-10 and 2 more\)\. Picking the first one listed, 'usdt-bridged-1';/);
   await make(['USDT'], ['usdt-bridged-7']).discover!(ctx);
   assert.equal(warnings.length, 1);
 });
