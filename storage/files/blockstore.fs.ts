@@ -33,6 +33,20 @@ interface BlockReadOptions extends ReadOptions {
 }
 
 /**
+ * Read options of a caller that wants a block only for its links (helia's pin walk, `LINKS_ONLY`): a raw block has
+ * none, so its bytes are not read. helia's storage has already checked that the block is here (or fetched it from a
+ * peer and handed the fetched bytes over itself), so presence is still proven block by block.
+ */
+export interface LinksOnlyReadOptions extends ReadOptions {
+  readonly linksOnly?: boolean;
+}
+export const LINKS_ONLY = { linksOnly: true } as const;
+
+/** The raw codec (multicodec 0x55): a leaf of the node's files, bytes without links. */
+const RAW_CODE = 0x55;
+const NO_BYTES = new Uint8Array(0);
+
+/**
  * A block the store does not hold (or cannot read). Same `name` as interface-store's NotFoundError, which
  * FsBlockstore throws: helia (pins, unixfs stat, bitswap's ledger) and this project (actors/files/node.ts) match
  * that failure by name, never by class.
@@ -70,7 +84,13 @@ export class WholeBlockFsBlockstore extends FsBlockstore {
     }
   }
 
-  override async *get(cid: CID, options?: ReadOptions): AsyncGenerator<Uint8Array> {
+  override async *get(cid: CID, options?: LinksOnlyReadOptions): AsyncGenerator<Uint8Array> {
+    // A pin walk over a 256 MiB file otherwise reads all of it back from disk right after the upload wrote it.
+    if (options?.linksOnly === true && cid.code === RAW_CODE) {
+      options.signal?.throwIfAborted();
+      yield NO_BYTES;
+      return;
+    }
     yield await this.getBlock(cid, options);
   }
 

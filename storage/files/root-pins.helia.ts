@@ -2,6 +2,7 @@
 
 import type { Helia } from '@helia/utils';
 import type { Libp2p } from '@libp2p/interface';
+import { LINKS_ONLY } from './blockstore.fs.js';
 import type { RootPins } from './root-pins.js';
 
 /** Consumes a helia pin generator (`pins.add` and `pins.rm` yield every block they visit). */
@@ -23,12 +24,13 @@ export function heliaRootPins(pins: Helia<Libp2p>['pins']): RootPins {
       }
     },
     async add(cid, options = {}) {
-      // `offline` reaches the blockstore read of every block the pin walks (helia's AddOptions do not declare it).
-      await drain(pins.add(cid, options as Parameters<Helia<Libp2p>['pins']['add']>[1]));
+      // `offline` and LINKS_ONLY reach the blockstore read of every block the pin walks (helia's AddOptions declare
+      // neither): the walk needs links only, so raw leaves are not read back (storage/files/blockstore.fs.ts).
+      await drain(pins.add(cid, { ...options, ...LINKS_ONLY } as Parameters<Helia<Libp2p>['pins']['add']>[1]));
     },
     async remove(cid, signal) {
       try {
-        await drain(pins.rm(cid, { signal }));
+        await drain(pins.rm(cid, { signal, ...LINKS_ONLY }));
       } catch (error) {
         if ((error as Error).name !== 'NotFoundError') throw error;
       }

@@ -1,9 +1,10 @@
 // The node's block files read whole (storage/files/blockstore.fs.ts): byte-compatible with blockstore-fs and with the
-// original node's store, the same failure for a missing block, and reads that honour a signal without listening on it.
+// original node's store, the same failure for a missing block, reads that honour a signal without listening on it,
+// and pin walks that read no raw leaf.
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,8 @@ import { FsBlockstore } from 'blockstore-fs';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
-import { WholeBlockFsBlockstore } from '../../../storage/files/blockstore.fs.js';
+import { LINKS_ONLY, WholeBlockFsBlockstore } from '../../../storage/files/blockstore.fs.js';
+import { heliaRootPins } from '../../../storage/files/root-pins.helia.js';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
 
 async function gather(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -163,4 +165,45 @@ test('many reads under one signal add no abort listener to it (no MaxListenersEx
       process.off('warning', onWarning);
     }
   });
+});
+
+test('LINKS_ONLY (a pin walk): a raw block is proven present, never read; a dag-pb block is read as usual', async () => {
+  await withStores(async (plain, whole) => {
+    const leaf = bytesOf(1_048_576, 3);
+    const leafCid = await rawBlock(leaf);
+    await plain.put(leafCid, leaf);
+    // The block file now holds other bytes: a read would return them.
+    writeFileSync(whole.pathOf(leafCid), 'not the leaf');
+    assert.deepEqual([...(await gather(whole.get(leafCid, LINKS_ONLY)))], [], 'no bytes for a raw block');
+    assert.equal((await gather(whole.get(leafCid))).toString(), 'not the leaf', 'a plain read still reads the file');
+
+    const node = new Uint8Array([0x0a, 0x02, 0x08, 0x01]);
+    const nodeCid = CID.createV1(0x70, await sha256.digest(node));
+    await plain.put(nodeCid, node);
+    assert.deepEqual([...(await gather(whole.get(nodeCid, LINKS_ONLY)))], [...node], 'a dag-pb block keeps its links: read whole');
+    const aborted = AbortSignal.abort(new Error('gone'));
+    await assert.rejects(gather(whole.get(leafCid, { ...LINKS_ONLY, signal: aborted })), /gone/);
+  });
+});
+
+test("the root pins ask helia's pin walk for links only, keeping the caller's options", async () => {
+  const seen: Array<Record<string, unknown>> = [];
+  const pins = heliaRootPins({
+    async *add(_cid: CID, options: Record<string, unknown>) {
+      seen.push(options);
+      yield _cid;
+    },
+    async *rm(_cid: CID, options: Record<string, unknown>) {
+      seen.push(options);
+      yield _cid;
+    },
+  } as unknown as Parameters<typeof heliaRootPins>[0]);
+  const cid = await rawBlock(bytesOf(10, 1));
+  const { signal } = new AbortController();
+  await pins.add(cid, { signal, offline: true });
+  await pins.remove(cid, signal);
+  assert.deepEqual(seen, [
+    { signal, offline: true, linksOnly: true },
+    { signal, linksOnly: true },
+  ]);
 });
