@@ -121,6 +121,22 @@ export function cpuSecondsOf(pid: number): number | undefined {
   }
 }
 
+/**
+ * CPU time (user + system) of this process's children that have exited and been waited for (cutime + cstime of
+ * /proc/self/stat), in seconds; undefined off Linux. The CPU of a short-lived helper (a curl run) is the change of
+ * this figure across its life, read after its `exit` event (Node has reaped it by then).
+ */
+export function reapedChildrenCpuSeconds(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (Number(fields[13]) + Number(fields[14])) / clockTicks;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Busy CPU time of the whole machine so far (all cores, idle and iowait excluded), in seconds; undefined off Linux. */
 export function machineBusySeconds(): number | undefined {
   try {
