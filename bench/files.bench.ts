@@ -66,7 +66,7 @@ import {
 } from './support/files-node.js';
 import { startInProcessFilesNode, type InProcessFilesNode } from './support/files-in-process.js';
 import { GoalReport } from './support/goals.js';
-import { cpuSecondsOf, machineBusySeconds, memoryOf, reapedChildrenCpuSeconds, resetPeakRss, stopAllTracked } from './support/processes.js';
+import { cpuSecondsOf, cpuTimesOf, machineBusySeconds, memoryOf, reapedChildrenCpuSeconds, resetPeakRss, stopAllTracked } from './support/processes.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, median, summarizeMs, table } from './support/stats.js';
 
@@ -201,7 +201,10 @@ interface LargeFile {
  * Imports `content` with the node's importer settings into a fresh FsBlockstore at `dir`: wall time, and this
  * process's CPU (user + system, every thread) while it ran.
  */
-async function importInProcess(dir: string, content: Iterable<Uint8Array> | AsyncIterable<Uint8Array>): Promise<{ cid: string; ms: number; cpuSeconds: number }> {
+async function importInProcess(
+  dir: string,
+  content: Iterable<Uint8Array> | AsyncIterable<Uint8Array>,
+): Promise<{ cid: string; ms: number; cpuSeconds: number; cpu: { user: number; system: number } }> {
   const blockstore = new FsBlockstore(dir);
   await blockstore.open();
   try {
@@ -212,7 +215,7 @@ async function importInProcess(dir: string, content: Iterable<Uint8Array> | Asyn
     const result = await importByteStream(content, blockstore, IMPORTER_SETTINGS);
     const ms = nowMs() - started;
     const cpu = process.cpuUsage(cpuBefore);
-    return { cid: result.cid.toString(), ms, cpuSeconds: (cpu.user + cpu.system) / 1e6 };
+    return { cid: result.cid.toString(), ms, cpuSeconds: (cpu.user + cpu.system) / 1e6, cpu: { user: cpu.user / 1e6, system: cpu.system / 1e6 } };
   } finally {
     await blockstore.close();
   }
@@ -280,33 +283,48 @@ async function benchUpload(node: FilesNodeProcess, scratch: string): Promise<Lar
   // The section's own peak: the warm-up and start-up are not uploads of this section.
   const hwmReset = resetPeakRss(pid);
 
-  // One connection reused for every node:http upload, as a program uploading several files would keep it.
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  // A connection of its own per node:http upload, as curl opens one: a keep-alive socket left idle during the
+  // baselines may be closed by the node's idle timeout just as the next upload starts writing on it (ECONNRESET).
+  const agent = new Agent({ keepAlive: false, maxSockets: 1 });
   const rows: string[][] = [];
   const pairs: UploadPair[] = [];
   let peakSampled = 0;
   let peakHwm = 0;
   let first: LargeFile | undefined;
-  const row = (round: number, side: string, ms: number, cpuSeconds: number, clientCpu: string, others: number, rss: string, hwm: string, cid: string) =>
-    rows.push([`${round + 1}`, side, seconds(ms), mibPerSecond(LARGE_SIZE, ms), fmt(cpuSeconds, 2), fmt(cpuPerMiB(cpuSeconds), 2), clientCpu, fmt(others, 2), rss, hwm, cid]);
+  const row = (round: number, side: string, ms: number, cpu: { user: number; system: number }, clientCpu: string, others: number, rss: string, hwm: string, cid: string) =>
+    rows.push([
+      `${round + 1}`,
+      side,
+      seconds(ms),
+      mibPerSecond(LARGE_SIZE, ms),
+      `${fmt(cpu.user + cpu.system, 2)} (${fmt(cpu.user, 2)} + ${fmt(cpu.system, 2)})`,
+      fmt(cpuPerMiB(cpu.user + cpu.system), 2),
+      clientCpu,
+      fmt(others, 2),
+      rss,
+      hwm,
+      cid,
+    ]);
 
   const baseline = async (round: number, client: UploadClient, path: string, store: string) => {
     const busyBefore = machineBusySeconds();
     const base = await importInProcess(store, createReadStream(path));
     const others = busyDelta(busyBefore) - base.cpuSeconds;
-    row(round, `baseline: importer (same file as ${client})`, base.ms, base.cpuSeconds, '-', others, '-', '-', base.cid);
+    row(round, `baseline: importer (same file as ${client})`, base.ms, base.cpu, '-', others, '-', '-', base.cid);
     return base;
   };
 
   const upload = async (round: number, client: UploadClient, path: string) => {
-    const nodeBefore = cpuSecondsOf(pid);
+    const nodeBefore = cpuTimesOf(pid);
     const selfBefore = process.cpuUsage();
     const childrenBefore = reapedChildrenCpuSeconds();
     const busyBefore = machineBusySeconds();
     const { result, sampledPeakMiB, hwmMiB } = await withRssSampling(pid, (): Promise<UploadAnswer> =>
       client === 'curl' ? curlUpload(node.port, path, join(scratch, 'curl-answer.json')) : uploadFileFromDisk(node.port, agent, path),
     );
-    const nodeCpu = (cpuSecondsOf(pid) ?? NaN) - (nodeBefore ?? NaN);
+    const nodeAfter = cpuTimesOf(pid);
+    const nodeTimes = { user: (nodeAfter?.user ?? NaN) - (nodeBefore?.user ?? NaN), system: (nodeAfter?.system ?? NaN) - (nodeBefore?.system ?? NaN) };
+    const nodeCpu = nodeTimes.user + nodeTimes.system;
     const self = process.cpuUsage(selfBefore);
     const selfCpu = (self.user + self.system) / 1e6;
     const childrenCpu = (reapedChildrenCpuSeconds() ?? NaN) - (childrenBefore ?? NaN);
@@ -316,7 +334,7 @@ async function benchUpload(node: FilesNodeProcess, scratch: string): Promise<Lar
     if (result.status !== 200 || result.cid === undefined) throw new Error(`${client} upload answered ${result.status}: ${result.body.slice(0, 500)}`);
     peakSampled = Math.max(peakSampled, sampledPeakMiB);
     if (Number.isFinite(hwmMiB)) peakHwm = Math.max(peakHwm, hwmMiB);
-    row(round, `HTTP: ${CLIENT_LABEL[client]}`, result.ms, nodeCpu, `${fmt(clientCpu, 2)} s`, others, fmt(sampledPeakMiB, 1), fmt(hwmMiB, 1), result.cid);
+    row(round, `HTTP: ${CLIENT_LABEL[client]}`, result.ms, nodeTimes, `${fmt(clientCpu, 2)} s`, others, fmt(sampledPeakMiB, 1), fmt(hwmMiB, 1), result.cid);
     return { ...result, nodeCpu };
   };
 
@@ -356,7 +374,7 @@ async function benchUpload(node: FilesNodeProcess, scratch: string): Promise<Lar
   say();
   say(
     table(
-      ['round', 'side', 'wall', 'throughput', 'CPU s', 'CPU ms/MiB', 'client CPU', 'rest of machine CPU s', 'node RSS peak MiB (sampled)', 'node VmHWM MiB', 'CID'],
+      ['round', 'side', 'wall', 'throughput', 'CPU s (user + sys)', 'CPU ms/MiB', 'client CPU', 'rest of machine CPU s', 'node RSS peak MiB (sampled)', 'node VmHWM MiB', 'CID'],
       rows,
     ),
   );
