@@ -727,7 +727,9 @@ export async function runFilesBench(options: BenchOptions): Promise<void> {
   if (cpus().length < 3) {
     goals.notes.push(
       `${cpus().length} cores: in the HTTP runs the client (curl, or this process's node:http writer and readers) and the node compete for them, ` +
-        'while each in-process baseline is one process; the wall-time ratios carry that contention, the CPU figures much less.',
+        'while each in-process baseline is one process; the wall-time ratios carry that contention. CPU seconds carry it too once other work ' +
+        'leaves the node and its client less than the two cores (context switches, shared caches): the node, interleaved with its client, ' +
+        'inflates more than the importer, so CPU ratios of disturbed measurements (notes below) read high.',
     );
   }
   if (run('upload') && !curlAvailable()) goals.notes.push(`${CURL} not found: the curl upload client was SKIPPED.`);
