@@ -32,7 +32,11 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
   },
   files: async () => {
     const { FILES_SECTIONS, runFilesBench } = await import('./files.bench.js');
-    return { description: 'files node: 256 MiB upload and download vs in-process importer / unixfs.cat, small-file uploads', sections: FILES_SECTIONS, run: runFilesBench };
+    return {
+      description: 'files node: 256 MiB uploads from disk (curl, node:http) and download vs in-process importer / unixfs.cat, small-file uploads vs an in-process node',
+      sections: FILES_SECTIONS,
+      run: runFilesBench,
+    };
   },
   cluster: async () => {
     const { CLUSTER_SECTIONS, runClusterBench } = await import('./cluster.bench.js');
@@ -63,10 +67,13 @@ benchmarks:
   rates   /get throughput, latency and server CPU per request against a plain node:http baseline and a
           bare-uWS replay (sections: get),
           /getHistory over 100,000 stored snapshots (history), the merge pipeline (merge)
-  files   256 MiB upload over HTTP against the same import in-process, with the node's peak RSS (upload);
-          its download against unixfs.cat in-process, with time to first byte, and the node's peak RSS during
-          4 concurrent downloads (download); 200 uploads
-          of 4 KiB files from 16 concurrent clients (small). --duration and --connections do not apply
+  files   one running node: 256 MiB files written to disk, uploaded one after another by curl -F and by a
+          node:http client streaming the file, each against the same file imported in-process: wall time, node
+          CPU per MiB against the importer's, the node's peak RSS (upload); the download of the first one against
+          unixfs.cat in-process, with time to first byte, and the node's peak RSS during 4 concurrent downloads
+          (download); 200 uploads of 4 KiB files from 16 concurrent clients against the same files uploaded 16 at
+          a time into an in-process node (import, pin, registry), files/s and CPU per upload (small).
+          --duration and --connections do not apply
   cluster 3 files nodes on loopback: 64 MiB upload with 3 copies against the same upload on a node with
           replication off (upload); copies placed per second by POST /api/storage/repair for 1,000 small
           files after a stopped node rejoins (repair). --duration and --connections do not apply

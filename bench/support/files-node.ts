@@ -4,10 +4,10 @@
 // (support/processes.ts) and answers on 127.0.0.1 only.
 
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { Agent, request as httpRequest, type IncomingMessage } from 'node:http';
+import { accessSync, constants as fsConstants, createReadStream, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
@@ -98,9 +98,18 @@ export interface UploadAnswer {
   readonly ms: number;
 }
 
-/** POSTs one file as multipart/form-data (one part named `files`), writing `content` as it is produced. */
-export function uploadFile(port: number, agent: Agent, filename: string, content: Iterable<Uint8Array>, size: number): Promise<UploadAnswer> {
-  const { head, tail } = multipartParts(filename);
+/**
+ * POSTs a multipart/form-data body of `bodyBytes` bytes whose writing `send` does (with backpressure); resolves with
+ * the answer. `send` is told to stop writing once an answer (an early error status) or a closed socket ended the
+ * request.
+ */
+function postUpload(
+  port: number,
+  agent: Agent,
+  what: string,
+  bodyBytes: number,
+  send: (request: ClientRequest, stopped: () => boolean) => Promise<void>,
+): Promise<UploadAnswer> {
   const started = nowMs();
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -116,9 +125,9 @@ export function uploadFile(port: number, agent: Agent, filename: string, content
       method: 'POST',
       path: '/api/file/upload',
       agent,
-      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': head.length + size + tail.length },
+      headers: { 'content-type': `multipart/form-data; boundary=${BOUNDARY}`, 'content-length': bodyBytes },
     });
-    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`upload of ${filename}: no progress for ${REQUEST_IDLE_MS / 1000} s`)));
+    request.setTimeout(REQUEST_IDLE_MS, () => fail(new Error(`upload of ${what}: no progress for ${REQUEST_IDLE_MS / 1000} s`)));
     request.once('error', fail);
     let answered = false;
     request.once('response', (response: IncomingMessage) => {
@@ -140,31 +149,129 @@ export function uploadFile(port: number, agent: Agent, filename: string, content
         resolve({ status: response.statusCode ?? 0, cid, body, json, ms: nowMs() - started });
       });
     });
-    // The body is written with backpressure: at most one socket buffer ahead of the node.
-    const drained = () => new Promise<void>((done) => {
-      const finish = () => {
-        request.off('drain', finish);
-        request.off('close', finish);
-        done();
-      };
-      request.once('drain', finish);
-      request.once('close', finish);
-    });
-    void (async () => {
-      try {
-        for (const piece of [[head], content, [tail]] as Iterable<Uint8Array>[]) {
-          for (const chunk of piece) {
-            // An early answer (an error status) or a closed socket ends the writing.
-            if (settled || answered || request.destroyed) return;
-            if (!request.write(chunk)) await drained();
-          }
-        }
-        request.end();
-      } catch (error) {
-        fail(error as Error);
-      }
-    })();
+    send(request, () => settled || answered || request.destroyed).catch(fail);
   });
+}
+
+/** POSTs one file as multipart/form-data (one part named `files`), writing `content` as it is produced. */
+export function uploadFile(port: number, agent: Agent, filename: string, content: Iterable<Uint8Array>, size: number): Promise<UploadAnswer> {
+  const { head, tail } = multipartParts(filename);
+  return postUpload(port, agent, filename, head.length + size + tail.length, async (request, stopped) => {
+    // The body is written with backpressure: at most one socket buffer ahead of the node.
+    const drained = () =>
+      new Promise<void>((done) => {
+        const finish = () => {
+          request.off('drain', finish);
+          request.off('close', finish);
+          done();
+        };
+        request.once('drain', finish);
+        request.once('close', finish);
+      });
+    for (const piece of [[head], content, [tail]] as Iterable<Uint8Array>[]) {
+      for (const chunk of piece) {
+        // An early answer (an error status) or a closed socket ends the writing.
+        if (stopped()) return;
+        if (!request.write(chunk)) await drained();
+      }
+    }
+    request.end();
+  });
+}
+
+/**
+ * POSTs a file on disk as multipart/form-data (one part named `files`, the file's base name), as a Node program
+ * would: the part's bytes come from `fs.createReadStream` (64 KiB reads) piped into the request, Content-Length set
+ * from the file's size.
+ */
+export function uploadFileFromDisk(port: number, agent: Agent, path: string): Promise<UploadAnswer> {
+  const filename = basename(path);
+  const { head, tail } = multipartParts(filename);
+  const size = statSync(path).size;
+  return postUpload(port, agent, filename, head.length + size + tail.length, (request, stopped) => {
+    request.write(head);
+    const file = createReadStream(path);
+    return new Promise<void>((resolve, reject) => {
+      // An early answer or a closed socket: stop reading the file (pipe stops on the request's close by itself).
+      request.once('close', () => {
+        if (stopped()) file.destroy();
+      });
+      file.once('error', reject);
+      file.once('end', () => {
+        if (!stopped()) request.end(tail);
+        resolve();
+      });
+      file.pipe(request, { end: false });
+    });
+  });
+}
+
+/** Where curl is looked for; the bench says so loudly and skips the curl client when it is not there. */
+export const CURL = '/usr/bin/curl';
+
+export function curlAvailable(): boolean {
+  try {
+    accessSync(CURL, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** How long a curl upload may take in all (`--max-time`): far beyond a 256 MiB upload on loopback. */
+const CURL_MAX_SECONDS = 300;
+
+export interface CurlAnswer extends UploadAnswer {
+  /** curl's own `%{time_total}`, in ms (the bench's `ms` also counts starting the curl process). */
+  readonly curlMs: number;
+  readonly pid: number;
+}
+
+/**
+ * `curl -F files=@<path> http://127.0.0.1:<port>/api/file/upload`, what a user types: curl builds the multipart
+ * body from the file on disk, sends `Expect: 100-continue` for a large body and streams the file. The answer's body
+ * goes to `answerPath`; `--noproxy '*'` keeps a proxy of the environment out of a loopback request. The process is
+ * tracked by pid (support/processes.ts) and `ms` runs from its start to its exit.
+ */
+export async function curlUpload(port: number, path: string, answerPath: string): Promise<CurlAnswer> {
+  const started = nowMs();
+  const curl = spawnTracked('curl', CURL, [
+    '--silent',
+    '--show-error',
+    '--noproxy',
+    '*',
+    '--max-time',
+    String(CURL_MAX_SECONDS),
+    '--output',
+    answerPath,
+    '--write-out',
+    'curl-status %{http_code} %{time_total}\n',
+    '--form',
+    `files=@${path}`,
+    `http://${LOOPBACK}:${port}/api/file/upload`,
+  ], { env: { PATH: process.env.PATH } });
+  const code = await new Promise<number | null>((resolve) => {
+    if (curl.exited()) resolve(curl.child.exitCode);
+    else curl.child.once('exit', (exitCode) => resolve(exitCode));
+  });
+  const ms = nowMs() - started;
+  const output = curl.tail();
+  const status = /curl-status (\d+) ([\d.]+)/.exec(output);
+  if (code !== 0 || !status) throw new Error(`curl exited with ${code ?? curl.child.signalCode}: ${output.trim().slice(0, 500)}`);
+  let body = '';
+  try {
+    body = readFileSync(answerPath, 'utf8');
+  } catch {
+    // No body written: the status tells.
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    // Not JSON: an error page; the status tells.
+  }
+  const cid = (json as { cids?: string[] } | undefined)?.cids?.[0];
+  return { status: Number(status[1]), cid, body, json, ms, curlMs: Number(status[2]) * 1000, pid: curl.pid };
 }
 
 /**

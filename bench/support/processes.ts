@@ -110,12 +110,34 @@ let clockTicks: number | undefined;
 
 /** CPU time (user + system) a process has used so far, in seconds; undefined off Linux. */
 export function cpuSecondsOf(pid: number): number | undefined {
+  const times = cpuTimesOf(pid);
+  return times === undefined ? undefined : times.user + times.system;
+}
+
+/** CPU time a process has used so far in user and in system (kernel) mode, every thread, in seconds; undefined off Linux. */
+export function cpuTimesOf(pid: number): { user: number; system: number } | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     // Fields after the parenthesised command name (which may contain spaces): utime and stime are 14 and 15.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
-    return (Number(fields[11]) + Number(fields[12])) / clockTicks;
+    return { user: Number(fields[11]) / clockTicks, system: Number(fields[12]) / clockTicks };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * CPU time (user + system) of this process's children that have exited and been waited for (cutime + cstime of
+ * /proc/self/stat), in seconds; undefined off Linux. The CPU of a short-lived helper (a curl run) is the change of
+ * this figure across its life, read after its `exit` event (Node has reaped it by then).
+ */
+export function reapedChildrenCpuSeconds(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    clockTicks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    return (Number(fields[13]) + Number(fields[14])) / clockTicks;
   } catch {
     return undefined;
   }
