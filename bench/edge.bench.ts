@@ -201,8 +201,7 @@ async function measureCell(servers: readonly EdgeServer[], path: string, connect
 
 const LOAD_HEADER = ['server', 'conns', ...measuredHeader(['srv CPU%']), 'srv CPU us/req'];
 
-/** `uwsSkipped`: why the uws side does not run here (uWS cannot load on this Node), undefined when it runs. */
-async function benchSection(section: Section, options: BenchOptions, servers: readonly EdgeServer[], uwsSkipped: string | undefined): Promise<void> {
+async function benchSection(section: Section, options: BenchOptions, servers: readonly EdgeServer[]): Promise<void> {
   const answer = answers()[section];
   const connectionCounts = [...new Set([1, options.connections])];
   const durationMs = options.durationSeconds * 1000;
@@ -265,7 +264,8 @@ async function benchSection(section: Section, options: BenchOptions, servers: re
           continue;
         }
         if (withUws) row(['uws', 'node'], GOAL_CPU_RATIO);
-        else goals.info(`${label}, uWS/node`, `skipped: ${uwsSkipped ?? 'no uWS server'}`, '-', '-');
+        // Why it was skipped is in a note (and the line printed at start).
+        else goals.info(`${label}, uWS/node`, `skipped: no uWS on Node ${process.version}`, '-', '-');
         row(['node', 'bare'], GOAL_NODE_OVER_BARE_CPU_RATIO);
       }
       const b = result('bare');
@@ -316,7 +316,7 @@ export async function runEdgeBench(options: BenchOptions): Promise<void> {
     });
     // Every side started, except uws where its binary cannot load (the node engine and bare node:http run on any Node).
     if (started) {
-      for (const section of EDGE_SECTIONS) if (run(section)) await goals.section(section, () => benchSection(section, options, servers, uwsSkipped));
+      for (const section of EDGE_SECTIONS) if (run(section)) await goals.section(section, () => benchSection(section, options, servers));
       for (const server of servers) {
         const memory = memoryOf(server.process.pid);
         if (memory) goals.notes.push(`${SIDE_LABEL[server.side]}: peak RSS (VmHWM) ${fmt(memory.peakMiB, 1)} MiB after the runs.`);
