@@ -210,7 +210,7 @@ async function benchSection(section: Section, options: BenchOptions, servers: re
       `${connectionCounts.join(' and ')} connection(s); per server ${fmt(WARMUP_MS / 1000, 1)} s warm-up, then ${ROUNDS} rotating rounds of ${fmt(options.durationSeconds / ROUNDS, 2)} s`,
   );
   for (const line of await checkAnswer(answer, servers)) say(`  ${line}`);
-  say(`  answers equal on all ${servers.length} servers (status 200, ${fmtInt(answer.body.length)} body bytes, content type)`);
+  say(`  answers equal on ${servers.length === 2 ? 'both' : `all ${servers.length}`} servers (status 200, ${fmtInt(answer.body.length)} body bytes, content type)`);
 
   const rows: string[][] = [];
   const ratios: string[][] = [];
