@@ -5,7 +5,9 @@
 //             replaying the service's exact answer. Goal: service >= 2x the baseline's requests/s and
 //             a p99 no worse than the baseline's. A bare uWS app replaying the same answer (no application
 //             code) shows the ceiling of this machine + load generator + uWS build; goal (issue "Rates: fast as
-//             the edge allows"): the service at >= 90% of that ceiling. Each server's CPU time per request is
+//             the edge allows"): the service at >= 90% of that ceiling. Where uWS's native binary cannot load
+//             (Node 22, 24: http/engine.ts) there is no ceiling, the service runs on node:http, and the figures
+//             that need the ceiling are skipped with a line saying so. Each server's CPU time per request is
 //             printed beside its requests/s: on 2 cores the generator shares the machine, so throughput is
 //             partly the generator's limit while CPU per request is the server's own cost.
 // 2. history: /getHistory over 100,000 generated snapshots x 30 pairs in the SQLite backend, sequential
@@ -177,7 +179,7 @@ interface Goal {
   readonly name: string;
   readonly measured: string;
   readonly target: string;
-  readonly met: boolean | undefined; // undefined: not measurable (e.g. errors)
+  readonly met: boolean | undefined | 'skipped'; // undefined: not measurable (e.g. errors); skipped: cannot be measured here
 }
 
 const goals: Goal[] = [];
@@ -214,7 +216,18 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
   for (const path of paths) captured.push(await captureResponse(service.port, path));
   say(`service headers: ${captured[0]!.headers.map(([k, v]) => `${k}: ${v}`).join('; ')}${captured[0]!.sendDate ? '; Date' : ''}`);
   const baseline = await startBaseline(captured);
-  say(`baseline pid ${baseline.process.pid}: node:http on 127.0.0.1:${baseline.ports.httpPort}, bare uWS replay on 127.0.0.1:${baseline.ports.replayPort}`);
+  const { replayPort, replayUnavailable } = baseline.ports;
+  say(
+    `baseline pid ${baseline.process.pid}: node:http on 127.0.0.1:${baseline.ports.httpPort}, ` +
+      (replayPort === undefined ? `bare uWS replay SKIPPED on Node ${process.version}: ${replayUnavailable}` : `bare uWS replay on 127.0.0.1:${replayPort}`),
+  );
+  // The service runs with the same Node and environment as the baseline process, so it is on uWS exactly when the
+  // replay could load uWS (its config names no engine), and on node:http otherwise.
+  const serviceLabel = replayPort === undefined ? 'service (node:http)' : 'service (uWS)';
+  if (replayPort === undefined) {
+    say(`no bare-uWS ceiling on Node ${process.version}: the service runs on node:http; the service / ceiling goal and the ceiling figures are skipped`);
+    notes.push(`no bare-uWS ceiling on Node ${process.version} (${replayUnavailable}): the service runs on node:http, and the figures that need the ceiling are skipped.`);
+  }
 
   const durationMs = options.durationSeconds * 1000;
   // The warm-up is a run of its own, so the server's CPU over the measured run belongs to the requests it counted
@@ -234,11 +247,12 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
       const base = await load(baseline.process.pid, baseline.ports.httpPort, path);
       rows.push(loadRow('baseline node:http', path, base));
       const svc = await load(service.process.pid, service.port, path);
-      rows.push(loadRow('service (uWS)', path, svc));
-      const ceiling = await load(baseline.process.pid, baseline.ports.replayPort, path);
-      rows.push(loadRow('ceiling: bare uWS', path, ceiling));
+      rows.push(loadRow(serviceLabel, path, svc));
+      const ceiling = replayPort === undefined ? undefined : await load(baseline.process.pid, replayPort, path);
+      if (ceiling) rows.push(loadRow('ceiling: bare uWS', path, ceiling));
 
-      for (const [label, m] of [['baseline', base], ['service', svc], ['ceiling', ceiling]] as const) {
+      const measured: ReadonlyArray<readonly [string, MeasuredRun]> = [['baseline', base], ['service', svc], ...(ceiling ? [['ceiling', ceiling] as const] : [])];
+      for (const [label, m] of measured) {
         if (m.cpu.other > NOISY_OTHER_CPU) notes.push(`${path} ${label}: ${fmt(m.cpu.other, 0)}% of a core went to other work during the run; its numbers are disturbed.`);
       }
       const clean = base.errors === 0 && svc.errors === 0;
@@ -249,12 +263,14 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
         target: `>= ${GOAL_THROUGHPUT_RATIO}x`,
         met: clean ? ratio >= GOAL_THROUGHPUT_RATIO : undefined,
       });
-      const headroom = svc.requestsPerSecond / ceiling.requestsPerSecond;
+      const headroom = ceiling ? svc.requestsPerSecond / ceiling.requestsPerSecond : NaN;
       goals.push({
         name: `${path} throughput, service / bare-uWS ceiling`,
-        measured: `${fmt(headroom * 100, 0)}% (${fmtInt(svc.requestsPerSecond)} / ${fmtInt(ceiling.requestsPerSecond)} req/s; CPU ${fmt(svc.cpuMicrosPerRequest, 1)} / ${fmt(ceiling.cpuMicrosPerRequest, 1)} us/req)`,
+        measured: ceiling
+          ? `${fmt(headroom * 100, 0)}% (${fmtInt(svc.requestsPerSecond)} / ${fmtInt(ceiling.requestsPerSecond)} req/s; CPU ${fmt(svc.cpuMicrosPerRequest, 1)} / ${fmt(ceiling.cpuMicrosPerRequest, 1)} us/req)`
+          : `no uWS on Node ${process.version}`,
         target: `>= ${fmt(GOAL_CEILING_SHARE * 100, 0)}%`,
-        met: clean && ceiling.errors === 0 ? headroom >= GOAL_CEILING_SHARE : undefined,
+        met: !ceiling ? 'skipped' : clean && ceiling.errors === 0 ? headroom >= GOAL_CEILING_SHARE : undefined,
       });
       goals.push({
         name: `${path} p99, service vs baseline`,
@@ -263,6 +279,13 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
         met: clean ? svc.p99 <= base.p99 : undefined,
       });
       if (!clean) notes.push(`${path}: errors during the load runs, the goals above are not judged (see the table).`);
+      if (!ceiling) {
+        notes.push(
+          `${path}: server CPU per request: service ${fmt(svc.cpuMicrosPerRequest, 1)} us, baseline node:http ${fmt(base.cpuMicrosPerRequest, 1)} us ` +
+            `(service/baseline ${fmt(svc.cpuMicrosPerRequest / base.cpuMicrosPerRequest)}x).`,
+        );
+        continue;
+      }
       // The bare uWS replay runs no application code: what this machine, generator and uWS build allow at most.
       const needed = GOAL_THROUGHPUT_RATIO * base.requestsPerSecond;
       notes.push(
@@ -495,7 +518,7 @@ export async function runRatesBench(options: BenchOptions): Promise<void> {
     if (run('merge')) benchMerge();
 
     say('== goals');
-    say(table(['goal', 'measured', 'target', 'met'], goals.map((g) => [g.name, g.measured, g.target, g.met === undefined ? 'n/a (errors)' : g.met ? 'yes' : 'NO'])));
+    say(table(['goal', 'measured', 'target', 'met'], goals.map((g) => [g.name, g.measured, g.target, g.met === 'skipped' ? 'skipped' : g.met === undefined ? 'n/a (errors)' : g.met ? 'yes' : 'NO'])));
     for (const note of notes) say(`note: ${note}`);
     const missed = goals.filter((g) => g.met === false).length;
     say();

@@ -2,10 +2,13 @@
 // a malformed request line or header and for HTTP/1.1 without Host, 431 for oversized headers; it runs on any Node
 // version. Routes match with uWS's rules (http/router.ts); each response offers the uWS surface the edge uses.
 
+import { createHook } from 'node:async_hooks';
+// Imported rather than read from globalThis, where Node defines `Buffer` as an accessor (a getter call per use).
+import { Buffer } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { EdgeRequest, EdgeResponse, Engine, EngineMethod, RouteCallback } from './engine.js';
-import { Router } from './router.js';
+import { Router, type RouteMatch } from './router.js';
 
 export interface NodeEngineOptions {
   /**
@@ -23,9 +26,65 @@ const DEFAULT_KEEP_ALIVE_TIMEOUT_MS = 5_000;
 /** How often Node checks the headers deadline (its default, 30 s, would let a 60 s deadline run to 90 s). */
 const DEADLINE_CHECK_MS = 1_000;
 
+/**
+ * One of Node's own `process.nextTick` objects, kept for the life of the process so that every later one has the same
+ * map. nextTick makes each with an object literal that starts with computed symbol keys (`{[async_id_symbol]: …,
+ * [trigger_async_id_symbol]: …, …, callback, args}`), and node:http and its streams call it several times per request.
+ * V8 holds the transitions to that literal's maps weakly: a mark-compact GC while no tick object is alive drops them,
+ * the next tick objects get new maps, and once the literal's property definitions have seen enough maps their
+ * feedback is megamorphic and every call defines the properties through the V8 runtime. Seen on Node 22 and 24 in the
+ * node engine's process of `npm run bench -- edge` (this project's modules make the heap large enough for a
+ * mark-compact while it serves; the bare node:http server's stays below): perf put ~9% of the server's CPU in that
+ * runtime path, and nextTick's feedback read MEGAMORPHIC; with one tick object kept it stays MONOMORPHIC and the path
+ * is gone. Node 20 did not show it. The object is taken once, through an async hook enabled for that one call (its
+ * documented `TickObject` resource); nothing else changes.
+ */
+let keptTickObject: object | undefined;
+
+function keepOneTickObject(): void {
+  if (keptTickObject !== undefined) return;
+  const hook = createHook({
+    init(_asyncId, type, _triggerAsyncId, resource) {
+      if (type === 'TickObject') keptTickObject ??= resource as object;
+    },
+  });
+  hook.enable();
+  try {
+    process.nextTick(() => {});
+  } finally {
+    hook.disable();
+  }
+}
+
+keepOneTickObject();
+
+/** Lower-case method names, made once per method (node:http's method strings come from a fixed table). */
+const LOWER_METHODS = new Map<string, string>();
+function lowerMethod(method: string): string {
+  let lower = LOWER_METHODS.get(method);
+  if (lower === undefined) {
+    lower = method.toLowerCase();
+    // Bounded: node:http parses only the methods it knows.
+    LOWER_METHODS.set(method, lower);
+  }
+  return lower;
+}
+
+/** A cached "no route" (Map.get's undefined means "not worked out yet"). */
+const NO_MATCH = null;
+
 export class NodeEngine implements Engine {
   readonly name = 'node' as const;
   readonly #router = new Router<RouteCallback>();
+  /** Patterns without `:params` or `*`. */
+  readonly #staticPatterns = new Set<string>();
+  /**
+   * The router's answer (route and parameters) for a path equal to a static pattern, per method: it depends only on
+   * the method and the path until a route is added, so it is worked out once. Other paths (`:param` routes, the
+   * catch-all) are matched every time, so the size is bounded by the methods node:http parses times the static
+   * patterns, whatever paths clients send.
+   */
+  readonly #staticMatches = new Map<string, Map<string, RouteMatch<RouteCallback> | typeof NO_MATCH>>();
   readonly #sockets = new Set<Socket>();
   readonly #server: Server;
 
@@ -46,6 +105,8 @@ export class NodeEngine implements Engine {
 
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void {
     this.#router.add(method, pattern, callback);
+    if (!pattern.includes(':') && !pattern.includes('*')) this.#staticPatterns.add(pattern);
+    this.#staticMatches.clear();
   }
 
   listen(host: string, port: number): Promise<number> {
@@ -71,13 +132,26 @@ export class NodeEngine implements Engine {
 
   #dispatch(req: IncomingMessage, res: ServerResponse): void {
     const target = requestTarget(req.url ?? '/');
-    const match = this.#router.match((req.method ?? 'GET').toLowerCase(), target.path);
+    const method = lowerMethod(req.method ?? 'GET');
+    const match = this.#match(method, target.path);
     // The edge registers a catch-all, so this is only a request before it did.
     if (!match) {
       res.writeHead(404).end();
       return;
     }
-    match.value(new NodeResponse(req, res), new NodeRequest(req, target.path, target.query, match.params));
+    match.value(new NodeResponse(req, res), new NodeRequest(req, method, target.path, target.query, match.params));
+  }
+
+  #match(method: string, path: string): RouteMatch<RouteCallback> | undefined {
+    if (!this.#staticPatterns.has(path)) return this.#router.match(method, path);
+    let byPath = this.#staticMatches.get(method);
+    if (byPath === undefined) this.#staticMatches.set(method, (byPath = new Map()));
+    let match = byPath.get(path);
+    if (match === undefined) {
+      match = this.#router.match(method, path) ?? NO_MATCH;
+      byPath.set(path, match);
+    }
+    return match ?? undefined;
   }
 }
 
@@ -96,13 +170,15 @@ function requestTarget(url: string): { path: string; query: string | undefined }
 class NodeRequest implements EdgeRequest {
   constructor(
     private readonly req: IncomingMessage,
+    /** Lower-case. */
+    private readonly method: string,
     private readonly path: string,
     private readonly query: string | undefined,
     private readonly params: readonly string[],
   ) {}
 
   getMethod(): string {
-    return (this.req.method ?? 'GET').toLowerCase();
+    return this.method;
   }
 
   getUrl(): string {
@@ -144,17 +220,12 @@ class NodeResponse implements EdgeResponse {
   #writable: ((offset: number) => boolean) | undefined;
   #writablePending = false;
   #aborted: (() => void) | undefined;
+  #watchingClose = false;
 
   constructor(
     private readonly req: IncomingMessage,
     private readonly res: ServerResponse,
-  ) {
-    // 'close' before the answer finished: the client went away (or the connection was cut).
-    res.once('close', () => {
-      if (!res.writableFinished) this.#aborted?.();
-      this.#aborted = undefined;
-    });
-  }
+  ) {}
 
   writeStatus(line: string): this {
     const space = line.indexOf(' ');
@@ -212,6 +283,17 @@ class NodeResponse implements EdgeResponse {
 
   onAborted(handler: () => void): this {
     this.#aborted = handler;
+    // Watched only for answers that attach a handler (those that outlive the route callback, which attach it inside
+    // it, before 'close' can come): a synchronous answer adds no listener.
+    if (!this.#watchingClose) {
+      this.#watchingClose = true;
+      const res = this.res;
+      // 'close' before the answer finished: the client went away (or the connection was cut).
+      res.once('close', () => {
+        if (!res.writableFinished) this.#aborted?.();
+        this.#aborted = undefined;
+      });
+    }
     return this;
   }
 

@@ -13,7 +13,11 @@
 // generation. Exchange keeps its behaviour on the class prototype; closures are made only for answers that outlive
 // the callback.
 
+// Buffer and performance are imported rather than read from globalThis, where Node defines them as accessors (a
+// getter call per use; performance.now() runs two or three times per request).
+import { Buffer } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { resolveEngine, type EdgeRequest, type EdgeResponse, type Engine, type EngineMethod, type EngineName } from './engine.js';
 import { NodeEngine, type NodeEngineOptions } from './engine.node.js';

@@ -6,13 +6,16 @@
 // - `replay`: a bare uWebSockets.js app answering each known path with the same status, headers and
 //   body from memory, with no application code at all. It is the ceiling of this machine + load generator
 //   + uWS build: the service cannot be faster, and a service near it was limited by the generator.
+//   uWS is the edge's own load of its native binary (http/engine.ts), never the package's entry, which on a
+//   Node without a binary (22, 24) returns a JavaScript imitation on node:http: there the replay is not
+//   started and `replayUnavailable` says why.
 //
 // Protocol over the IPC channel: the parent sends one `BaselineSetup`, this process answers `BaselinePorts`.
 // It exits on SIGTERM/SIGINT or when the parent goes away.
 
 import { createServer as createHttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import uWS from 'uWebSockets.js';
+import { uwsAvailable, uwsOrThrow } from '../../http/engine.js';
 import { exitWithParent } from './processes.js';
 
 export interface CapturedResponse {
@@ -31,7 +34,10 @@ export interface BaselineSetup {
 
 export interface BaselinePorts {
   readonly httpPort: number;
-  readonly replayPort: number;
+  /** The bare-uWS replay's port; absent where uWS's native binary cannot load (`replayUnavailable`). */
+  readonly replayPort?: number;
+  /** Why there is no replay (uWebSockets.js is not available on this Node). */
+  readonly replayUnavailable?: string;
 }
 
 const HOST = '127.0.0.1';
@@ -65,6 +71,16 @@ async function start(setup: BaselineSetup): Promise<BaselinePorts> {
   http.headersTimeout = 61_000;
   const httpPort = await listen(http);
 
+  if (!uwsAvailable()) {
+    let reason = 'uWebSockets.js is not available';
+    try {
+      uwsOrThrow();
+    } catch (error) {
+      reason = (error as Error).message;
+    }
+    return { httpPort, replayUnavailable: reason };
+  }
+  const uWS = uwsOrThrow();
   const replay = uWS.App();
   replay.any('/*', (res, req) => {
     const query = req.getQuery();

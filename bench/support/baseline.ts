@@ -60,7 +60,8 @@ export interface Baseline {
 
 export async function startBaseline(responses: readonly CapturedResponse[], timeoutMs = 15_000): Promise<Baseline> {
   const script = fileURLToPath(new URL('./baseline.server.js', import.meta.url));
-  const managed = spawnTracked('baseline', process.execPath, [script], { ipc: true });
+  // A minimal environment, as the service's: no ADM_HTTP_UWS from the caller's shell decides whether the replay runs.
+  const managed = spawnTracked('baseline', process.execPath, [script], { ipc: true, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
   const ports = await new Promise<BaselinePorts>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`baseline did not start within ${timeoutMs} ms: ${managed.tail()}`)), timeoutMs);
     managed.child.once('message', (message: { ok: true; ports: BaselinePorts } | { ok: false; error: string }) => {

@@ -11,9 +11,11 @@
 //
 // The stream's bytes are one preallocated buffer, so no side allocates or fills a body per request.
 //
-// Protocol: the parent sends one `EdgeServerSetup`; this process answers `{ ok: true, port, engine }` once it listens
-// (`engine`: what `server.engine` says, `bare` for the baseline), or `{ ok: false, error }`. It exits on
-// SIGTERM/SIGINT or when the parent goes away.
+// Protocol: the parent sends one `EdgeServerSetup`; this process answers `{ ok: true, port, engine, node }` once it
+// listens (`engine`: what `server.engine` says, `bare` for the baseline; `node`: this process's Node version), or
+// `{ ok: false, unavailable }` when the side is `uws` and uWS's native binary cannot load here (http/engine.ts
+// uwsAvailable(): no binary for this Node's ABI, e.g. Node 22 and 24; the parent then stops it), or
+// `{ ok: false, error }`. It exits on SIGTERM/SIGINT or when the parent goes away.
 
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -26,9 +28,25 @@ export interface EdgeServerSetup {
   readonly side: EdgeSide;
 }
 
-export type EdgeServerAnswer = { readonly ok: true; readonly port: number; readonly engine: string } | { readonly ok: false; readonly error: string };
+export type EdgeServerAnswer =
+  | { readonly ok: true; readonly port: number; readonly engine: string; readonly node: string }
+  /** The side cannot run in this process: why (uWS's binary is missing for this Node). */
+  | { readonly ok: false; readonly unavailable: string }
+  | { readonly ok: false; readonly error: string };
 
 const HOST = '127.0.0.1';
+
+/** Why uWS cannot run in this process, or undefined when its native binary loaded. */
+async function uwsUnavailable(): Promise<string | undefined> {
+  const { uwsAvailable, uwsOrThrow } = await import('../../http/engine.js');
+  if (uwsAvailable()) return undefined;
+  try {
+    uwsOrThrow();
+    return 'uWebSockets.js is not available';
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 async function startEdge(engine: 'uws' | 'node', stream: Buffer): Promise<{ port: number; engine: string }> {
   const { HttpServer } = await import('../../http/server.js');
@@ -105,11 +123,20 @@ async function startBare(stream: Buffer): Promise<{ port: number; engine: string
   return { port, engine: 'bare' };
 }
 
+async function start(side: EdgeSide): Promise<EdgeServerAnswer> {
+  if (side === 'uws') {
+    const unavailable = await uwsUnavailable();
+    if (unavailable !== undefined) return { ok: false, unavailable };
+  }
+  const stream = streamBody();
+  const { port, engine } = side === 'bare' ? await startBare(stream) : await startEdge(side, stream);
+  return { ok: true, port, engine, node: process.version };
+}
+
 exitWithParent('edge-server.js');
 process.once('message', (message: EdgeServerSetup) => {
-  const stream = streamBody();
-  (message.side === 'bare' ? startBare(stream) : startEdge(message.side, stream)).then(
-    ({ port, engine }) => process.send!({ ok: true, port, engine } satisfies EdgeServerAnswer),
+  start(message.side).then(
+    (answer) => process.send!(answer),
     (error: unknown) => {
       process.send!({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) } satisfies EdgeServerAnswer);
       process.exit(1);
