@@ -1,4 +1,4 @@
-// Request/response over events (DESIGN.md rule 5): the edge sends `{ ...event, reply }` to an actor
+// Request/response over events (docs/DESIGN.md rule 5): the edge sends `{ ...event, reply }` to an actor
 // addressed by systemId and awaits the answer, bounded by a timeout and the caller's AbortSignal. A message the
 // actor's machine would not take in its current state is refused at once (MessageNotAcceptedError).
 

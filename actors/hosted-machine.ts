@@ -1,4 +1,4 @@
-// A machine run by an actor that hosts it (DESIGN.md rule 2: one injected clock): the files GC runs one GC-run
+// A machine run by an actor that hosts it (docs/DESIGN.md rule 2: one injected clock): the files GC runs one GC-run
 // machine per collection, health and repair keep theirs for their lifetime, each inside the callback actor that owns
 // the I/O and answers the asks. Written once here so every hosted machine gets the runtime's clock (its delays then
 // follow a SimulatedClock in tests) and reports to the operator view under its host's systemId.

@@ -1,4 +1,4 @@
-// Keeps what operators see of every supervised actor (DESIGN.md, "Operators see the running system"):
+// Keeps what operators see of every supervised actor (docs/DESIGN.md, "Operators see the running system"):
 // state value, status, restart count and a bounded history of recent events. Fed by XState's `inspect`
 // option for machine actors and by the supervisor for lifecycle facts.
 

@@ -1,4 +1,4 @@
-// systemId → the live actor (DESIGN.md rule 5). Supervisors re-register a restarted child under the
+// systemId → the live actor (docs/DESIGN.md rule 5). Supervisors re-register a restarted child under the
 // same systemId, so callers that resolve the id at send time always reach the current incarnation.
 
 import type { AnyActorRef, EventObject } from 'xstate';

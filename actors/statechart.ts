@@ -1,4 +1,4 @@
-// Statechart exports for operators (DESIGN.md, "Operators see the running system"): every machine's
+// Statechart exports for operators (docs/DESIGN.md, "Operators see the running system"): every machine's
 // definition as JSON and as a Mermaid state diagram, optionally with the active states highlighted.
 // Used by the operator routes and by `npm run statecharts`.
 

@@ -1,4 +1,4 @@
-// OTP-style supervision on top of XState (DESIGN.md rule 4).
+// OTP-style supervision on top of XState (docs/DESIGN.md rule 4).
 //
 // XState v5 has no supervision: an actor that throws just ends in status 'error'. A Supervisor owns an
 // ordered list of child specs, starts them in order, watches each child's exit, restarts according to the

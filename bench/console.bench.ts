@@ -1,5 +1,5 @@
 // `npm run bench -- console`: the console server's timing goals, each against a baseline measured in the same run
-// (DESIGN.md "Testing").
+// (docs/DESIGN.md "Testing").
 //
 // 1. rpc:     JSON-RPC `nodeHeight` and `getAddress` through the console server (the built CLI, `adm-infra console`,
 //             its own process, one configured node) against the node calls they make, sent directly to the same

@@ -1,5 +1,5 @@
 // `npm run bench -- edge`: the HTTP edge's two engines (http/engine.ts, issue 15) against each other and against a bare
-// node:http server answering the same bytes, measured in the same run (DESIGN.md "Testing").
+// node:http server answering the same bytes, measured in the same run (docs/DESIGN.md "Testing").
 //
 // Three servers, each in its own process (bench/support/edge-server.ts), so that each one's CPU time is read from
 // /proc/<pid>/stat apart from the load generator (a worker thread of this process, bench/support/load.ts):

@@ -1,4 +1,4 @@
-// `npm run bench -- <name> [options]`: runs one benchmark by name (DESIGN.md "Testing": timing goals live
+// `npm run bench -- <name> [options]`: runs one benchmark by name (docs/DESIGN.md "Testing": timing goals live
 // here, as ratios against a baseline measured in the same run, never in tests).
 //
 // Exit codes: 0 when the benchmark ran (a missed goal is reported in its table, not as a failure),

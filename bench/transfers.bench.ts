@@ -1,5 +1,5 @@
 // `npm run bench -- transfers`: the transfers service on real PostgreSQL 15 and anvil, each goal against a baseline
-// measured in the same run (DESIGN.md "Testing").
+// measured in the same run (docs/DESIGN.md "Testing").
 //
 // 1. queries: 1,000,000 generated `public.ethtxs` rows (bench/support/transfers-data.ts: a dozen hot exchange
 //             addresses, a few hundred of medium popularity, a long tail; ~30% token transfers over 20 contracts;

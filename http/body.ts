@@ -1,4 +1,4 @@
-// Request bodies at the HTTP edge (DESIGN.md "The HTTP edge": bounded before they are read, kept alive by our own
+// Request bodies at the HTTP edge (docs/DESIGN.md "The HTTP edge": bounded before they are read, kept alive by our own
 // deadlines): a whole body gathered in memory, or a body streamed with backpressure, each bounded by its declared and
 // received size, and the deadlines that end a body arriving too slowly. uWS re-arms its fixed 10 s idle timer only
 // per 160 KB received, so these deadlines, not uWS's, decide when a slow body is cut.
@@ -31,7 +31,7 @@ export class RequestTimeoutError extends Error {
   }
 }
 
-/** The request body was larger than the route allows (DESIGN.md: bounded before read). */
+/** The request body was larger than the route allows (docs/DESIGN.md: bounded before read). */
 export class PayloadTooLargeError extends Error {
   override readonly name = 'PayloadTooLargeError';
   constructor(readonly maxBytes: number) {

@@ -1,4 +1,4 @@
-// Cross-origin resource sharing for a listener (files: specs/files-node.md §5, notes B.6 `cors.allowedOrigins`).
+// Cross-origin resource sharing for a listener (files: docs/specs/files-node.md §5, notes B.6 `cors.allowedOrigins`).
 // The ADAMANT web messenger is a browser app on another origin: without these headers the browser refuses to hand
 // it any answer, and without a preflight answer it never sends an upload or an `x-api-key` request at all.
 //

@@ -1,10 +1,10 @@
-// The HTTP edge's engines (DESIGN.md "The HTTP edge"; issue 15). Routes, error tables, body limits and deadlines,
+// The HTTP edge's engines (docs/DESIGN.md "The HTTP edge"; issue 15). Routes, error tables, body limits and deadlines,
 // metrics, CORS and graceful close are written once in http/server.ts against the small request/response surface
 // below; an engine only parses HTTP, routes and moves bytes:
 //
 // - `uws`: uWebSockets.js (the default). Fast, but this build never answers HTTP/1.0, closes a connection that
 //   pipelines a request behind one whose answer is still pending, and drops malformed requests without an answer.
-//   Its binary exists only for Node 20 (ABI 115) with this glibc (notes/dependencies.md); it is loaded directly,
+//   Its binary exists only for Node 20 (ABI 115) with this glibc (docs/notes/dependencies.md); it is loaded directly,
 //   never through the package's JavaScript imitation.
 // - `node`: node:http. HTTP/1.0, keep-alive, pipelining in order, 400/431 for malformed requests; any Node version.
 //

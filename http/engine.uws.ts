@@ -33,7 +33,7 @@ export class UwsEngine implements Engine {
   }
 
   closeAll(): void {
-    // `close()` exists at runtime but is missing from the bundled typings (notes/dependencies.md §1).
+    // `close()` exists at runtime but is missing from the bundled typings (docs/notes/dependencies.md §1).
     (this.#app as unknown as { close(): void }).close();
   }
 }

@@ -34,7 +34,7 @@ export class HttpMetrics {
 }
 
 /**
- * One listener's totals since process start (specs/files-node.md §2.5 "HTTP metrics"; notes A.2.1): no
+ * One listener's totals since process start (docs/specs/files-node.md §2.5 "HTTP metrics"; notes A.2.1): no
  * paths or labels. A response whose connection closed before its body finished counts as `aborted` and in
  * no status family; `inFlight` includes requests still being answered.
  */

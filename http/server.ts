@@ -1,4 +1,4 @@
-// The HTTP edge (DESIGN.md, "The HTTP edge") on one of two engines (http/engine.ts: uWebSockets.js by default,
+// The HTTP edge (docs/DESIGN.md, "The HTTP edge") on one of two engines (http/engine.ts: uWebSockets.js by default,
 // node:http where uWS cannot load or a listener asks for it). Every request is one `Exchange`, which keeps uWS's rules
 // in one place (the node engine honours the same surface): request data is copied before the callback returns with an
 // answer pending, `onAborted` is attached synchronously whenever the answer outlives the callback, writes after an
@@ -94,7 +94,7 @@ export interface HttpServerOptions {
   readonly host: string;
   readonly port: number;
   readonly logger: Logger;
-  /** Maps any error a handler throws to the service's wire contract (DESIGN.md: one table per service). */
+  /** Maps any error a handler throws to the service's wire contract (docs/DESIGN.md: one table per service). */
   readonly mapError: (error: unknown, request: HttpRequest) => HttpReply;
   /** Answer for unknown paths and methods. */
   readonly notFound: (request: HttpRequest) => HttpReply;
@@ -349,7 +349,7 @@ interface BodyReading {
  * answer outlives the route callback (an async handler, a body, a stream, backpressure). Handlers see it only as
  * HttpRequest and RequestContext; its own state is in private fields, so spreading or serialising it shows the request.
  *
- * uWS's rules, kept here (DESIGN.md "The HTTP edge"): `req` is valid only during the route callback, so path, query and
+ * uWS's rules, kept here (docs/DESIGN.md "The HTTP edge"): `req` is valid only during the route callback, so path, query and
  * params are copied at once and headers at the latest before the callback returns with an answer
  * still pending (`#outlive`); `onAborted` is attached whenever an answer outlives the callback; writes after an await
  * happen inside `res.cork()`; nothing touches `res` after an abort.

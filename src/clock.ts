@@ -1,4 +1,4 @@
-// The clock every part of the runtime takes instead of the wall clock (DESIGN.md rule 2). Its timer half is exactly
+// The clock every part of the runtime takes instead of the wall clock (docs/DESIGN.md rule 2). Its timer half is exactly
 // XState's `Clock`, so the same object is passed to `createActor(…, { clock })`; tests use XState's SimulatedClock,
 // which also has `now()`. Deadlines over it are here, so pure code (src/files/peering.ts) bounds its work on the
 // clock its caller injects; the system clock and `sleep` too: every layer but machines/ takes them from here.
@@ -35,7 +35,7 @@ export interface Deadline {
 
 /**
  * A deadline `ms` from now on `clock`, instead of AbortSignal.timeout on the wall clock, so tests with a
- * SimulatedClock drive it (DESIGN.md rule 2).
+ * SimulatedClock drive it (docs/DESIGN.md rule 2).
  *
  * On the system clock the timer is referenced: it keeps the process alive until it fires or `clear()` runs. Work
  * bounded by a deadline may hold no handle of its own (a dial that never answers, a stub), and an unreferenced timer

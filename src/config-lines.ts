@@ -4,7 +4,7 @@
 import type { ConfigOrigin } from './config.js';
 import type { ServiceName } from './command-line.js';
 
-/** The one startup line naming what each service read; rates keeps the original currencyinfo line (notes/rates.md E), files the later upstream's (notes B.6). */
+/** The one startup line naming what each service read; rates keeps the original currencyinfo line (docs/notes/rates.md E), files the later upstream's (notes B.6). */
 export function configOriginLine(service: ServiceName, origin: ConfigOrigin): string {
   const { file, lookup, defaults } = origin;
   if (file !== undefined) {

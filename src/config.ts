@@ -1,4 +1,4 @@
-// Configuration loading shared by every service (DESIGN.md, "Configuration and logs"):
+// Configuration loading shared by every service (docs/DESIGN.md, "Configuration and logs"):
 // read JSON/JSONC/JSON5 once, validate against a TypeBox schema reporting every problem at once,
 // then freeze. Each service owns its schema (src/<service>/config-schema.ts), its semantic checks
 // (src/<service>/config.ts and config-*.ts) and its file lookup and loading (src/<service>/config-file.ts).

@@ -1,6 +1,6 @@
 // A small cron parser and next-run calculator, pure and dependency-free. Used for the files service's
 // `peeringSchedule`, `diskUsageScanPeriod`, `storage.gc.schedule` and `replication.repairSchedule`
-// (notes/files-node.md B.4, B.5, C-table), which the original ran with the `cron` npm package.
+// (docs/notes/files-node.md B.4, B.5, C-table), which the original ran with the `cron` npm package.
 //
 // Syntax:
 // - 6 fields `second minute hour day-of-month month day-of-week`, or 5 fields (no seconds: second 0);

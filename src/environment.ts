@@ -1,5 +1,5 @@
 // The process-wide environment variables the runtime reads outside any service configuration, validated with the
-// configuration at startup (DESIGN.md "Configuration and logs"): a value that is not one of the accepted ones is a
+// configuration at startup (docs/DESIGN.md "Configuration and logs"): a value that is not one of the accepted ones is a
 // startup error with the usual report, exit 1 before any port opens, never a silent default. Unset or empty means
 // "not set". The services' own variables (TRANSFERS_CONFIG, PGRST_*, ADMIN_*, ...) are checked by their loaders.
 

@@ -1,4 +1,4 @@
-// One error class per failure kind; callers match on `name`, never on message text (DESIGN.md, Style).
+// One error class per failure kind; callers match on `name`, never on message text (docs/DESIGN.md, Style).
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';

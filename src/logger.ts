@@ -1,5 +1,5 @@
 // pino NDJSON on stdout, one child logger per actor (`{actor: systemId}`), secrets redacted
-// (DESIGN.md, "Configuration and logs"). Redaction paths are compiled once, here.
+// (docs/DESIGN.md, "Configuration and logs"). Redaction paths are compiled once, here.
 
 import { pino, type DestinationStream, type Logger, type LevelWithSilent } from 'pino';
 

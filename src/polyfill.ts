@@ -1,4 +1,4 @@
-// libp2p 3 / helia 6 call Promise.withResolvers, which Node 20 lacks (notes/dependencies.md §0.4).
+// libp2p 3 / helia 6 call Promise.withResolvers, which Node 20 lacks (docs/notes/dependencies.md §0.4).
 // Loaded first by every entry point (`node --import ./dist/src/polyfill.js`); a no-op on Node 22+.
 
 declare global {

@@ -1,5 +1,5 @@
 // How an actor answers a request sent with `ask()` (actors/ask.ts). Lives in src/ because machines
-// declare events that carry it, and machines may import only xstate and src/ (DESIGN.md, layout).
+// declare events that carry it, and machines may import only xstate and src/ (docs/DESIGN.md, layout).
 
 export interface Reply<T> {
   resolve(value: T): void;

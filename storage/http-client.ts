@@ -30,7 +30,7 @@ export interface HttpClientOptions {
   readonly maxResponseBytes: number;
   /** Extra trusted certificates for https origins (tests); the system's CAs otherwise. */
   readonly ca?: string | Buffer;
-  /** The clock request deadlines run on (DESIGN.md rule 2); the system clock when absent. Idle closes use socket timers. */
+  /** The clock request deadlines run on (docs/DESIGN.md rule 2); the system clock when absent. Idle closes use socket timers. */
   readonly clock?: Clock;
 }
 

@@ -1,8 +1,8 @@
-// The dependency direction of DESIGN.md ("Layout"), enforced on the TypeScript sources' import specifiers
+// The dependency direction of docs/DESIGN.md ("Layout"), enforced on the TypeScript sources' import specifiers
 // (type-only imports included: they couple layers just as much).
 
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { test } from 'node:test';
 import { repositoryRoot } from './support/fixtures.js';
@@ -52,7 +52,7 @@ function specifiers(file: string): string[] {
   return found;
 }
 
-test('every layer imports only the layers DESIGN.md allows', () => {
+test('every layer imports only the layers docs/DESIGN.md allows', () => {
   const violations: string[] = [];
   let checked = 0;
   for (const layer of LAYERS) {
@@ -138,4 +138,15 @@ test('the fixtures the tests read are in the repository', () => {
     const path = join(ROOT, 'test', 'fixtures', name);
     assert.ok(statSync(path).size > 0, `${relative(ROOT, path)} is in the repository`);
   }
+});
+
+test('every design document the sources cite is in the repository (docs/)', () => {
+  const CITED = /\bdocs\/(?:DESIGN\.md|(?:specs|notes)\/[a-z-]+\.md)/g;
+  const cited = new Set<string>();
+  for (const folder of ['test', 'bench', ...LAYERS]) {
+    for (const file of sources(join(ROOT, folder))) for (const match of readFileSync(file, 'utf8').matchAll(CITED)) cited.add(match[0]);
+  }
+  assert.ok(cited.size >= 5, `the check found the citations (${[...cited].join(', ')})`);
+  const missing = [...cited].filter((path) => !existsSync(join(ROOT, path)));
+  assert.deepEqual(missing, []);
 });

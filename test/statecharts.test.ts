@@ -1,4 +1,4 @@
-// docs/statecharts/ must match the machines (DESIGN.md, "Operators see the running system"): the generator
+// docs/statecharts/ must match the machines (docs/DESIGN.md, "Operators see the running system"): the generator
 // behind `npm run statecharts` (src/statecharts.ts, run as the same process) writes into a temporary folder,
 // and every file there must equal the committed one, with none missing and none extra. The README's supervision
 // trees must be the ones it draws from the composition code.

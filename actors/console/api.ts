@@ -1,4 +1,4 @@
-// The console service's API for its edge (DESIGN.md rule 5): one JSON-RPC body in, its answer out. Each method runs
+// The console service's API for its edge (docs/DESIGN.md rule 5): one JSON-RPC body in, its answer out. Each method runs
 // over the node client, whose requests follow the rpc-session machine (which node next, when to stop), applied as
 // data per request (rule 3: no live actor per call on a proxy answering thousands a second), in the node order the
 // `console.nodes` actor keeps; a caller that goes away cancels the node requests in flight.

@@ -1,4 +1,4 @@
-// The console service's supervision tree (DESIGN.md, "The actor model"):
+// The console service's supervision tree (docs/DESIGN.md, "The actor model"):
 //
 //   console (one_for_one)
 //   ├── console.nodes   node-health machine: the order in which requests try the configured ADAMANT nodes

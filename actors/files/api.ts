@@ -1,4 +1,4 @@
-// The files service's API for its edge (DESIGN.md rule 5): one typed ask per actor, from that actor's message map, so
+// The files service's API for its edge (docs/DESIGN.md rule 5): one typed ask per actor, from that actor's message map, so
 // the edge can neither send a message an actor does not take nor pick the type of its answer. Every operation goes to
 // the actor that owns the resource: content (uploads, downloads, lifecycle, pins), the collector, repair, the disk
 // scan and claims, the health checkpoint, the peer network.

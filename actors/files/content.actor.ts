@@ -1,5 +1,5 @@
 // `files.content`: every operation that moves or describes content, answered over ask() so the edge never
-// touches helia, the blockstore or the registry (DESIGN.md rule 5). Uploads (one ask runs the whole session: the
+// touches helia, the blockstore or the registry (docs/DESIGN.md rule 5). Uploads (one ask runs the whole session: the
 // disk claim, each file's import, commit or rollback, the claim's release), content reads with the download
 // deadlines, file status and lifecycle events, and the operator pin routes.
 
@@ -33,7 +33,7 @@ export interface ContentSettings {
   readonly downloadIdleTimeoutMs: number;
   readonly downloadMinBytesPerSecond: number;
   readonly downloadMaxDurationMs: number;
-  /** How uploads place copies on peers (specs/files-node.md §2.1, §4.2 503). */
+  /** How uploads place copies on peers (docs/specs/files-node.md §2.1, §4.2 503). */
   readonly replication: {
     readonly enabled: boolean;
     readonly placement: readonly PlacementTier[];

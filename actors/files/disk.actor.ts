@@ -1,5 +1,5 @@
-// `files.disk`: the disk-usage scan and the disk claims (specs/files-node.md §2.6, §4.2 507, §8
-// `storage.diskReserveBytes`; notes/files-node.md A.9 "Disk claim", B.5).
+// `files.disk`: the disk-usage scan and the disk claims (docs/specs/files-node.md §2.6, §4.2 507, §8
+// `storage.diskReserveBytes`; docs/notes/files-node.md A.9 "Disk claim", B.5).
 //
 // The scan: once at start, then on `diskUsageScanPeriod` (cron with seconds), never two at once. It measures the
 // blockstore and datastore folders, the free space of the blockstore's filesystem (not `/` as the original did),

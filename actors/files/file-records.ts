@@ -1,4 +1,4 @@
-// The one writer of file records (DESIGN.md actor rule 3; specs/files-node.md §3.1, §4.2; notes A.4 rule 7, A.7,
+// The one writer of file records (docs/DESIGN.md actor rule 3; docs/specs/files-node.md §3.1, §4.2; notes A.4 rule 7, A.7,
 // A.8, C22). Every change of a record in the registry goes through here: lifecycle events (confirm, unpin, re-pin,
 // the collector's expiry, release and handover), session commits (uploads, incoming copies) and the startup
 // backfill. test/layout.test.ts checks that no other actor or route calls the registry's record writes.

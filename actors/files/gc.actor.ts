@@ -1,4 +1,4 @@
-// `files.gc`: the garbage collector (specs/files-node.md §2.8, §4.3, §9.6; notes/files-node.md A.4, C3, C20).
+// `files.gc`: the garbage collector (docs/specs/files-node.md §2.8, §4.3, §9.6; docs/notes/files-node.md A.4, C3, C20).
 // Runs the gc-run machine (machines/files/gc-run.machine.ts) with real I/O, one run at a time: on request
 // (`gc.run`, asked by POST /api/storage/gc) and on `storage.gc.schedule` when `storage.gc.enabled`. A request
 // while a run is in progress, manual or scheduled, is refused with RunInProgressError (409); a scheduled run that

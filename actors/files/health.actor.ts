@@ -1,5 +1,5 @@
 // `files.health`: the health checkpoint machine with its I/O supplied, and the answers the node routes ask for
-// (specs/files-node.md §2.3, §3.2, §4.1; notes/files-node.md A.6, C5, C16-C19).
+// (docs/specs/files-node.md §2.3, §3.2, §4.1; docs/notes/files-node.md A.6, C5, C16-C19).
 //
 // The machine (machines/files/health-checkpoint.machine.ts) decides; this actor only fetches and writes:
 // - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement, the peers'

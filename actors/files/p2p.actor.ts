@@ -1,5 +1,5 @@
 // `files.p2p`: peering with the configured `nodes` and the peer-network operator questions
-// (specs/files-node.md §4.4, §8; notes/files-node.md B.3, B.4, B.8, C13).
+// (docs/specs/files-node.md §4.4, §8; docs/notes/files-node.md B.3, B.4, B.8, C13).
 //
 // Peering (B.4): one pass dials every configured node except this node's own entry that is not connected yet.
 // The first pass runs when the actor starts and the child's start waits for it, bounded (`startupBoundMs`),

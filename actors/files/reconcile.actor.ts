@@ -1,4 +1,4 @@
-// `files.reconcile`: the startup walk (specs/files-node.md §3.1, §9.6; notes A.7, C22). Runs once the
+// `files.reconcile`: the startup walk (docs/specs/files-node.md §3.1, §9.6; notes A.7, C22). Runs once the
 // runtime is up, without blocking the API:
 //   1. pin-intent markers left by an interrupted upload: the pin is made to match the committed record
 //      (unpinned when there is none), then the marker goes, so no pin is left without a record;

@@ -1,5 +1,5 @@
-// `files.repair`: replication repair (specs/files-node.md §1.4, §2.3 rules 2-3, §4.3 "POST /api/storage/repair",
-// §9.6; notes/files-node.md A.4 "Repair rules", C21). Runs the repair-run machine (machines/files/repair-run.machine.ts)
+// `files.repair`: replication repair (docs/specs/files-node.md §1.4, §2.3 rules 2-3, §4.3 "POST /api/storage/repair",
+// §9.6; docs/notes/files-node.md A.4 "Repair rules", C21). Runs the repair-run machine (machines/files/repair-run.machine.ts)
 // with real I/O:
 // - after the startup walk (spec §9.6) a whole cycle at once, then one on each `replication.repairSchedule` tick;
 // - `repair.run` (asked by POST /api/storage/repair) runs exactly one next batch and answers its report, or

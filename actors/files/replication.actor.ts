@@ -1,5 +1,5 @@
-// `files.replication`: the answering side of the replication protocol (specs/files-node.md §1.4, §4.2 503, §8
-// incoming-copy concurrency; notes/files-node.md A.3, A.8, A.9, C24, C25, C27). It registers
+// `files.replication`: the answering side of the replication protocol (docs/specs/files-node.md §1.4, §4.2 503, §8
+// incoming-copy concurrency; docs/notes/files-node.md A.3, A.8, A.9, C24, C25, C27). It registers
 // `/adamant/replication/1.0.0` on the running node when it starts and removes it when it stops; under rest_for_one it
 // restarts with the runtime, so the handler always belongs to the current node.
 //

@@ -1,4 +1,4 @@
-// The files service's supervision tree (DESIGN.md, "The actor model"):
+// The files service's supervision tree (docs/DESIGN.md, "The actor model"):
 //
 //   files (rest_for_one)
 //   ├── files.runtime         runtime machine: helia + libp2p + the store folder + the registry

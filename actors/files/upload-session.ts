@@ -1,4 +1,4 @@
-// An upload request's session (specs/files-node.md §4.2; notes A.8, B.1): it imports each file with the
+// An upload request's session (docs/specs/files-node.md §4.2; notes A.8, B.1): it imports each file with the
 // original's importer settings, straight into the file-backed blockstore, and records the blocks it
 // created. On any failure or disconnect it deletes exactly those blocks, except a block another in-flight
 // session also created or a pin protects; a block that existed before the request is never touched.

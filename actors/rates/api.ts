@@ -1,4 +1,4 @@
-// The rates service's API for its edge (DESIGN.md rule 5): /status and /get from the refresh actor's snapshot,
+// The rates service's API for its edge (docs/DESIGN.md rule 5): /status and /get from the refresh actor's snapshot,
 // /getHistory through `ask('rates.history', …)`. The edge never touches storage or machine internals.
 
 import type { HistoryEvent } from '../../machines/rates/history-store.machine.js';

@@ -1,4 +1,4 @@
-// `rates.history`: the history-store machine with its I/O supplied (storage/rates, DESIGN.md rule 1).
+// `rates.history`: the history-store machine with its I/O supplied (storage/rates, docs/DESIGN.md rule 1).
 // The backend is chosen once from the configuration: MongoDB when `server.mongodb` is set, else SQLite.
 
 import type { LineLogger } from '../../src/rates/log-level.js';

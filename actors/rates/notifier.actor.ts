@@ -1,11 +1,11 @@
 // `rates.notifier`: every notice is logged, then sent to each configured Slack and Discord webhook and, as an
-// encrypted ADAMANT chat message, to each configured ADAMANT address (notes/rates.md E.3, F.1). Delivery failures
+// encrypted ADAMANT chat message, to each configured ADAMANT address (docs/notes/rates.md E.3, F.1). Delivery failures
 // are only logged; nothing a channel does can stall a cycle. Secrets never reach a message: texts are scrubbed once
 // more here, the last stop before leaving.
 //
 // The ADAMANT channel reuses the console's client (chat-send.ts: look up the recipient's key, encrypt, sign a
 // type-8 transaction, post it; ordered-node-client.ts: the node pool with the rpc-session machine's failover).
-// DESIGN.md's dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared
+// docs/DESIGN.md's dependency rule is per layer (actors/ may import actors/), and chat-send.ts is written to be shared
 // this way.
 
 import { fromCallback } from 'xstate';
@@ -45,7 +45,7 @@ export interface NotifierOptions {
   readonly logger: LineLogger;
   /** POSTs a JSON payload and honours `signal`; injectable so tests can point it at a loopback server. */
   readonly post?: (url: string, payload: unknown, signal: AbortSignal) => Promise<void>;
-  /** The runtime's clock: each webhook delivery's WEBHOOK_TIMEOUT_MS runs on it (DESIGN.md rule 2). */
+  /** The runtime's clock: each webhook delivery's WEBHOOK_TIMEOUT_MS runs on it (docs/DESIGN.md rule 2). */
   readonly clock: Clock;
 }
 

@@ -1,4 +1,4 @@
-// `rates.refresh`: the refresh-cycle machine with its I/O supplied (DESIGN.md rule 1): connector
+// `rates.refresh`: the refresh-cycle machine with its I/O supplied (docs/DESIGN.md rule 1): connector
 // discovery with retries, parallel per-source fetches bounded by each connector's timeout, the snapshot
 // write through `rates.history`, and notices through `rates.notifier`.
 
@@ -19,7 +19,7 @@ import { RATES_HISTORY_ID, RATES_NOTIFIER_ID, RATES_REFRESH_ID } from './ids.js'
 export interface RefreshDeps {
   readonly connectors: readonly SourceConnector[];
   readonly http: HttpJsonClient;
-  /** notes/rates.md B.1.3, F.22: attempts 0..3, waiting attempt × this between tries (10 s in production). */
+  /** docs/notes/rates.md B.1.3, F.22: attempts 0..3, waiting attempt × this between tries (10 s in production). */
   readonly discoveryRetryDelayMs: number;
   readonly discoveryAttempts: number;
   /** The started message and configuration warnings; the tree passes them to the first incarnation only. */

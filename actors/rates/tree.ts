@@ -1,4 +1,4 @@
-// The rates service's supervision tree (DESIGN.md, "The actor model"):
+// The rates service's supervision tree (docs/DESIGN.md, "The actor model"):
 //
 //   rates (one_for_one)
 //   ├── rates.history    history-store machine (SQLite, or MongoDB when server.mongodb is set)

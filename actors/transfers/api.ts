@@ -1,4 +1,4 @@
-// The transfers service's API for its edge (DESIGN.md rule 5): the schema cache from the `transfers.schema` snapshot,
+// The transfers service's API for its edge (docs/DESIGN.md rule 5): the schema cache from the `transfers.schema` snapshot,
 // and reads on the reader pool the database actor (`transfers.db`) owns, as the anonymous role, with the request's
 // cancellation: a client that goes away cancels its statement on the server. The PostgREST semantics themselves are
 // pure (src/transfers/read.ts); this joins them to the running actors.

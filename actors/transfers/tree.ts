@@ -1,4 +1,4 @@
-// The transfers service's supervision tree (DESIGN.md, "The actor model"):
+// The transfers service's supervision tree (docs/DESIGN.md, "The actor model"):
 //
 //   transfers (rest_for_one)
 //   ├── transfers.db          database machine: PGlite or the pg pools, migrations when this process owns the schema

@@ -1,7 +1,7 @@
 // The report every benchmark ends with: one row per measure (a goal judged against its target, or a figure
 // shown next to its baseline for context), notes under the table, and the sections that failed. A failed
 // section is a row and a line, the next section still runs, and the bench still ends as failed: a failure is
-// never a result (DESIGN.md "Testing").
+// never a result (docs/DESIGN.md "Testing").
 
 import { fmt, machineHeader, table } from './stats.js';
 

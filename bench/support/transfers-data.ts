@@ -1,5 +1,5 @@
 // 1,000,000 generated `public.ethtxs` rows for the transfers benchmark, shaped like a real chain as the indexer
-// stores it (notes/transfers-console.md A.1–A.2):
+// stores it (docs/notes/transfers-console.md A.1–A.2):
 //
 // - blocks ascending, 2–100 transfers each, every row of a block sharing its `time` (12 s apart);
 // - addresses EIP-55 mixed case (toChecksumAddress, as the indexer writes them), drawn from three populations:

@@ -1,4 +1,4 @@
-// The operator page (DESIGN.md, "Operators see the running system"): plain HTML, CSS and one script from
+// The operator page (docs/DESIGN.md, "Operators see the running system"): plain HTML, CSS and one script from
 // http/admin/page/, served as they are (no build step) by the operator listener. The page holds no data,
 // so it is served without the admin key; everything it shows comes from the JSON routes, which keep
 // requiring `x-api-key` (the page asks for the key once and keeps it in a JS variable only).

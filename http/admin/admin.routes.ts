@@ -1,4 +1,4 @@
-// The operator listener (DESIGN.md, "Operators see the running system"): its own port, bound to loopback
+// The operator listener (docs/DESIGN.md, "Operators see the running system"): its own port, bound to loopback
 // unless configured otherwise, every JSON route behind the admin key (`x-api-key`). It serves the supervision
 // tree, one actor's snapshot summary and recent events, and each machine's definition as JSON and Mermaid,
 // plus the operator page (`/`, admin.page.ts), which holds no data and so is the only thing served without

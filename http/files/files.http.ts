@@ -1,4 +1,4 @@
-// What every files route module shares (specs/files-node.md §5, §7; notes A.1, C10): `{error}` bodies, the
+// What every files route module shares (docs/specs/files-node.md §5, §7; notes A.1, C10): `{error}` bodies, the
 // one table from failure kind to status, CID parsing, the admin guard, and the context the route modules
 // register against. Route modules: files.routes.ts (files, operator pins) and the modules it registers.
 

@@ -1,4 +1,4 @@
-// The files node's HTTP contract (specs/files-node.md §4, §5, §7; notes A.1–A.5): the listener, file and
+// The files node's HTTP contract (docs/specs/files-node.md §4, §5, §7; notes A.1–A.5): the listener, file and
 // operator pin routes here; node, storage and peer-network routes in their own modules, registered below.
 // Content moves through the files actors (ask); the edge never touches helia, the blockstore or the registry.
 

@@ -1,4 +1,4 @@
-// POST /api/storage/gc (specs/files-node.md §2.8, §4.3, §7; notes/files-node.md A.4, C10, E46-E48): one
+// POST /api/storage/gc (docs/specs/files-node.md §2.8, §4.3, §7; docs/notes/files-node.md A.4, C10, E46-E48): one
 // garbage-collection run on request, answered with its full report. Admin only; `dryRun` and `force` are query
 // booleans. A run already in progress (manual or scheduled) answers 409 through mapFilesError
 // (RunInProgressError → `{"error":"Garbage collection is already running"}`). Disabling scheduled collection

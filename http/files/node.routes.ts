@@ -1,4 +1,4 @@
-// Node and storage-state routes (specs/files-node.md §2.3-§2.6, §4.1, §4.3 metrics, §5; notes/files-node.md A.2,
+// Node and storage-state routes (docs/specs/files-node.md §2.3-§2.6, §4.1, §4.3 metrics, §5; docs/notes/files-node.md A.2,
 // A.2.1, A.4, C16, E4, E14, E15, E18, E50). Every value comes from the files actors: the health checkpoint and
 // the node's identity from `files.health`, sizes and counts from the last scan of `files.disk`.
 //

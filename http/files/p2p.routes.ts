@@ -1,4 +1,4 @@
-// Peer-network operator routes (specs/files-node.md §4.4, §5; notes/files-node.md A.5, B.8, C13): all behind
+// Peer-network operator routes (docs/specs/files-node.md §4.4, §5; docs/notes/files-node.md A.5, B.8, C13): all behind
 // the admin key, answered by the `files.p2p` actor. Payloads are the original's; statuses are real ones:
 // 400 invalid or missing peer id / multiaddr, 408 a dial or ping ran out of time, 502 a dial or ping failed,
 // 500 anything else (the shared table in files.http.ts).

@@ -1,4 +1,4 @@
-// POST /api/storage/repair (specs/files-node.md §4.3, §7; notes/files-node.md A.4 "Repair rules", C10, C21,
+// POST /api/storage/repair (docs/specs/files-node.md §4.3, §7; docs/notes/files-node.md A.4 "Repair rules", C10, C21,
 // C-shapes "Repair report", E48, E53): runs the next bounded, advancing batch of replication repair and answers the
 // batch's counts with the progress of its cycle (counts only: no CID, no peer id). Admin only. A pass or a cycle in
 // progress (manual or scheduled) answers 409 through mapFilesError (RunInProgressError →

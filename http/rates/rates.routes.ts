@@ -1,4 +1,4 @@
-// The rates read API (specs/rates.md §2.1, §4, §7; notes/rates.md A): /get, /getHistory, /status.
+// The rates read API (docs/specs/rates.md §2.1, §4, §7; docs/notes/rates.md A): /get, /getHistory, /status.
 // Envelope key order follows the original's interceptor: success, date, the endpoint's fields,
 // last_updated, version. Failures carry only success, date and msg.
 

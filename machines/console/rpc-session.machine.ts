@@ -10,7 +10,7 @@
 // nodes). A POST is moved to the next node only when the failed one certainly never received it (connection refused,
 // name not resolved): a transaction whose fate is unknown is reported as such, never posted again blindly.
 //
-// Per DESIGN.md actor rule 3 this is data, not a live actor per request: the node client
+// Per docs/DESIGN.md actor rule 3 this is data, not a live actor per request: the node client
 // (actors/console/ordered-node-client.ts) applies it with XState's pure `initialTransition()` / `transition()` and
 // performs each attempt itself (a caller that goes away simply ends the session). Every attempt's failure is kept so
 // the final error can name the last one.

@@ -1,4 +1,4 @@
-// The lifecycle of ONE file (specs/files-node.md §3.1, §4.2; notes/files-node.md A.7, C3, C4, C6).
+// The lifecycle of ONE file (docs/specs/files-node.md §3.1, §4.2; docs/notes/files-node.md A.7, C3, C4, C6).
 //
 //   temporary ──file.confirm | file.repin──────────────────────────▶ confirmed
 //   temporary ──file.expire [now > expiresAt] | file.unpin─────────▶ expired
@@ -7,7 +7,7 @@
 //   confirmed ──file.demote [pinned and held] (collector handover)──▶ confirmed (pin dropped, not held here)
 //   confirmed ──file.repin [demoted: not pinned]────────────────────▶ confirmed (pinned and held again)
 //
-// Per DESIGN.md actor rule 3 this is data, not a live actor per file: the one writer of file records
+// Per docs/DESIGN.md actor rule 3 this is data, not a live actor per file: the one writer of file records
 // (actors/files/file-records.ts) applies it to the persisted row with XState's pure `transition()` (see
 // `applyFileEvent` below) and performs the returned effect (pin / unpin) itself. Events a state does not list
 // leave the record unchanged, which is what makes confirm of a confirmed file, unpin of an expired file and expire

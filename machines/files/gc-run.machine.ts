@@ -1,4 +1,4 @@
-// One garbage-collection run (specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-8, C3, C20).
+// One garbage-collection run (docs/specs/files-node.md §2.8, §4.3; docs/notes/files-node.md A.4 rules 1-8, C3, C20).
 //
 //   measuring ──▶ planning ──▶ probingHolders ──▶ routing ──dry run──▶ previewed (final: nothing touched)
 //                                                    └──▶ exclusive (exit: releaseLease)
@@ -9,7 +9,7 @@
 //                                        deleted ──a deletion failed──▶ failed   ──▶ collected
 //   any invoked stage ──error──▶ failed
 //
-// The machine decides; the actors only do I/O (DESIGN.md rule 1). `measure` reads the blockstore size and free
+// The machine decides; the actors only do I/O (docs/DESIGN.md rule 1). `measure` reads the blockstore size and free
 // space with the run's time, `loadRecords` the registry, `probeHolders` asks the designated holders of the handover
 // candidates whether they hold them (rule 4c: a dry run probes too, rule 1) and answers the CIDs every holder
 // confirmed; the plan is made here from all three with `planGc` (src/files/gc.ts). Probing happens before the

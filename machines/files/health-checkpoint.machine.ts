@@ -1,4 +1,4 @@
-// The health checkpoint schedule (specs/files-node.md §2.3, §3.2; notes/files-node.md A.6, C5, C18, C19).
+// The health checkpoint schedule (docs/specs/files-node.md §2.3, §3.2; docs/notes/files-node.md A.6, C5, C18, C19).
 //
 //   checking ──done──▶ deciding ──checkpoint earned──▶ persisting ──done/error──▶ idle
 //       │                  └──────────no checkpoint─────────────────────────────▶ idle
@@ -18,7 +18,7 @@
 // record is written by `persistCheckpoint` only when the attempt earned one. Reads use `context.snapshot` with
 // `readHealth` (or `healthObject` below) at the read time.
 //
-// Persistence (DESIGN.md rule 7): the versioned record (`PersistedCheckpoint`, read with `parseCheckpoint`) comes in as
+// Persistence (docs/DESIGN.md rule 7): the versioned record (`PersistedCheckpoint`, read with `parseCheckpoint`) comes in as
 // `input.restored` and is discarded here when it was earned under another membership (spec §2.3 rule 6). The only
 // deadline, `nextAttemptAt`, lives in context; a restored machine starts with an attempt, so nothing needs re-arming.
 

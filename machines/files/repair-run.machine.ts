@@ -1,4 +1,4 @@
-// The replication repair job (specs/files-node.md §1.4, §4.3 "POST /api/storage/repair"; notes/files-node.md A.4,
+// The replication repair job (docs/specs/files-node.md §1.4, §4.3 "POST /api/storage/repair"; docs/notes/files-node.md A.4,
 // C21): one long-lived machine per repair actor, holding the persisted cursor and cycle evidence in its context.
 //
 //   idle ──repair.batch──▶ passing ──▶ passed ──one batch, or the cycle completed──▶ idle
@@ -13,7 +13,7 @@
 // - Repair not required (replication or repair disabled, spec §2.3 rule 2): nothing runs; a manual batch is
 //   answered at once with an empty batch report (200, so an operator's tooling does not break on a disabled node).
 //
-// The machine decides; the actor supplies the I/O (DESIGN.md rule 1): `runBatch` walks one batch of the registry
+// The machine decides; the actor supplies the I/O (docs/DESIGN.md rule 1): `runBatch` walks one batch of the registry
 // and probes and places copies, honouring the invoke's signal between records (shutdown stops the job there, and
 // the unfinished batch is not folded: the cursor stays where it was). Folding the batch into the evidence is pure
 // (foldBatch, src/files/repair.ts); `persistState` writes the new state, `publishPass`, `publishFailure` and

@@ -1,5 +1,5 @@
 // The files node's runtime: the helia node (libp2p + blockstore + datastore) as one lifecycle
-// (specs/files-node.md §1, §8; notes B.3):
+// (docs/specs/files-node.md §1, §8; notes B.3):
 //
 //   starting ──done──▶ running ──system.shutdown──▶ stopping ──done/error──▶ stopped (final)
 //      └──error: the actor crashes; its supervisor restarts it with backoff

@@ -1,4 +1,4 @@
-// Owns the rates history store's lifetime (specs/rates.md §4.2, §9.7; notes/rates.md C):
+// Owns the rates history store's lifetime (docs/specs/rates.md §4.2, §9.7; docs/notes/rates.md C):
 //
 //   opening ──done──▶ ready ──system.shutdown──▶ closing ──done/error──▶ closed (final)
 //      └──error: the actor crashes and its supervisor retries with backoff

@@ -1,4 +1,4 @@
-// The rates refresh cycle (specs/rates.md §1, §2.4, §3; notes/rates.md B.1, B.2, F.4, F.21, F.22).
+// The rates refresh cycle (docs/specs/rates.md §1, §2.4, §3; docs/notes/rates.md B.1, B.2, F.4, F.21, F.22).
 //
 //   discovering ──done──▶ fetching ──done──▶ storing ──done/error──▶ idle ──after untilNextCycle──▶ fetching
 //                              └──nothing to store──────────────────▶ idle

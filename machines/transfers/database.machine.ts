@@ -1,4 +1,4 @@
-// The transfers database connection(s) as one lifecycle (DESIGN.md "Storage and real components"): open PGlite or
+// The transfers database connection(s) as one lifecycle (docs/DESIGN.md "Storage and real components"): open PGlite or
 // the pg pools, run the versioned migrations when this process owns the schema, then serve until shutdown.
 //
 //   opening ──done: schema ready──▶ open ──system.shutdown──▶ closing ──done/error──▶ closed (final)
@@ -46,7 +46,7 @@ export function schemaRetryDelayMs(failures: number): number {
   return Math.min(SCHEMA_RETRY_MAX_MS, retryDelayMs(failures));
 }
 
-/** Matched by name (DESIGN.md "Style"): machines do not import storage/. */
+/** Matched by name (docs/DESIGN.md "Style"): machines do not import storage/. */
 const SCHEMA_TOO_NEW = 'SchemaTooNewError';
 
 function notProvided(name: string): never {

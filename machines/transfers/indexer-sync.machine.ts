@@ -16,7 +16,7 @@
 // - `rewind` walks back through the remembered hashes to the common ancestor and deletes what lies above it.
 // - Backoff restarts from `loading`: the cursor is re-read, so a failed write leaves nothing half-known.
 //
-// The cursor lives in the database (indexer.state), not in the actor: a restart resumes from it (DESIGN.md rule 7;
+// The cursor lives in the database (indexer.state), not in the actor: a restart resumes from it (docs/DESIGN.md rule 7;
 // the only timers are the poll period and the retry delay, both re-armed by entering their states).
 
 import { assign, fromPromise, setup } from 'xstate';

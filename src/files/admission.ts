@@ -1,4 +1,4 @@
-// Admission limits (specs/files-node.md §2.5, §7, §8; notes A.9): how many uploads, incoming copies and
+// Admission limits (docs/specs/files-node.md §2.5, §7, §8; notes A.9): how many uploads, incoming copies and
 // downloads run at once, downloads also per client address. A refusal is a 429 with `Retry-After: 5`,
 // told apart from a rate-limit 429 by these counters in node details. In memory, per process.
 

@@ -1,4 +1,4 @@
-// Peer attestation decisions, pure (specs/files-node.md §2.3 rules 5-7; notes/files-node.md A.6 "Attestation
+// Peer attestation decisions, pure (docs/specs/files-node.md §2.3 rules 5-7; docs/notes/files-node.md A.6 "Attestation
 // protocol", C24). The responder decides whether it vouches for an asker's round; the asker decides whether an
 // answer counts towards `membership.attestedPeers`. Who may ask (a peer in `nodes`) is decided where the remote
 // peer id is known, in storage/files/attestation.libp2p.ts. Nothing here reads a clock: every time is a parameter.

@@ -1,4 +1,4 @@
-// Which CIDs this node can ever serve (specs/files-node.md §4: "an invalid CID answers 400"; issue 14).
+// Which CIDs this node can ever serve (docs/specs/files-node.md §4: "an invalid CID answers 400"; issue 14).
 //
 // A CID can parse and still be one this node could never retrieve or read: blocks are verified against their
 // multihash, so a hash function the node has no hasher for (blake2b-256, sha3-256, ...) can never be fetched, and

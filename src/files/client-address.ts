@@ -1,4 +1,4 @@
-// The client address a request is counted under (specs/files-node.md §5 last paragraph, §8; notes A.9, A.10):
+// The client address a request is counted under (docs/specs/files-node.md §5 last paragraph, §8; notes A.9, A.10):
 // rate limits and the per-client download limit key on it. Pure: text in, text out.
 //
 // Proxy trust is exact. `trustProxy` lists proxy addresses and CIDR ranges (IPv4 and IPv6); an empty list

@@ -1,4 +1,4 @@
-// The files service's admin API key (specs/files-node.md §5.3, §5.4; notes/files-node.md A.10).
+// The files service's admin API key (docs/specs/files-node.md §5.3, §5.4; docs/notes/files-node.md A.10).
 
 /**
  * Placeholders shipped in upstream templates and docs (notes A.10); compared case-insensitively after

@@ -1,4 +1,4 @@
-// The browser origins the files service answers (specs/files-node.md §8; notes/files-node.md C-table).
+// The browser origins the files service answers (docs/specs/files-node.md §8; docs/notes/files-node.md C-table).
 //
 // `cors.allowedOrigins` entries: exact origins (`https://app.example.org`), any-depth subdomain wildcards
 // (`https://*.example.org`), or `'*'` alone meaning every origin, which is what the original's `cors.origin: '*'`

@@ -1,4 +1,4 @@
-// The files service's defaults (notes/files-node.md C-table, from the later upstream documentation; B.6 for the
+// The files service's defaults (docs/notes/files-node.md C-table, from the later upstream documentation; B.6 for the
 // original keys) and the embedded configuration `adm-infra all` runs on.
 //
 // - `nodes` defaults to `[]` (a standalone node); `serverPort` defaults to 4000 and may be 0 (an ephemeral port,

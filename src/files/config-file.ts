@@ -1,4 +1,4 @@
-// Which file the files service reads, and loading it (notes/files-node.md B.6).
+// Which file the files service reads, and loading it (docs/notes/files-node.md B.6).
 
 import { resolve } from 'node:path';
 import { loadedConfig, readConfigFile, type ConfigLoadOptions, type LoadedConfig } from '../config.js';

@@ -1,4 +1,4 @@
-// The configured peer nodes and peer-discovery addresses of the files service (notes/files-node.md B.4; specs/
+// The configured peer nodes and peer-discovery addresses of the files service (docs/notes/files-node.md B.4; specs/
 // files-node.md §8): multiaddrs, the peer id each node entry names, and the checks of `nodes` and `peerDiscovery`.
 
 import { peerIdFromString } from '@libp2p/peer-id';

@@ -1,4 +1,4 @@
-// The schema of the files service's `config.json5` (notes/files-node.md B.6; specs/files-node.md §8): types and
+// The schema of the files service's `config.json5` (docs/notes/files-node.md B.6; docs/specs/files-node.md §8): types and
 // numeric bounds only. Objects stay open: UNKNOWN KEYS ARE IGNORED (spec §8: "Unknown configuration keys are
 // ignored"), so a file can keep keys of past releases. Required keys, enums, cron expressions, multiaddrs and
 // cross-field rules are checked afterwards (config.ts) with messages that name the field.

@@ -1,4 +1,4 @@
-// The proxies whose forwarded client address the files service believes (specs/files-node.md §5).
+// The proxies whose forwarded client address the files service believes (docs/specs/files-node.md §5).
 //
 // `trustProxy` takes `false`, one address or CIDR, or a non-empty array of them; `true`, a hop count, names like
 // `loopback`, and any range that covers every address (`*`, `0.0.0.0/0`, `::/0`, any /0) are refused. It is

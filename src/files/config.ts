@@ -1,5 +1,5 @@
-// The files service's configuration: the original ipfs-node `config.json5` format (notes/files-node.md B.6)
-// plus the spec-era keys (specs/files-node.md §5, §8; notes A.9, A.10, C-table). Validated once, every
+// The files service's configuration: the original ipfs-node `config.json5` format (docs/notes/files-node.md B.6)
+// plus the spec-era keys (docs/specs/files-node.md §5, §8; notes A.9, A.10, C-table). Validated once, every
 // problem reported at once as `path: message` lines, then normalized (defaults filled) and frozen.
 //
 // This file holds the normalized shape and the resolution; each concern has its own file: the schema

@@ -1,4 +1,4 @@
-// Garbage-collection planning and the GC report (specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules
+// Garbage-collection planning and the GC report (docs/specs/files-node.md §2.8, §4.3; docs/notes/files-node.md A.4 rules
 // 1-7, A.7, C3, C20, C-shapes "GC report"). Pure: the run machine (machines/files/gc-run.machine.ts) calls these
 // in its guards and `assign`s; the actors measure, read the registry and touch pins and blocks.
 //

@@ -1,4 +1,4 @@
-// The health checkpoint, pure (specs/files-node.md §2.3, §3.2; notes/files-node.md A.6, C5, C17, C18, C19).
+// The health checkpoint, pure (docs/specs/files-node.md §2.3, §3.2; docs/notes/files-node.md A.6, C5, C17, C18, C19).
 //
 // Two moments, two functions:
 // - `evaluateCheckpoint` is one checkpoint attempt: it decides every check at `now`, the state, and — only when
@@ -41,7 +41,7 @@ export interface HealthSettings {
   readonly diskReserveBytes: number;
 }
 
-/** The current persisted-checkpoint format. A different version is not read (DESIGN.md rule 7). */
+/** The current persisted-checkpoint format. A different version is not read (docs/DESIGN.md rule 7). */
 export const CHECKPOINT_VERSION = 1;
 
 /** What survives a restart (one record in the store folder, spec §1 "health checkpoint"). */

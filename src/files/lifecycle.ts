@@ -1,5 +1,5 @@
-// Pure helpers around one file's lifecycle record (specs/files-node.md §2.2, §3.1, §9.6;
-// notes/files-node.md A.7, C2, C3, C7). No xstate here: the transitions themselves live in
+// Pure helpers around one file's lifecycle record (docs/specs/files-node.md §2.2, §3.1, §9.6;
+// docs/notes/files-node.md A.7, C2, C3, C7). No xstate here: the transitions themselves live in
 // machines/files/file-lifecycle.machine.ts (`applyFileEvent`), which uses these predicates.
 
 import type { FileRecord, FileState, RecordOrigin } from './types.js';

@@ -1,4 +1,4 @@
-// Peering with the configured `nodes` (specs/files-node.md §4.4, §8; notes/files-node.md B.4, C13): which
+// Peering with the configured `nodes` (docs/specs/files-node.md §4.4, §8; docs/notes/files-node.md B.4, C13): which
 // entries a node dials, one bounded pass over them, and the failure kinds of the peer-network operator routes.
 // Pure: the dial, the "already connected" check and the clock are injected (actors/files/p2p.actor.ts supplies
 // libp2p and the runtime's clock).
@@ -8,7 +8,7 @@ import type { FilesNode } from './config-peers.js';
 
 /**
  * Timings of peering (none is in the spec; chosen here, see each line).
- * - dialTimeoutMs: one dial on loopback or a LAN takes tens of milliseconds (notes/dependencies.md §2: about
+ * - dialTimeoutMs: one dial on loopback or a LAN takes tens of milliseconds (docs/notes/dependencies.md §2: about
  *   48 ms); 5 s leaves room for a slow WAN link and the noise + yamux handshakes, while a peer that accepts TCP
  *   and then says nothing cannot hold a pass for long. Operator dials and pings use the same bound.
  * - concurrency: a fleet is a handful of nodes; 4 parallel dials keep a pass to one dial timeout for the usual

@@ -1,4 +1,4 @@
-// Where a file's copies live (specs/files-node.md §1.4, §2.1; notes/files-node.md A.3 derivations, C1, C14, C26).
+// Where a file's copies live (docs/specs/files-node.md §1.4, §2.1; docs/notes/files-node.md A.3 derivations, C1, C14, C26).
 // Pure: every node computes the same designated set for a CID from the same configured peer set, so no node has to
 // ask another where a file belongs.
 

@@ -1,4 +1,4 @@
-// GET /api/storage/policy (specs/files-node.md §2.7; notes C12 shapes, E49): the limits and durability
+// GET /api/storage/policy (docs/specs/files-node.md §2.7; notes C12 shapes, E49): the limits and durability
 // settings a client can rely on, straight from the configuration.
 
 import type { FilesConfig } from './config.js';

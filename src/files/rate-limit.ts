@@ -1,4 +1,4 @@
-// Per-client request rate limits of the files node (specs/files-node.md §7 429 row, §8 "upload rate limit,
+// Per-client request rate limits of the files node (docs/specs/files-node.md §7 429 row, §8 "upload rate limit,
 // read rate limit … per client address, in memory per process; a restart clears it and each process keeps
 // its own counters"; notes A.9, C23). Pure: the clock is injected.
 //

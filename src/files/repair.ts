@@ -1,5 +1,5 @@
-// Replication repair, pure (specs/files-node.md §1.4, §2.3 rules 2-3, §2.6, §4.3 "POST /api/storage/repair";
-// notes/files-node.md A.4 "Repair rules", A.6 `repairFresh`, C21, C-shapes "Repair report" and "Storage metrics").
+// Replication repair, pure (docs/specs/files-node.md §1.4, §2.3 rules 2-3, §2.6, §4.3 "POST /api/storage/repair";
+// docs/notes/files-node.md A.4 "Repair rules", A.6 `repairFresh`, C21, C-shapes "Repair report" and "Storage metrics").
 //
 // "Repair places copies of any confirmed file whose designated holders have not all acknowledged." The registry is
 // walked in bounded batches of REPAIR_BATCH_SIZE records ordered by CID; a persisted cursor (the last CID of the
@@ -17,7 +17,7 @@ import type { FileRecord } from './types.js';
 /** Records per batch (notes C21): bounded, and small enough for one POST to answer within a request timeout. */
 export const REPAIR_BATCH_SIZE = 100;
 
-/** The current persisted-state format (DESIGN.md actor rule 7); another version is discarded at start. */
+/** The current persisted-state format (docs/DESIGN.md actor rule 7); another version is discarded at start. */
 export const REPAIR_STATE_VERSION = 1;
 
 /** Counts of a batch or of a cycle (notes A.4 cycle evidence; counts only, never CIDs or peer ids). */

@@ -1,4 +1,4 @@
-// The files service's log scrubber (specs/files-node.md §6; notes/files-node.md A.12): "messages pass a
+// The files service's log scrubber (docs/specs/files-node.md §6; docs/notes/files-node.md A.12): "messages pass a
 // scrubber that replaces content identifiers, peer ids, multiaddrs and stack traces with fixed placeholders".
 //
 // Wiring into pino (done once, at logger construction):

@@ -1,4 +1,4 @@
-// The storage lease (notes/files-node.md A.4 rule 8): uploads and incoming copies hold it SHARED from their
+// The storage lease (docs/notes/files-node.md A.4 rule 8): uploads and incoming copies hold it SHARED from their
 // first block write until commit or rollback; the collector holds it EXCLUSIVELY for its release + deletion
 // pass. Blocks an upload has written are not pinned until it commits, so a deletion pass running beside an
 // upload would delete them ("unpinned") and corrupt the upload; the lease keeps the two apart.

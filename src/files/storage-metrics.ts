@@ -1,5 +1,5 @@
-// What the disk-usage scan measures and how the public routes show it (specs/files-node.md §2.4, §2.5, §2.6;
-// notes/files-node.md B.5, C-shapes "Storage metrics", A.9 "Disk claim"). Pure: every time and every reading
+// What the disk-usage scan measures and how the public routes show it (docs/specs/files-node.md §2.4, §2.5, §2.6;
+// docs/notes/files-node.md B.5, C-shapes "Storage metrics", A.9 "Disk claim"). Pure: every time and every reading
 // is a parameter; actors/files/disk.actor.ts measures, the routes shape.
 
 import type { LifecycleCounts } from './lifecycle.js';

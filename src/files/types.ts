@@ -1,4 +1,4 @@
-// Shared vocabulary of the files service (specs/files-node.md §2, §3; notes/files-node.md A.7, C).
+// Shared vocabulary of the files service (docs/specs/files-node.md §2, §3; docs/notes/files-node.md A.7, C).
 
 /** File lifecycle states (spec §3.1; notes A.7: unpin and TTL expiry both lead to `expired`). */
 export type FileState = 'temporary' | 'confirmed' | 'expired';

@@ -1,4 +1,4 @@
-// The files service's software version, reported in health, info and details (specs/files-node.md §9.1).
+// The files service's software version, reported in health, info and details (docs/specs/files-node.md §9.1).
 
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -1,4 +1,4 @@
-// The two peer protocols of a files cluster (specs/files-node.md §1.4, §2.3, §9.4; notes/files-node.md A.6, C24,
+// The two peer protocols of a files cluster (docs/specs/files-node.md §1.4, §2.3, §9.4; docs/notes/files-node.md A.6, C24,
 // C25, C27): framing and message shapes, pure. One request and one response per stream, each a frame of a 4-byte
 // big-endian length followed by that many bytes of UTF-8 JSON. A frame above the protocol's bound is a protocol
 // violation: the reader stops at the length prefix, never buffers it.

@@ -1,4 +1,4 @@
-// The rules of the rates configuration that a JSON schema cannot express (notes/rates.md E.1, E.2): webhook and
+// The rules of the rates configuration that a JSON schema cannot express (docs/notes/rates.md E.1, E.2): webhook and
 // address formats, the ADAMANT passphrase, source URLs, keys and lists, MOEX pairs, the Binance quote asset.
 // They run even when the schema failed, so that every problem is reported at once; messages never echo secrets,
 // URLs or webhooks.

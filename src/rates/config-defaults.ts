@@ -1,4 +1,4 @@
-// The rates service's defaults (notes/rates.md E.1, D) and the embedded 4.2 configuration `adm-infra rates` runs on
+// The rates service's defaults (docs/notes/rates.md E.1, D) and the embedded 4.2 configuration `adm-infra rates` runs on
 // without a file.
 
 import { deepFreeze } from '../config.js';

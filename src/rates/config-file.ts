@@ -1,4 +1,4 @@
-// Which file the rates service reads, and loading it (notes/rates.md E, F.25).
+// Which file the rates service reads, and loading it (docs/notes/rates.md E, F.25).
 
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';

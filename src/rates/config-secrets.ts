@@ -1,5 +1,5 @@
 // Credentials in the rates configuration (API keys, the ADAMANT passphrase): a shipped placeholder counts as no
-// credential (notes/rates.md E.2).
+// credential (docs/notes/rates.md E.2).
 
 /**
  * Placeholders shipped in templates (4.2, 4.1 and the v1 service) that mean "no credential": a copied

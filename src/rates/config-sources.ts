@@ -1,5 +1,5 @@
 // The rates sources as the configuration names them: each config key's connector, and what a source needs before it
-// may run (notes/rates.md B.1.2, E.2).
+// may run (docs/notes/rates.md B.1.2, E.2).
 
 import type { RatesSources, SourceKey } from './config.js';
 import type { SourceName } from './types.js';

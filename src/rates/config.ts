@@ -1,4 +1,4 @@
-// The rates service's configuration: the currencyinfo 4.2 file format (notes/rates.md E.1, E.2),
+// The rates service's configuration: the currencyinfo 4.2 file format (docs/notes/rates.md E.1, E.2),
 // validated strictly at every level (E.2, F.24) with every problem reported at once, then normalized
 // (defaults filled, symbols uppercased, mappings applied) into `RatesConfig`.
 //

@@ -1,4 +1,4 @@
-// Pure bookkeeping of one refresh cycle (specs/rates.md §1, §6; notes/rates.md B.2, B.10, E.3, F.1, F.8):
+// Pure bookkeeping of one refresh cycle (docs/specs/rates.md §1, §6; docs/notes/rates.md B.2, B.10, E.3, F.1, F.8):
 // fold the sources' outcomes into the retained quotes, evaluate the table, decide whether a snapshot is
 // written, and say what operators must be told. The refresh-cycle machine calls these from `assign`.
 

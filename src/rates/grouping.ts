@@ -1,4 +1,4 @@
-// Grouping and dominant-group choice of the rates merge pipeline (notes/rates.md B.4, B.5).
+// Grouping and dominant-group choice of the rates merge pipeline (docs/notes/rates.md B.4, B.5).
 // Pure functions over one pair's fresh quotes; merge.ts drives them per pair.
 
 /** One fresh quote of one pair, as the grouping step sees it. */

@@ -1,4 +1,4 @@
-// Domain shapes of the rates history (specs/rates.md §2.3, §4.2). The storage port (storage/rates/history.ts)
+// Domain shapes of the rates history (docs/specs/rates.md §2.3, §4.2). The storage port (storage/rates/history.ts)
 // and the query parser (src/rates/query.ts) share them.
 
 /** Coin filter forms of /getHistory: `SYM` (either side), `SYM/` (base), `/SYM` (quote), `A/B` (exact). */

@@ -1,4 +1,4 @@
-// `log_level` as currencyinfo ranks it (notes/rates.md E.1 `log_level`: `none|log|warn|error`, "4.2 adds `info`";
+// `log_level` as currencyinfo ranks it (docs/notes/rates.md E.1 `log_level`: `none|log|warn|error`, "4.2 adds `info`";
 // 4.1's "`none` logs everything" is a bug we do not keep). The original's logger orders its levels, least to most
 // verbose:
 //

@@ -1,5 +1,5 @@
 // The 4.2 merge pipeline of the rates service as pure functions over plain data
-// (specs/rates.md §1.4, §2.2, §2.3, §4.1, §8; notes/rates.md B.10, the recommended pipeline).
+// (docs/specs/rates.md §1.4, §2.2, §2.3, §4.1, §8; docs/notes/rates.md B.10, the recommended pipeline).
 //
 // The refresh-cycle machine keeps `RetainedQuotes` and `ResolvedRates` in its XState context,
 // so both are plain, never-mutated objects (no Maps, no classes): every function returns a new
@@ -82,7 +82,7 @@ export interface EvaluateResult {
   readonly issues: PairIssue[];
 }
 
-/** specs/rates.md §2.6 and config E.1: a source without a configured weight votes with 10. */
+/** docs/specs/rates.md §2.6 and config E.1: a source without a configured weight votes with 10. */
 const DEFAULT_WEIGHT = DEFAULT_SOURCE_WEIGHT;
 
 const NO_PRICES = 'No prices for the pair available';

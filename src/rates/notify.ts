@@ -1,4 +1,4 @@
-// Notification payloads of the original Notifier (notes/rates.md E.3), kept byte-compatible so existing
+// Notification payloads of the original Notifier (docs/notes/rates.md E.3), kept byte-compatible so existing
 // Slack and Discord channels render the same. Pure: the notifier actor posts them.
 
 import type { NoticeLevel } from './cycle.js';

@@ -1,4 +1,4 @@
-// Query-string validation of the rates read API (specs/rates.md §4, §7; notes/rates.md A.0–A.3, F.9–F.16).
+// Query-string validation of the rates read API (docs/specs/rates.md §4, §7; docs/notes/rates.md A.0–A.3, F.9–F.16).
 //
 // Pure functions: raw query string in (what follows `?`, still percent-encoded), either a typed value
 // or `{ ok: false, msg }` out, where `msg` is exactly what the original (NestJS + zod v4) would put in

@@ -1,4 +1,4 @@
-// Rounding and cross-rate triangulation of the rates merge pipeline (notes/rates.md B.8, F.17, F.18).
+// Rounding and cross-rate triangulation of the rates merge pipeline (docs/notes/rates.md B.8, F.17, F.18).
 
 import type { RateTable } from './types.js';
 

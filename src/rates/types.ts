@@ -1,4 +1,4 @@
-// Shared vocabulary of the rates service (specs/rates.md §2.2, notes/rates.md D).
+// Shared vocabulary of the rates service (docs/specs/rates.md §2.2, docs/notes/rates.md D).
 
 /** Connector names as they appear in `priorities` and notifications (case-sensitive). */
 export type SourceName =

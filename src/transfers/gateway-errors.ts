@@ -1,7 +1,7 @@
 // The gateway's wire contract for errors (spec A §7, notes B.2): one table from failure kind to HTTP status, every
 // body `{"code","details","hint","message"}` in PostgREST's key order with null for absent fields. PostgreSQL errors
 // pass through with their SQLSTATE and are mapped by PostgREST's table (Error.hs pgErrorStatus); connection failures
-// become PGRST000/001/003. Callers match on `name` / `code`, never on message text (DESIGN.md, Style).
+// become PGRST000/001/003. Callers match on `name` / `code`, never on message text (docs/DESIGN.md, Style).
 
 /** What the HTTP edge writes: status, headers and body ('' for HEAD). */
 export interface GatewayReply {

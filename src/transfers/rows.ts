@@ -1,5 +1,5 @@
 // One block of the Ethereum node's JSON-RPC answers → the `public.ethtxs` rows the original indexer would have
-// written for it (notes/transfers-console.md A.1–A.2, with the encodings of A.4 "Recommended design" and F.9).
+// written for it (docs/notes/transfers-console.md A.1–A.2, with the encodings of A.4 "Recommended design" and F.9).
 // Pure: the JSON-RPC client (storage/transfers/chain.eth-rpc.ts) fetches, the indexer machine writes.
 
 import { keccak_256 } from '@noble/hashes/sha3.js';

@@ -1,5 +1,5 @@
-// The health attestation protocol `/adamant/health/1.0.0` on the running node (specs/files-node.md §2.3;
-// notes/files-node.md A.6 "Attestation protocol", C24): the responder vouches for the rounds of the configured
+// The health attestation protocol `/adamant/health/1.0.0` on the running node (docs/specs/files-node.md §2.3;
+// docs/notes/files-node.md A.6 "Attestation protocol", C24): the responder vouches for the rounds of the configured
 // peers, and `attestRound` asks every other configured node in parallel and counts the answers that attest.
 // The decisions are src/files/attestation.ts; this module only moves frames. Log lines carry counts and error
 // names only: never a peer id or an address.

@@ -14,7 +14,7 @@
 // one block file is short: the signal is checked before and after it instead of raced against it.
 //
 // The on-disk layout is blockstore-fs's own, unchanged and byte-compatible with the original node's store
-// (specs/files-node.md §1, notes B.7): `<store>/blockstore/<last 2 chars>/<base32upper(multihash)>.data`. The
+// (docs/specs/files-node.md §1, notes B.7): `<store>/blockstore/<last 2 chars>/<base32upper(multihash)>.data`. The
 // sharding object is one NextToLast instance handed to FsBlockstore as well, so reads and writes cannot disagree.
 
 import { access, open } from 'node:fs/promises';

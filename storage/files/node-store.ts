@@ -1,4 +1,4 @@
-// The files node's durable state, one folder treated as one unit (specs/files-node.md §1; notes B.7):
+// The files node's durable state, one folder treated as one unit (docs/specs/files-node.md §1; notes B.7):
 //   <home>/<storeFolder>/blockstore/      FsBlockstore (blockstore-fs), the original's layout, read whole per block
 //                                         (blockstore.fs.ts)
 //   <home>/<storeFolder>/datastore/       FsDatastore (datastore-fs): peer key /pkcs8/self, pins, peer store

@@ -46,7 +46,7 @@ export interface CopyClientOptions {
   /** Configured peers by id (their `/p2p/` multiaddrs). */
   readonly peers: ReadonlyArray<{ readonly peerId: string; readonly multiAddr: string }>;
   readonly requestTimeoutMs: number;
-  /** The runtime's clock: `requestTimeoutMs` runs on it (DESIGN.md rule 2). */
+  /** The runtime's clock: `requestTimeoutMs` runs on it (docs/DESIGN.md rule 2). */
   readonly clock: Clock;
 }
 

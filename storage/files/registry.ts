@@ -1,4 +1,4 @@
-// The file registry port (specs/files-node.md §1 "Durable state", §2.6, §9.6; notes/files-node.md A.4,
+// The file registry port (docs/specs/files-node.md §1 "Durable state", §2.6, §9.6; docs/notes/files-node.md A.4,
 // A.7, A.8, B.7, C22). One backend: registry.sqlite.ts, in `<home>/<storeFolder>/registry.sqlite`.
 //
 // The port is SYNCHRONOUS on purpose: SQLite is a local file reached through better-sqlite3, every call is
@@ -101,7 +101,7 @@ export interface FileRegistry {
 
   /**
    * Persisted actor state (health checkpoint, repair cursor and cycle evidence) as JSON. The value
-   * carries its own version field (DESIGN.md actor rule 7); the registry does not interpret it.
+   * carries its own version field (docs/DESIGN.md actor rule 7); the registry does not interpret it.
    */
   getState<T>(key: string): T | undefined;
   setState(key: string, value: unknown): void;

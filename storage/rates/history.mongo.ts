@@ -1,4 +1,4 @@
-// MongoDB backend of the rates history port: exactly the original 4.1 layout (notes/rates.md C.1, C.3),
+// MongoDB backend of the rates history port: exactly the original 4.1 layout (docs/notes/rates.md C.1, C.3),
 // so an operator can point it at an existing database, and roll back to the original service.
 //
 // - `tickers`: `{_id, date (Number ms), base, quote, rate, __v: 0}`, one document per pair per snapshot;

@@ -1,4 +1,4 @@
-// SQLite backend of the rates history port: the embedded default (notes/rates.md C.3, F.3).
+// SQLite backend of the rates history port: the embedded default (docs/notes/rates.md C.3, F.3).
 //
 // Layout: `timestamps` is the registry (one row per complete snapshot, `id` in ObjectId format) and
 // `tickers` holds one row per pair per snapshot, like the MongoDB 4.1 layout (notes C.1), so the same

@@ -1,4 +1,4 @@
-// The rates history port (specs/rates.md §2.3, §4.2; notes/rates.md A.2, C).
+// The rates history port (docs/specs/rates.md §2.3, §4.2; docs/notes/rates.md A.2, C).
 // Backends: history.sqlite.ts (embedded default) and history.mongo.ts (original 4.1/4.2 layout).
 
 import type { HistoryQuery, Snapshot } from '../../src/rates/history.js';

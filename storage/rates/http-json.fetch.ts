@@ -14,7 +14,7 @@ import {
 /** Upstream bodies are JSON lists of coins and prices; the largest (CoinPaprika's /v1/coins) is a few MiB. */
 export const MAX_UPSTREAM_BODY_BYTES = 32 * 1024 * 1024;
 
-/** The client over global fetch; `timeoutMs` runs on `clock` (DESIGN.md rule 2), so a SimulatedClock drives it. */
+/** The client over global fetch; `timeoutMs` runs on `clock` (docs/DESIGN.md rule 2), so a SimulatedClock drives it. */
 export function fetchJsonClient(clock: Clock): HttpJsonClient {
   return {
     async getJson(url, { headers, timeoutMs, signal }): Promise<HttpJsonResponse> {

@@ -1,4 +1,4 @@
-// ObjectId-format identifiers for registry entries (notes/rates.md C.3; spec §2.3 `_id` is 24 hex).
+// ObjectId-format identifiers for registry entries (docs/notes/rates.md C.3; spec §2.3 `_id` is 24 hex).
 // Layout of the BSON ObjectId: 4-byte big-endian seconds, 5 random bytes chosen once per process,
 // 3-byte big-endian counter starting at a random value. Lowercase hex.
 

@@ -1,6 +1,6 @@
-// The indexer's Ethereum JSON-RPC client over HTTP(S) (notes/transfers-console.md A.2, A.4 "Recommended design"):
+// The indexer's Ethereum JSON-RPC client over HTTP(S) (docs/notes/transfers-console.md A.2, A.4 "Recommended design"):
 // global fetch, JSON-RPC batches, every call bounded by the caller's AbortSignal (pass a `fromPromise` actor's signal
-// straight in, DESIGN.md rule 6) and a per-request timeout on the injected clock (rule 2), response bodies bounded
+// straight in, docs/DESIGN.md rule 6) and a per-request timeout on the injected clock (rule 2), response bodies bounded
 // before they are parsed, and failures thrown as one class per kind (callers match on `name`).
 //
 // Receipts: `eth_getBlockReceipts` (anvil, geth, erigon, nethermind, reth) gives a block's receipts in one call; a

@@ -51,7 +51,7 @@ export async function writeBlocks(db: SqlClient, blocks: readonly IndexedBlock[]
   await db.transaction(async (tx) => {
     await tx.query('DELETE FROM public.ethtxs WHERE block BETWEEN $1 AND $2', [first, last]);
     if (rows.length > 0) {
-      // One statement per batch: unnest over column arrays (notes/dependencies.md §4: ~100× faster than row inserts).
+      // One statement per batch: unnest over column arrays (docs/notes/dependencies.md §4: ~100× faster than row inserts).
       await tx.query(
         `INSERT INTO public.ethtxs ("time", txfrom, txto, gas, gasprice, block, txhash, value, contract_to, contract_value)
          SELECT * FROM unnest($1::integer[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::integer[], $7::text[],

@@ -8,7 +8,7 @@ import type { SqlClient } from './sql-client.js';
 
 /** Opens (creating on first use) the database in `dataDir`, or in memory when it is undefined. */
 export async function openPgliteClient(dataDir: string | undefined): Promise<SqlClient> {
-  // The citext bundle must be passed on every open, not only the first (notes/dependencies.md §4).
+  // The citext bundle must be passed on every open, not only the first (docs/notes/dependencies.md §4).
   const db = dataDir === undefined ? await PGlite.create({ extensions: { citext } }) : await PGlite.create(dataDir, { extensions: { citext } });
   const query = async (text: string, values?: readonly unknown[]) => (await db.query<Record<string, unknown>>(text, values as unknown[] | undefined)).rows;
   const exec = async (script: string) => void (await db.exec(script));

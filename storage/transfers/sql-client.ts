@@ -1,4 +1,4 @@
-// The one port both transfers backends implement (DESIGN.md, "Storage and real components"): PostgreSQL through
+// The one port both transfers backends implement (docs/DESIGN.md, "Storage and real components"): PostgreSQL through
 // `pg` in production, PGlite (PostgreSQL in WASM, with citext) as the embedded default. Everything above this port
 // speaks plain SQL with bound parameters; the two drivers' JS type parsing differs (PGlite turns int8 into BigInt,
 // pg into a string), so callers read what they need as text or int4.

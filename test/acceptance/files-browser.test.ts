@@ -1,4 +1,4 @@
-// The files node as a browser app on another origin uses it (issue 14 item 1; specs/files-node.md §5, notes B.6):
+// The files node as a browser app on another origin uses it (issue 14 item 1; docs/specs/files-node.md §5, notes B.6):
 // the built CLI runs `adm-infra files` as a real process, two small page servers on other loopback ports play the
 // ADAMANT web messenger's origin (listed in `cors.allowedOrigins`) and a stranger's (not listed), and Debian's
 // Chromium, driven by playwright-core, runs `fetch` in each page. The browser itself enforces CORS: what the page

@@ -1,4 +1,4 @@
-// Black-box acceptance of the files node (notes/files-node.md E): the built CLI as a real process with its
+// Black-box acceptance of the files node (docs/notes/files-node.md E): the built CLI as a real process with its
 // own HOME, observed through HTTP, its exit code and its stdout.
 
 import assert from 'node:assert/strict';

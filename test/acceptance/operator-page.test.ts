@@ -1,4 +1,4 @@
-// The operator page (DESIGN.md, "Operators see the running system") driven in headless Chromium: the built
+// The operator page (docs/DESIGN.md, "Operators see the running system") driven in headless Chromium: the built
 // CLI runs `adm-infra all` as a real process with its own HOME and working folder, the operator listener on
 // a free port with a test key, and Debian's /usr/bin/chromium (installed by .ci/run) is driven by
 // playwright-core. The page is served without the key; it asks for it, then shows the supervision tree of

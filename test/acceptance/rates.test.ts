@@ -1,4 +1,4 @@
-// Black-box acceptance of the rates service (notes/rates.md H): the built CLI as a real process,
+// Black-box acceptance of the rates service (docs/notes/rates.md H): the built CLI as a real process,
 // its upstream sources faked on 127.0.0.1, observed only through HTTP, its exit code and its stdout.
 
 import assert from 'node:assert/strict';

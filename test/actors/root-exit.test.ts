@@ -1,4 +1,4 @@
-// DESIGN.md rule 4: exceeding the intensity at the root exits non-zero after logging.
+// docs/DESIGN.md rule 4: exceeding the intensity at the root exits non-zero after logging.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// specs/files-node.md §8: each signal is handled once (a second one is ignored), a clean stop exits 0, and a
+// docs/specs/files-node.md §8: each signal is handled once (a second one is ignored), a clean stop exits 0, and a
 // shutdown still running at the 15 s deadline logs the timeout and exits 1.
 
 import assert from 'node:assert/strict';

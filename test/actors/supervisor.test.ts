@@ -1,4 +1,4 @@
-// The supervisor's OTP semantics (DESIGN.md rule 4; issue 2, foundation item 3).
+// The supervisor's OTP semantics (docs/DESIGN.md rule 4; issue 2, foundation item 3).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

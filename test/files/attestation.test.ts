@@ -1,4 +1,4 @@
-// Peer attestation decisions (src/files/attestation.ts; specs/files-node.md §2.3 rules 5-7; notes/files-node.md
+// Peer attestation decisions (src/files/attestation.ts; docs/specs/files-node.md §2.3 rules 5-7; docs/notes/files-node.md
 // A.6 "Attestation protocol"): every reason a responder refuses or an asker does not count, and the boundaries.
 
 import assert from 'node:assert/strict';

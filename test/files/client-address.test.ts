@@ -1,4 +1,4 @@
-// The client key under exact proxy trust (specs/files-node.md §5 last paragraph; notes A.9, A.10).
+// The client key under exact proxy trust (docs/specs/files-node.md §5 last paragraph; notes A.9, A.10).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

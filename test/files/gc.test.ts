@@ -1,4 +1,4 @@
-// GC planning and the report (src/files/gc.ts; specs/files-node.md §2.8, §4.3; notes/files-node.md A.4 rules 1-7
+// GC planning and the report (src/files/gc.ts; docs/specs/files-node.md §2.8, §4.3; docs/notes/files-node.md A.4 rules 1-7
 // (4c: the handover), A.7, C3, C20, C-shapes "GC report").
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The health checkpoint, pure (specs/files-node.md §2.3 rules 1–7, §3.2; notes/files-node.md A.6, C5, C17–C19).
+// The health checkpoint, pure (docs/specs/files-node.md §2.3 rules 1–7, §3.2; docs/notes/files-node.md A.6, C5, C17–C19).
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Peering targets and one bounded pass (src/files/peering.ts; notes/files-node.md B.4), with fake dials.
+// Peering targets and one bounded pass (src/files/peering.ts; docs/notes/files-node.md B.4), with fake dials.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// Placement and the replication report (src/files/placement.ts; specs/files-node.md §2.1; notes A.3, C1, C14, C26).
+// Placement and the replication report (src/files/placement.ts; docs/specs/files-node.md §2.1; notes A.3, C1, C14, C26).
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';

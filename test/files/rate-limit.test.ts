@@ -1,4 +1,4 @@
-// Fixed-window rate limits with an injected clock (specs/files-node.md §8; notes A.9, C23).
+// Fixed-window rate limits with an injected clock (docs/specs/files-node.md §8; notes A.9, C23).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

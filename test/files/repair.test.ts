@@ -1,4 +1,4 @@
-// Replication repair, pure (src/files/repair.ts; specs/files-node.md §1.4, §2.3 rule 2, §4.3; notes/files-node.md
+// Replication repair, pure (src/files/repair.ts; docs/specs/files-node.md §1.4, §2.3 rule 2, §4.3; docs/notes/files-node.md
 // A.4 "Repair rules", A.6 `repairFresh`, C21, C-shapes "Repair report"): what one record counts, how batches fold
 // into cycles, the persisted state and its reset on a policy change, and what health and metrics read.
 

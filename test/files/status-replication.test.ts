@@ -1,5 +1,5 @@
-// The replication figures of the file status (src/files/placement.ts `statusReplication`; specs/files-node.md §2.1,
-// §2.2; notes/files-node.md A.3 derivations, C14, C15): the same `acknowledged` and `required` as the upload report,
+// The replication figures of the file status (src/files/placement.ts `statusReplication`; docs/specs/files-node.md §2.1,
+// §2.2; docs/notes/files-node.md A.3 derivations, C14, C15): the same `acknowledged` and `required` as the upload report,
 // from the peers this node knows acknowledged a stored copy and are still designated.
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The storage lease (src/files/storage-lease.ts; notes/files-node.md A.4 rule 8): shared/exclusive with writer
+// The storage lease (src/files/storage-lease.ts; docs/notes/files-node.md A.4 rule 8): shared/exclusive with writer
 // preference, FIFO, abortable waits, one-shot releases.
 
 import assert from 'node:assert/strict';

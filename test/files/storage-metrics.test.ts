@@ -1,5 +1,5 @@
-// The pure shaping of storage metrics and legacy node info, and the disk-claim rule (specs/files-node.md §2.4,
-// §2.6; notes/files-node.md A.9, B.5, C-shapes).
+// The pure shaping of storage metrics and legacy node info, and the disk-claim rule (docs/specs/files-node.md §2.4,
+// §2.6; docs/notes/files-node.md A.9, B.5, C-shapes).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -1,4 +1,4 @@
-// The peer protocols' framing and messages (src/files/wire.ts; notes/files-node.md C24, C25, A.6).
+// The peer protocols' framing and messages (src/files/wire.ts; docs/notes/files-node.md C24, C25, A.6).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

@@ -1,4 +1,4 @@
-// The uWebSockets.js edge wrapper (DESIGN.md, "The HTTP edge").
+// The uWebSockets.js edge wrapper (docs/DESIGN.md, "The HTTP edge").
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The supervision trees protect the edge (DESIGN.md rule 4; issue "trees that protect the edge"): in the files and
+// The supervision trees protect the edge (docs/DESIGN.md rule 4; issue "trees that protect the edge"): in the files and
 // transfers services every worker sits in a one_for_one group between the service's resource and its listener; rates
 // and the console are one_for_one over independent workers and the listener. So a worker that ends unexpectedly is
 // restarted alone. For each worker of each service, while requests are in flight:

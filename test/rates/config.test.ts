@@ -210,7 +210,7 @@ test('Binance quote asset rules', () => {
   ]);
 });
 
-/** The public BIP-39 test mnemonic (notes/transfers-console.md test vectors): a valid ADAMANT passphrase, no real funds. */
+/** The public BIP-39 test mnemonic (docs/notes/transfers-console.md test vectors): a valid ADAMANT passphrase, no real funds. */
 const SENDER = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 
 test('notify.adamant: the exact problem texts', () => {

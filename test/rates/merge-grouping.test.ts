@@ -1,4 +1,4 @@
-// Grouping and dominant-group choice: notes/rates.md B.4, B.5 and the later upstream worked examples.
+// Grouping and dominant-group choice: docs/notes/rates.md B.4, B.5 and the later upstream worked examples.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

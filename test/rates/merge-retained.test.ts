@@ -1,4 +1,4 @@
-// Retained quotes and the coverage map: notes/rates.md B.1.4, B.2.2, B.10.1, F.5, F.6; acceptance H.23, H.25.
+// Retained quotes and the coverage map: docs/notes/rates.md B.1.4, B.2.2, B.10.1, F.5, F.6; acceptance H.23, H.25.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

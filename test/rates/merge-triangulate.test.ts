@@ -1,4 +1,4 @@
-// Rounding and triangulation: notes/rates.md B.8, F.17, F.18; acceptance H.12, H.13.
+// Rounding and triangulation: docs/notes/rates.md B.8, F.17, F.18; acceptance H.12, H.13.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// The 4.2 merge pipeline end to end: notes/rates.md B.10, the worked example B.11, acceptance H.8/H.9/H.11/H.26.
+// The 4.2 merge pipeline end to end: docs/notes/rates.md B.10, the worked example B.11, acceptance H.8/H.9/H.11/H.26.
 
 import { test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// A throwaway anvil (Ethereum dev node) for the indexer's tests and benchmarks (notes/transfers-console.md E.1):
+// A throwaway anvil (Ethereum dev node) for the indexer's tests and benchmarks (docs/notes/transfers-console.md E.1):
 // the binary ships inside the npm package @foundry-rs/anvil-linux-amd64 (a devDependency; not the @foundry-rs/anvil
 // wrapper, whose postinstall needs script approval). It listens on 127.0.0.1 and a free port, in memory, quiet, with
 // the 10 funded dev accounts unlocked so tests send with eth_sendTransaction. Automine unless `blockTime` is given.

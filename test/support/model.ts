@@ -1,4 +1,4 @@
-// Model-based tests for machines (DESIGN.md "Testing": paths from `xstate/graph` replayed on a real actor with a
+// Model-based tests for machines (docs/DESIGN.md "Testing": paths from `xstate/graph` replayed on a real actor with a
 // SimulatedClock). `modelTest(spec)` registers, for one machine:
 //   - one test per path, replayed step by step on a REAL actor. The paths come from @xstate/graph over the machine
 //     itself with the spec's event samples: the shortest path to every state of the graph, simple paths too when the
@@ -19,7 +19,7 @@
 // the same event from the expected state before, see `modelStep`): state value, status, context, output; the exact
 // transitions taken (guarded alternatives by their guard, eventless ones included); the machine's named non-assign
 // actions the real actor executed, with their params (each is a spy); the invoked children and their inputs; that
-// every child left behind had its AbortSignal aborted (DESIGN.md rule 6). Then the spec's `effect` hook checks the
+// every child left behind had its AbortSignal aborted (docs/DESIGN.md rule 6). Then the spec's `effect` hook checks the
 // domain-specific effect of the step. Coverage is read from the real actor's `@xstate.microstep` inspection events.
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// A throwaway PostgreSQL cluster for tests and benchmarks (notes/dependencies.md §4): initdb into a temporary
+// A throwaway PostgreSQL cluster for tests and benchmarks (docs/notes/dependencies.md §4): initdb into a temporary
 // directory, pg_ctl start on 127.0.0.1 and a free port with durability off, a fresh database per caller, and
 // pg_ctl stop + removal at the end. The server binaries come from Debian's postgresql-15 (installed by .ci/run
 // when missing). As root, every server command runs as the `postgres` user: PostgreSQL refuses to run as root.

@@ -1,4 +1,4 @@
-// A process for the shutdown rules (specs/files-node.md §8): its one worker either stops 300 ms after
+// A process for the shutdown rules (docs/specs/files-node.md §8): its one worker either stops 300 ms after
 // `system.shutdown` (`quick`), never does (`hang`, its supervisor waiting 60 s), or never finishes starting
 // (`stuck-start`). Used by
 // test/actors/shutdown-exit.test.ts as a subprocess; does nothing unless asked to by the environment.

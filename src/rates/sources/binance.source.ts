@@ -1,4 +1,4 @@
-// Binance public market data: keyless exchange prices, notes/rates.md D.10.
+// Binance public market data: keyless exchange prices, docs/notes/rates.md D.10.
 // Binance has no USD markets: `<COIN><quote_asset>` (default USDT) is requested and emitted as `COIN/USD`
 // with no conversion. The substitution lives here, not in `mappings`, so the aggregators' genuine
 // `USDT/USD` quote stays observable during a depeg.

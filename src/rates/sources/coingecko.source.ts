@@ -1,4 +1,4 @@
-// CoinGecko: crypto quotes on the free Demo plan (key required in 4.2), notes/rates.md D.7.
+// CoinGecko: crypto quotes on the free Demo plan (key required in 4.2), docs/notes/rates.md D.7.
 // Auth header `x-cg-demo-api-key` on every request. Startup reads `GET {base}/api/v3/coins/list`
 // (`[{"id":"bitcoin","symbol":"btc",…}]`); each cycle asks
 // `GET {base}/api/v3/simple/price?ids=bitcoin,…&vs_currencies=USD` → `{"bitcoin":{"usd":63000},…}`.

@@ -1,4 +1,4 @@
-// CoinLore: keyless crypto quotes in USD, notes/rates.md D.9.
+// CoinLore: keyless crypto quotes in USD, docs/notes/rates.md D.9.
 // Startup, only for symbols without an explicit id: `GET {base}/api/assets/` → `{"data":[{"id":"90","symbol":"BTC","rank":1,…}]}`.
 // Each cycle: `GET {base}/api/ticker/?id=90,80,33250` (at most 100 ids per request) → a bare array whose
 // numbers arrive as strings: `[{"id":"90","symbol":"BTC","price_usd":"81520.59",…}]`.

@@ -1,4 +1,4 @@
-// CoinMarketCap Pro API: key-gated crypto quotes, notes/rates.md D.5.
+// CoinMarketCap Pro API: key-gated crypto quotes, docs/notes/rates.md D.5.
 // Auth header `X-CMC_PRO_API_KEY`. Startup resolves `coins` symbols to ids with
 // `GET {base}/v1/cryptocurrency/quotes/latest?symbol=BTC,ETH`; each cycle asks
 // `…/quotes/latest?id=1,1027,3703&convert=USD` and matches rows by symbol.

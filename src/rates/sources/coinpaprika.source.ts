@@ -1,4 +1,4 @@
-// CoinPaprika: keyless crypto quotes, notes/rates.md D.8.
+// CoinPaprika: keyless crypto quotes, docs/notes/rates.md D.8.
 // Startup: `GET {base}/v1/coins` (the whole directory) resolves ids and ranks. Each cycle: one ranked bulk call
 // `GET {base}/v1/tickers?quotes=USD&limit=<bulk_limit>` plus `GET {base}/v1/tickers/{id}?quotes=USD` per coin
 // outside the bulk range, because CoinPaprika has no batch-by-ids ticker endpoint.

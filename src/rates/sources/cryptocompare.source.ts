@@ -1,4 +1,4 @@
-// CryptoCompare (now CoinDesk Data): the deprecated, subscription-only connector of spec §2.6, notes/rates.md D.6.
+// CryptoCompare (now CoinDesk Data): the deprecated, subscription-only connector of spec §2.6, docs/notes/rates.md D.6.
 // `GET {base}/data/pricemulti?fsyms=USD,EUR,BTC&tsyms=USD&api_key=KEY` → `{"BTC":{"USD":63000.5},…}`.
 // Errors: legacy HTTP 200 `{"Response":"Error","Message":"…"}`; since 21 May 2026 HTTP 401
 // `{"Err":{"message":"API key required, …"}}`. The key is in the query, so no message here contains the URL.

@@ -1,4 +1,4 @@
-// CurrencyApi (fawazahmed0/exchange-api): keyless daily fiat rates, notes/rates.md D.1.
+// CurrencyApi (fawazahmed0/exchange-api): keyless daily fiat rates, docs/notes/rates.md D.1.
 // `GET {url}` → `{"date":"…","usd":{"eur":0.8951,…}}`: units per 1 USD, lowercase keys.
 
 import type { ConnectorOptions, CurrencyApiBlock } from '../config.js';

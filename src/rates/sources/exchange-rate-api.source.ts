@@ -1,4 +1,4 @@
-// ExchangeRateApi (open.er-api.com): keyless daily fiat rates, notes/rates.md D.2.
+// ExchangeRateApi (open.er-api.com): keyless daily fiat rates, docs/notes/rates.md D.2.
 // `GET {url}` → `{"result":"success","base_code":"USD","rates":{"EUR":0.86,…}}`: units per 1 USD.
 // Failures arrive with HTTP 200: `{"result":"error","error-type":"unsupported-code"}`.
 

@@ -1,4 +1,4 @@
-// ExchangeRateHost (exchangerate.host, APILayer): key-gated fiat, metals and BTC, notes/rates.md D.3.
+// ExchangeRateHost (exchangerate.host, APILayer): key-gated fiat, metals and BTC, docs/notes/rates.md D.3.
 // `GET {base}/live?access_key=KEY` → `{"success":true,"source":"USD","quotes":{"USDEUR":0.92,…}}`.
 // Errors come with HTTP 200: `{"success":false,"error":{"code":101,"type":"missing_access_key",…}}`.
 // The key travels in the query string, so no message of this file ever contains the request URL.

@@ -1,4 +1,4 @@
-// MOEX (Moscow Exchange, currency market): keyless RUB rates, notes/rates.md D.4.
+// MOEX (Moscow Exchange, currency market): keyless RUB rates, docs/notes/rates.md D.4.
 // `GET {url}` → `{"securities":{"columns":[…],"data":[[SECID, BOARDID, SHORTNAME, …, PREVPRICE, PREVWAPRICE, …], …]}}`.
 // Only `securities.data` is read, by column index as the original does.
 

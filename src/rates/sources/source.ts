@@ -1,4 +1,4 @@
-// The contract every upstream rate connector implements (notes/rates.md D).
+// The contract every upstream rate connector implements (docs/notes/rates.md D).
 // Connectors are pure of transport: the HTTP client is injected (see storage/rates/http-json.fetch.ts),
 // so the same code runs against the real APIs, fake servers on 127.0.0.1, and unit-test stubs.
 

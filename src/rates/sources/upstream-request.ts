@@ -2,7 +2,7 @@
 // into a SourceFetchError, the usual status and JSON checks, upstream text made fit for a notification, the
 // rounding of a price to `decimals`, and the per-coin warnings of an answer served in part.
 // Messages built here are notified to operators, so none of them ever quotes a URL, a header or a key
-// (notes/rates.md E.3, F.1).
+// (docs/notes/rates.md E.3, F.1).
 
 import type { Quote, SourceName } from '../types.js';
 import { isServable, roundTo } from '../triangulate.js';
@@ -14,7 +14,7 @@ import {
   type SourceContext,
 } from './source.js';
 
-/** Per-request timeout of a cycle: "a 10 s per-source timeout" (notes/rates.md F.21). */
+/** Per-request timeout of a cycle: "a 10 s per-source timeout" (docs/notes/rates.md F.21). */
 export const SOURCE_TIMEOUT_MS = 10_000;
 
 export interface UpstreamRequestOptions {

@@ -1,6 +1,6 @@
 // `files.disk` on its own: what a scan measures on a real folder, the schedule (one scan at start, cron ticks,
 // rescans, never two at once) under a simulated clock, and the disk-claim arithmetic of notes A.9 against exact
-// free-space readings (specs/files-node.md §2.6, §4.2 507, §8).
+// free-space readings (docs/specs/files-node.md §2.6, §4.2 507, §8).
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

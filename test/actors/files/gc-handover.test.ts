@@ -1,4 +1,4 @@
-// The collector's handover (notes/files-node.md A.4 rule 4c, rules 1, 6, 7; A.7 "collector handover"; specs/files-node.md
+// The collector's handover (docs/notes/files-node.md A.4 rule 4c, rules 1, 6, 7; A.7 "collector handover"; docs/specs/files-node.md
 // §2.8 `demoted`) on a real files node (helia, blockstore and SQLite registry in a temporary folder), with a fake
 // CopyClient standing for the designated holders' answers to `have`, and fake member peer ids. The files are picked
 // so that this node is outside their designated set, computed with the same placement function the collector uses.

@@ -1,7 +1,7 @@
 // `files.gc` on its own, over a scripted node (registry, pins and blockstore in memory; sizes measured on a real
 // temporary folder): the lifecycle changes a run makes, rule 7 (re-read before applying), rule 6 (pins verified
 // before deleting), the goal of a pressure run, the one-run-at-a-time rule, the status board, and the scheduled
-// collector that starts only after the startup walk (specs/files-node.md §4.3, §9.6; notes A.4).
+// collector that starts only after the startup walk (docs/specs/files-node.md §4.3, §9.6; notes A.4).
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 // `files.health` on its own: the checkpoint machine with this actor's real gathering and persisting, against a
 // node stand-in (libp2p status, registry state) and a controllable startup walk and disk measurement
-// (specs/files-node.md §2.3, §3.2; notes/files-node.md A.6, C5, C17-C19).
+// (docs/specs/files-node.md §2.3, §3.2; docs/notes/files-node.md A.6, C5, C17-C19).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

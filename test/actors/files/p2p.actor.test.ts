@@ -1,4 +1,4 @@
-// The peering schedule loop of files.p2p (actors/files/p2p.actor.ts; notes/files-node.md B.4) on a
+// The peering schedule loop of files.p2p (actors/files/p2p.actor.ts; docs/notes/files-node.md B.4) on a
 // SimulatedClock: a startup pass, one pass per cron tick, ticks during a pass skipped, operator passes
 // joining a running one, and stop disarming the timer and aborting the running pass.
 

@@ -1,7 +1,7 @@
 // `files.repair` on a real node (helia pins and the SQLite registry in a temporary store folder) with a fake copy
 // client (which peer holds what): the counts of a batch, the persisted cursor across restarts, the reset on a policy
 // change, one run at a time, the startup cycle and the schedule, a disabled repair, and shutdown between records
-// (specs/files-node.md §1.4, §2.3 rule 2, §4.3, §9.6; notes/files-node.md A.4, C21).
+// (docs/specs/files-node.md §1.4, §2.3 rule 2, §4.3, §9.6; docs/notes/files-node.md A.4, C21).
 
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';

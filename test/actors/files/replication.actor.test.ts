@@ -1,5 +1,5 @@
 // The replication protocol between two real libp2p nodes on 127.0.0.1 (actors/files/replication.actor.ts and
-// storage/files/peer-copy.libp2p.ts; specs/files-node.md §1.4, §8; notes/files-node.md A.9, C24, C25, C27): who may
+// storage/files/peer-copy.libp2p.ts; docs/specs/files-node.md §1.4, §8; docs/notes/files-node.md A.9, C24, C25, C27): who may
 // make a node responsible for content, the cache fallback, the incoming-copy slot and the disk reserve, and the
 // strict upload's stage / commit / abort with its pin-intent marker.
 

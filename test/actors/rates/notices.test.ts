@@ -1,6 +1,6 @@
 // rates notices through the real actors, under a simulated clock: the cadence of failing sources with real
 // connectors against fake upstreams on 127.0.0.1, and `log_level` filtering in the original's ranking
-// (none < error < warn < log < info; src/rates/log-level.ts, notes/rates.md E.1, E.3).
+// (none < error < warn < log < info; src/rates/log-level.ts, docs/notes/rates.md E.1, E.3).
 
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';

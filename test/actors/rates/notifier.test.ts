@@ -1,5 +1,5 @@
 // rates.notifier: every notice is logged (markdown stripped, secrets scrubbed) and posted to each webhook
-// in the original payload shapes, and sent as an ADAMANT chat message to each address (notes/rates.md E.3).
+// in the original payload shapes, and sent as an ADAMANT chat message to each address (docs/notes/rates.md E.3).
 // The webhooks here are a loopback server: the config's URL patterns only admit Slack and Discord hosts, so the
 // actor is built directly; the ADAMANT node is the fake node of test/support/adamant-node.ts.
 
@@ -89,7 +89,7 @@ test('a webhook that never answers is given up at WEBHOOK_TIMEOUT_MS on the inje
 });
 
 // ---------------------------------------------------------------------------------------------
-// The ADAMANT channel (notes/rates.md E.3): an encrypted basic chat message `<level>| **<name>**# <message>` to each
+// The ADAMANT channel (docs/notes/rates.md E.3): an encrypted basic chat message `<level>| **<name>**# <message>` to each
 // configured address, through the console's node client, against the signature-checking fake node, which decrypts
 // what its test accounts receive.
 

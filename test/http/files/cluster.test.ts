@@ -1,4 +1,4 @@
-// A real 3-node files cluster on 127.0.0.1 (specs/files-node.md §1.4, §2.1, §4.2 503; notes/files-node.md A.3, A.8,
+// A real 3-node files cluster on 127.0.0.1 (docs/specs/files-node.md §1.4, §2.1, §4.2 503; docs/notes/files-node.md A.3, A.8,
 // C1, C25-C27, E51, E55): each node its own store directory, HTTP and libp2p ports, one shared `nodes` list,
 // peer ids from a first boot. Copies travel over the replication protocol and the blocks over bitswap.
 

@@ -1,4 +1,4 @@
-// The file status on a real 3-node cluster on loopback (specs/files-node.md §2.1, §2.2; notes/files-node.md A.3,
+// The file status on a real 3-node cluster on loopback (docs/specs/files-node.md §2.1, §2.2; docs/notes/files-node.md A.3,
 // E40, E51, E53; issue 14 item 4): `replication.acknowledged` and `required` are the upload report's figures, and a
 // copy that repair places later raises the count.
 

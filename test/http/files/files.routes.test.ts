@@ -1,5 +1,5 @@
 // The files node in-process: supervisor + runtime (real helia) + content actor + the uWS listener on
-// 127.0.0.1, exercised over HTTP (specs/files-node.md §4.1, §4.2, §5, §7; notes E).
+// 127.0.0.1, exercised over HTTP (docs/specs/files-node.md §4.1, §4.2, §5, §7; notes E).
 
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';

@@ -1,5 +1,5 @@
 // POST /api/storage/gc against a real in-process node (supervisor + helia + files actors + uWS on 127.0.0.1):
-// specs/files-node.md §2.8, §4.3, §9.6; notes/files-node.md A.4, C3, E46-E48, E50. Three nodes, one after the
+// docs/specs/files-node.md §2.8, §4.3, §9.6; docs/notes/files-node.md A.4, C3, E46-E48, E50. Three nodes, one after the
 // other: A (scheduled collection off, no pressure), B (small watermarks), C (a collector scheduled every second).
 
 import assert from 'node:assert/strict';

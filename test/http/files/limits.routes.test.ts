@@ -1,5 +1,5 @@
 // Rate limits and admission limits of the files node over HTTP, on an in-process node (supervisor + real
-// helia + content actor + uWS on 127.0.0.1): specs/files-node.md §4.2, §5 last paragraph, §7 429 row, §8;
+// helia + content actor + uWS on 127.0.0.1): docs/specs/files-node.md §4.2, §5 last paragraph, §7 429 row, §8;
 // notes A.3 (upload evaluation order), A.9, C23, E28.
 //
 // The main node trusts 127.0.0.1 as its proxy, so each test speaks as its own client through

@@ -1,6 +1,6 @@
 // Node and storage-state routes of one in-process files node (supervisor + real helia runtime + the files actors
 // + the uWS listener on 127.0.0.1): the Health object and its checkpoint over restarts, legacy info, admin
-// details and storage metrics (specs/files-node.md §2.3-§2.6, §3.2, §4.1, §4.3, §5; notes/files-node.md E4, E6,
+// details and storage metrics (docs/specs/files-node.md §2.3-§2.6, §3.2, §4.1, §4.3, §5; docs/notes/files-node.md E4, E6,
 // E10, E11, E14, E15, E18, E50).
 
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
-// Peering and the peer-network operator routes with two real files nodes on 127.0.0.1 (specs/files-node.md
-// §4.4, §5; notes/files-node.md A.5, B.4, B.8, C13, E59, E60).
+// Peering and the peer-network operator routes with two real files nodes on 127.0.0.1 (docs/specs/files-node.md
+// §4.4, §5; docs/notes/files-node.md A.5, B.4, B.8, C13, E59, E60).
 //
 // Peer ids come from a first boot of each store (the identity is kept in the store, so the real start keeps
 // it), and libp2p listens on ports picked before the start, so both nodes share ONE `nodes` list that names

@@ -1,5 +1,5 @@
 // POST /api/storage/repair against a real in-process node (supervisor + helia + files actors + uWS on 127.0.0.1):
-// specs/files-node.md §2.3 rule 2, §4.3, §7; notes/files-node.md A.4, C10, C-shapes "Repair report", E48. The node's
+// docs/specs/files-node.md §2.3 rule 2, §4.3, §7; docs/notes/files-node.md A.4, C10, C-shapes "Repair report", E48. The node's
 // one configured peer is a silent TCP listener: it accepts connections and never answers, so every probe and every
 // copy request to it runs into `replication.requestTimeoutMs` (a repair batch that takes a while, and a copy that
 // stays missing).

@@ -1,4 +1,4 @@
-// Every upload body a stranger can send gets a 4xx and the node keeps serving (issue 14 item 0; specs/files-node.md
+// Every upload body a stranger can send gets a 4xx and the node keeps serving (issue 14 item 0; docs/specs/files-node.md
 // §4.2 "An interrupted upload leaves no blocks"): bodies cut off before their closing boundary, at every position;
 // malformed and duplicate part headers; 10,000 parts; random bytes; oversize bodies the client keeps sending (the
 // 413 must still reach it); CIDs that parse but name content this node can never serve.

@@ -1,4 +1,4 @@
-// The rates read API over HTTP (specs/rates.md §2.1, §7): the real listener in front of a runtime without sources.
+// The rates read API over HTTP (docs/specs/rates.md §2.1, §7): the real listener in front of a runtime without sources.
 // Bad percent-encoding anywhere in a request is the service's own 4xx `{success:false,date,msg}` or an ordinary
 // answer, never a 500 (issue 15).
 

@@ -1,5 +1,5 @@
-// The file lifecycle machine, one step at a time with XState's pure `transition()` (DESIGN.md testing
-// levels: machines), one case per row of notes/files-node.md A.7 that the machine owns, plus the
+// The file lifecycle machine, one step at a time with XState's pure `transition()` (docs/DESIGN.md testing
+// levels: machines), one case per row of docs/notes/files-node.md A.7 that the machine owns, plus the
 // idempotent moves of notes C6 and the expiry guard of notes C3; then `applyFileEvent`, the way the
 // writer of file records uses it, and the pure helpers of src/files/lifecycle.ts.
 

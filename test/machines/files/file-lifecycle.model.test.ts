@@ -3,7 +3,7 @@
 // to the row with `resolveState`), replayed on a real actor (test/support/model.ts). The effect of each step is
 // checked against `applyFileEvent`, the function the one writer of file records (actors/files/file-records.ts)
 // really calls: the same record and the same pin/unpin effect as the markers the actor executed; and the invariants
-// of specs/files-node.md §3.1, §4.2.
+// of docs/specs/files-node.md §3.1, §4.2.
 
 import assert from 'node:assert/strict';
 import { applyFileEvent, fileLifecycleMachine, type FileLifecycleContext } from '../../../machines/files/file-lifecycle.machine.js';

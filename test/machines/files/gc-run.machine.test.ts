@@ -1,5 +1,5 @@
 // One GC run as a machine (machines/files/gc-run.machine.ts), with scripted actors in place of the real I/O that
-// actors/files/gc.actor.ts provides (DESIGN.md testing levels: machines). Covers every final state and the order
+// actors/files/gc.actor.ts provides (docs/DESIGN.md testing levels: machines). Covers every final state and the order
 // of the stages (notes A.4 rules 1, 4c, 5-8).
 
 import assert from 'node:assert/strict';

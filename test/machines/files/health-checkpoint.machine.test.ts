@@ -1,4 +1,4 @@
-// The health-checkpoint machine under a simulated clock (DESIGN.md testing levels: machines; notes A.6 scheduling).
+// The health-checkpoint machine under a simulated clock (docs/DESIGN.md testing levels: machines; notes A.6 scheduling).
 // Its actors are replaced with scripted ones, as actors/files replaces them with real I/O.
 
 import assert from 'node:assert/strict';

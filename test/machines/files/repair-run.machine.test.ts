@@ -1,7 +1,7 @@
 // The repair job as a machine (machines/files/repair-run.machine.ts), with scripted batches in place of the real I/O
-// that actors/files/repair.actor.ts provides, on a SimulatedClock (DESIGN.md testing levels: machines). Covers one
+// that actors/files/repair.actor.ts provides, on a SimulatedClock (docs/DESIGN.md testing levels: machines). Covers one
 // manual batch, a whole cycle with its pauses, the refusal of a second run, a disabled repair and a failed batch
-// (specs/files-node.md §4.3; notes/files-node.md A.4, C21).
+// (docs/specs/files-node.md §4.3; docs/notes/files-node.md A.4, C21).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

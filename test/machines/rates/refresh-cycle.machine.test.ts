@@ -1,4 +1,4 @@
-// The refresh-cycle machine under a simulated clock (DESIGN.md testing levels: machines).
+// The refresh-cycle machine under a simulated clock (docs/DESIGN.md testing levels: machines).
 // Its actors are replaced with scripted ones, as actors/rates replaces them with real I/O.
 
 import assert from 'node:assert/strict';

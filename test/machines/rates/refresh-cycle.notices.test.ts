@@ -1,5 +1,5 @@
 // Every notice the refresh cycle sends: its exact text, its level and its cadence, under a simulated clock
-// (specs/rates.md §6; notes/rates.md B.2, E.3, F.1, F.8). Cycles are driven with scripted source outcomes, as
+// (docs/specs/rates.md §6; docs/notes/rates.md B.2, E.3, F.1, F.8). Cycles are driven with scripted source outcomes, as
 // in refresh-cycle.machine.test.ts; `publishNotices` records what actors/rates would log and send.
 
 import assert from 'node:assert/strict';

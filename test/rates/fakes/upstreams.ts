@@ -1,5 +1,5 @@
 // Fake upstream rate APIs for tests: one node:http server on 127.0.0.1 (port 0) serving the ten sources'
-// request paths under distinct prefixes, with an in-process control API. Shapes follow notes/rates.md D.1–D.10.
+// request paths under distinct prefixes, with an in-process control API. Shapes follow docs/notes/rates.md D.1–D.10.
 // Also exports a recording wrapper around the service's real HttpJsonClient, with a timeout cap for fast tests.
 //
 // Importing this module starts nothing (node --test runs every .js under a test/ folder).

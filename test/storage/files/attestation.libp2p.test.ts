@@ -1,5 +1,5 @@
 // The health attestation protocol `/adamant/health/1.0.0` between real libp2p nodes on 127.0.0.1
-// (storage/files/attestation.libp2p.ts; specs/files-node.md §2.3 rules 5-7; notes/files-node.md A.6 "Attestation
+// (storage/files/attestation.libp2p.ts; docs/specs/files-node.md §2.3 rules 5-7; docs/notes/files-node.md A.6 "Attestation
 // protocol", C24), and `files.health` counting it.
 //
 // Peer ids come from a first boot of each store (the identity is kept in the store), and libp2p listens on ports

@@ -1,5 +1,5 @@
 // The SQLite file registry (storage/files/registry.sqlite.ts): records, cursors, collector queries,
-// pin-intent markers and the atomic upload commit (notes/files-node.md A.8, C22), GC evidence, actor
+// pin-intent markers and the atomic upload commit (docs/notes/files-node.md A.8, C22), GC evidence, actor
 // state, persistence across reopen, WAL mode and the schema version.
 
 import assert from 'node:assert/strict';

@@ -1,4 +1,4 @@
-// One contract suite for every rates history backend (spec §4.2, notes/rates.md A.2, F.9–F.11).
+// One contract suite for every rates history backend (spec §4.2, docs/notes/rates.md A.2, F.9–F.11).
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';

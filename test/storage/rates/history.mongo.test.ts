@@ -1,4 +1,4 @@
-// The MongoDB backend runs against a real server only when MONGODB_URL is set (DESIGN.md, Storage):
+// The MongoDB backend runs against a real server only when MONGODB_URL is set (docs/DESIGN.md, Storage):
 // MongoDB is not installable on this machine type. Each case uses its own throwaway database.
 
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 // The Ethereum JSON-RPC client (storage/transfers/chain.eth-rpc.ts) against a real anvil
-// (notes/transfers-console.md E.1): what it fetches, decoded by transferRows, gives exactly the rows the original's rules produce (notes A.2) for native
+// (docs/notes/transfers-console.md E.1): what it fetches, decoded by transferRows, gives exactly the rows the original's rules produce (notes A.2) for native
 // transfers, an ERC-20 deployment and transfer, a reverted transfer, a contract creation with value and empty blocks;
 // eth_getBlockReceipts and per-transaction receipts agree; and the failure kinds surface as their classes. A small
 // loopback proxy in front of anvil counts requests and plays a node without eth_getBlockReceipts or a broken one.
