@@ -97,9 +97,10 @@ test('file records have one writer: actors/files/file-records.ts', () => {
 });
 
 test('nothing reads outside the repository: no test, bench or service names a path beside or above it', () => {
-  // A clone has nothing beside it (no ../shared): fixtures live in test/fixtures/. A path is named outside the
-  // repository by a `..` segment joined onto the repository root, a relative literal that climbs into a sibling
-  // folder, or an absolute path to this machine's work folders.
+  // A clone has nothing beside it: fixtures live in test/fixtures/, the design documents in docs/. A path is named
+  // outside the repository by a `..` segment joined onto the repository root, a relative literal that climbs into a
+  // sibling folder, or an absolute path to this machine's work folders. (The samples below are put together from
+  // parts, so that this file names no such path either.)
   const OUTSIDE = [
     /repositoryRoot\(\)\s*,\s*['"`]\.\.['"`]/,
     /['"`]\.\.['"`]\s*,\s*['"`]shared['"`]/,
@@ -123,14 +124,24 @@ test('nothing reads outside the repository: no test, bench or service names a pa
   }
   assert.ok(read > 200, `the check read the sources (${read} files)`);
   // The forms this check exists for, as the fixtures helper once wrote them.
+  const sibling = ['shared', 'fixtures', 'original-ipfs-node-store'];
   for (const line of [
-    "join(repositoryRoot(), '..', 'shared', 'fixtures', 'original-ipfs-node-store')",
-    "readFileSync('../shared/fixtures/original-ipfs-node-store/manifest.json')",
-    "const STORE = '/work/shared/fixtures/original-ipfs-node-store';",
+    `join(repositoryRoot(), '..', ${sibling.map((part) => `'${part}'`).join(', ')})`,
+    `readFileSync('${['..', ...sibling, 'manifest.json'].join('/')}')`,
+    `const STORE = '${['', 'work', ...sibling].join('/')}';`,
   ]) {
     assert.ok(OUTSIDE.some((pattern) => pattern.test(line)), `the check finds: ${line}`);
   }
   assert.deepEqual(offenders, []);
+  // The documents a clone carries (README, docs/, fixture notes) point inside it too.
+  const climbing = new RegExp(`\\.\\./${sibling[0]}\\b`);
+  const documents = ['README.md', 'test/fixtures/README.md', ...readdirSync(join(ROOT, 'docs'), { recursive: true }).map((name) => `docs/${String(name)}`)]
+    .filter((path) => path.endsWith('.md'));
+  assert.ok(documents.length >= 9, `the check read the documents (${documents.length})`);
+  assert.deepEqual(
+    documents.filter((path) => climbing.test(readFileSync(join(ROOT, path), 'utf8'))),
+    [],
+  );
 });
 
 test('the fixtures the tests read are in the repository', () => {
