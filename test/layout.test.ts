@@ -43,6 +43,25 @@ function sources(dir: string): string[] {
   return out;
 }
 
+/** Every source line of `folders` (but the file `except`) that `matches`, as `path:line: text`; `read` counts the files. */
+function linesMatching(folders: readonly string[], except: string, matches: (line: string) => boolean): { offenders: string[]; read: number } {
+  const offenders: string[] = [];
+  let read = 0;
+  for (const folder of folders) {
+    for (const file of sources(join(ROOT, folder))) {
+      const rel = relative(ROOT, file).split(sep).join('/');
+      if (rel === except) continue;
+      read++;
+      readFileSync(file, 'utf8')
+        .split('\n')
+        .forEach((line, index) => {
+          if (matches(line)) offenders.push(`${rel}:${index + 1}: ${line.trim()}`);
+        });
+    }
+  }
+  return { offenders, read };
+}
+
 function specifiers(file: string): string[] {
   const text = readFileSync(file, 'utf8');
   const found: string[] = [];
@@ -77,20 +96,7 @@ test('every layer imports only the layers docs/DESIGN.md allows', () => {
 test('file records have one writer: actors/files/file-records.ts', () => {
   // The registry's record writes; intents, acknowledgements, GC runs and actor state are written elsewhere on purpose.
   const RECORD_WRITES = /\b(?:registry|#registry)\s*(?:\(\))?\s*\.\s*(?:put|putMany|delete|commitUpload)\s*\(/;
-  const offenders: string[] = [];
-  let read = 0;
-  for (const layer of ['actors', 'http', 'src'] as const) {
-    for (const file of sources(join(ROOT, layer))) {
-      const rel = relative(ROOT, file).split(sep).join('/');
-      if (rel === 'actors/files/file-records.ts') continue;
-      read++;
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .forEach((line, index) => {
-          if (RECORD_WRITES.test(line)) offenders.push(`${rel}:${index + 1}: ${line.trim()}`);
-        });
-    }
-  }
+  const { offenders, read } = linesMatching(['actors', 'http', 'src'], 'actors/files/file-records.ts', (line) => RECORD_WRITES.test(line));
   assert.ok(read > 50, `the check read the sources (${read} files)`);
   assert.match('node.registry.put(record);', RECORD_WRITES, 'the pattern finds a direct write');
   assert.deepEqual(offenders, []);
@@ -108,20 +114,7 @@ test('nothing reads outside the repository: no test, bench or service names a pa
     /\bshared\/fixtures\b/,
     /['"`]\/work\//,
   ];
-  const offenders: string[] = [];
-  let read = 0;
-  for (const folder of ['test', 'bench', ...LAYERS]) {
-    for (const file of sources(join(ROOT, folder))) {
-      const rel = relative(ROOT, file).split(sep).join('/');
-      if (rel === 'test/layout.test.ts') continue;
-      read++;
-      readFileSync(file, 'utf8')
-        .split('\n')
-        .forEach((line, index) => {
-          if (OUTSIDE.some((pattern) => pattern.test(line))) offenders.push(`${rel}:${index + 1}: ${line.trim()}`);
-        });
-    }
-  }
+  const { offenders, read } = linesMatching(['test', 'bench', ...LAYERS], 'test/layout.test.ts', (line) => OUTSIDE.some((pattern) => pattern.test(line)));
   assert.ok(read > 200, `the check read the sources (${read} files)`);
   // The forms this check exists for, as the fixtures helper once wrote them.
   const sibling = ['shared', 'fixtures', 'original-ipfs-node-store'];
