@@ -12,14 +12,13 @@ import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { confirmedRecord, newUploadRecord, publicStatus, type FileStatus } from '../../src/files/lifecycle.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { copyTargets, localOnlyReport, placementOf, replicationReport, statusReplication, type CopyOutcome, type PlacementTier, type ReplicationReport } from '../../src/files/placement.js';
-import type { LeaseRelease, SharedLease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
-import type { SessionRecord } from './file-records.js';
-import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import type { SessionRecord, StorePort } from './store.actor.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -116,11 +115,11 @@ export interface ContentOptions {
   readonly holder: NodeHolder;
   readonly clock: Clock;
   /**
-   * The tree's storage lease (notes A.4 rule 8), held shared while blocks this actor writes are not yet pinned: an
-   * upload from its first block write to commit or rollback, an operator pin while it fetches. The collector's
-   * deletion pass holds it exclusively, so it never deletes such a block as "unpinned".
+   * The owner of records, intents, pins and the storage lease (actors/files/store.actor.ts). An upload holds the lease
+   * shared from its first block write to commit or rollback (notes A.4 rule 8), so the collector's deletion pass never
+   * deletes one of its blocks as "unpinned"; an operator pin holds it while it fetches (the owner takes it then).
    */
-  readonly lease: SharedLease;
+  readonly store: StorePort;
   readonly settings: ContentSettings;
   /** The asking side of the replication protocol (absent: nothing is placed, as with replication disabled). */
   readonly copies?: CopyClient;
@@ -203,7 +202,7 @@ export function downloadChunks(node: FilesNode, cid: CID, type: string, size: nu
 
 export function contentLogic(options: ContentOptions) {
   const inFlight = new InFlightBlocks();
-  const { holder, clock, settings, logger, lease } = options;
+  const { holder, clock, settings, logger, store } = options;
 
   const answer = <T>(reply: Reply<T>, work: () => Promise<T>) => {
     work().then(reply.resolve, (error: unknown) => reply.reject(error as Error));
@@ -225,7 +224,7 @@ export function contentLogic(options: ContentOptions) {
     const copies = options.copies;
     const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
     // A staged copy is not stored until its commit is settled: the strict path notes those itself.
-    if (session === undefined) noteHolders(node, record.cid, { held: targets.filter((_, index) => outcomes[index] === 'stored') }, clock.now(), logger);
+    if (session === undefined) store.tell({ type: 'store.noteHolders', cid: record.cid, held: targets.filter((_, index) => outcomes[index] === 'stored'), at: clock.now() });
     return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, outcomes), askedPeers: targets };
   };
 
@@ -261,15 +260,15 @@ export function contentLogic(options: ContentOptions) {
     // The shared lease is taken lazily, right before the first block write (the first import), with the request's
     // signal, so a request refused before it sends a file never waits behind a collector pass. runUpload drives the
     // session in order (imports, then commit or rollback), so the lease is given back once the session ends.
-    let held: LeaseRelease | undefined;
     let acquiring: Promise<void> | undefined;
+    let held = false;
     const holdLease = (signal: AbortSignal): Promise<void> =>
-      (acquiring ??= lease.acquireShared(signal).then((release) => {
-        held = release;
+      (acquiring ??= store.ask({ type: 'store.openSession', sessionId }, { signal }).then(() => {
+        held = true;
       }));
     const endLease = () => {
-      held?.();
-      held = undefined;
+      if (held) store.tell({ type: 'store.closeSession', sessionId });
+      held = false;
     };
     return {
       async importFile(content, signal) {
@@ -282,12 +281,8 @@ export function contentLogic(options: ContentOptions) {
         const entries: SessionRecord[] = [];
         for (const file of files) {
           const cid = file.cid.toString();
-          // The intent marker goes first: a crash between pin and registry is rolled back at the next start.
-          node.registry.addIntent(cid, sessionId, now);
-          if (!(await node.pins.has(file.cid, signal))) {
-            await node.pins.add(file.cid, { signal });
-            pinnedHere.push(file.cid);
-          }
+          // The owner writes the intent marker before the pin: a crash between pin and registry is rolled back at the next start.
+          if (await store.ask({ type: 'store.pinForSession', sessionId, cid: file.cid }, { signal })) pinnedHere.push(file.cid);
           entries.push({
             cid,
             build: (existing) =>
@@ -296,8 +291,8 @@ export function contentLogic(options: ContentOptions) {
                 : newUploadRecord(cid, now, { confirmationRequired: settings.confirmationRequired, temporaryTtlMs: settings.temporaryTtlMs, dagBytes: file.dagBytes }),
           });
         }
-        const register = (): FileRecord[] => {
-          const records = node.records.commitSession(sessionId, entries);
+        const register = async (): Promise<FileRecord[]> => {
+          const records = await store.ask({ type: 'store.commitSession', sessionId, entries }, { signal });
           registered = true;
           session.commit();
           // Every block of the request is pinned now: the collector may run.
@@ -305,14 +300,14 @@ export function contentLogic(options: ContentOptions) {
           return records;
         };
         if (!strict) {
-          const records = register();
+          const records = await register();
           return { records, reports: (await placeAll(node, records, signal)).reports };
         }
         // Strict (spec §4.2 503): the local pins are in place, so the collector may run while peers stage their
         // copies under this session; the records are written only on quorum. Copies are placed for the records as
         // they would be now; the commit builds them again from the records that stand then.
         endLease();
-        const preview = entries.map((entry) => entry.build(node.records.get(entry.cid)));
+        const preview = entries.map((entry) => entry.build(node.registry.get(entry.cid)));
         const { placed, reports } = await placeAll(node, preview, signal, sessionId);
         if (!reports.every((report) => report.satisfied)) {
           // Every peer asked, not only those that said stored: a stage that finished after its answer timed out
@@ -321,11 +316,11 @@ export function contentLogic(options: ContentOptions) {
           logger.warn({ files: preview.length, unsatisfied: reports.filter((report) => !report.satisfied).length }, 'strict upload missed its quorum; rolled back');
           throw new QuorumNotReachedError();
         }
-        const records = register();
+        const records = await register();
         const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
         const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
         stored.forEach(({ peerId, cid }, index) => {
-          if (settled[index]) noteHolders(node, cid, { held: [peerId] }, clock.now(), logger);
+          if (settled[index]) store.tell({ type: 'store.noteHolders', cid, held: [peerId], at: clock.now() });
         });
         // spec §4.2 500: "replica settlement failed"; the local decision stays durable and repair fixes the copies.
         if (!settled.every(Boolean)) throw new ReplicaSettlementError();
@@ -334,11 +329,8 @@ export function contentLogic(options: ContentOptions) {
       async rollback() {
         try {
           if (registered) return;
-          for (const cid of pinnedHere) {
-            // A copy a peer asked for meanwhile may rely on this pin now (its record is committed): kept then.
-            await node.records.releaseSessionPin(cid, sessionId).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release a pin'));
-          }
-          node.registry.removeSessionIntents(sessionId);
+          // A copy a peer asked for meanwhile may rely on one of these pins now (its record is committed): kept then.
+          await store.ask({ type: 'store.rollbackSession', sessionId, unpin: pinnedHere, intents: 'all' }).catch((error: unknown) => logger.warn({ err: error }, 'rollback could not release its pins'));
           await session.rollback((cid) => node.helia.pins.isPinned(cid));
         } finally {
           // After the created blocks are gone (or failed to go): the collector may take the rest.
@@ -448,32 +440,12 @@ export function contentLogic(options: ContentOptions) {
     return statusOf(node, record);
   };
 
-  const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: () => FileRecord): Promise<FileStatus> => {
+  const change = async (cid: CID, kind: FileEvent['type'], signal: AbortSignal, create?: FileRecord): Promise<FileStatus> => {
     const node = holder.get();
-    // An event that may pin holds the shared lease throughout: fetched blocks are unpinned until the pin walk has
-    // finished, like an upload's. Taken before the record queue (file-records.ts: lease first, then the queue).
-    const release = kind === 'file.unpin' ? undefined : await lease.acquireShared(signal);
-    let applied;
-    try {
-      applied = await node.records.apply(cid, () => ({ type: kind, at: clock.now() }) as FileEvent, {
-        signal,
-        create,
-        pin: async (target, pinSignal) => {
-          // Content that is not local is fetched over bitswap: bounded like a download's discovery (notes C13).
-          const discovery = deadline(clock, settings.findFileTimeoutMs, pinSignal);
-          try {
-            await node.pins.add(target, { signal: discovery.signal });
-          } catch (error) {
-            throw discovery.expired ? new FileTimeoutError('discovery') : error;
-          } finally {
-            discovery.clear();
-          }
-        },
-      });
-    } finally {
-      release?.();
-    }
-    const { record, written } = applied;
+    // An event that may pin may fetch: bounded like a download's discovery (notes C13); the owner holds the lease then.
+    const fetch = kind === 'file.unpin' ? undefined : { timeoutMs: settings.findFileTimeoutMs };
+    const decide = (): FileEvent => ({ type: kind, at: clock.now() }) as FileEvent;
+    const { record, written } = await store.ask({ type: 'store.change', cid, decide, create, fetch }, { signal });
     if (!record) throw new FileNotFoundError();
     if (written) logger.debug({ change: kind, state: record.state }, 'file lifecycle changed');
     // notes A.7: a confirmed file is placed on its designated peers; the answer does not wait (repair retries).
@@ -508,7 +480,7 @@ export function contentLogic(options: ContentOptions) {
         case 'pins.add':
           // notes A.7: re-pinning registers the file as confirmed again (a new record when unknown).
           return answer(event.reply, () =>
-            change(event.cid, 'file.repin', event.reply.signal, () => ({ ...confirmedRecord(event.cid.toString(), clock.now(), 'pin', null), pinned: false, state: 'expired' })),
+            change(event.cid, 'file.repin', event.reply.signal, { ...confirmedRecord(event.cid.toString(), clock.now(), 'pin', null), pinned: false, state: 'expired' }),
           );
         case 'pins.isPinned':
           return answer(event.reply, () => holder.get().pins.has(event.cid, event.reply.signal));

@@ -21,8 +21,10 @@
 // walks the file-backed blockstore (node.store.blockstore, the FsBlockstore) itself: a block is deleted when no pin
 // covers it (`pins.isPinned` is per block, by multihash), counted by its bytes, listed in `removedCids` as the
 // blockstore names it, and any failure ends the pass with an error in the report. What helia's lock protected
-// against — a block written but not yet pinned — is covered by the storage lease instead: uploads hold it shared
-// from their first block write to commit, operator pins while they fetch, and this pass holds it exclusively.
+// against — a block written but not yet pinned — is covered by the storage lease instead, held by the store's owner
+// (actors/files/store.actor.ts): uploads hold it shared from their first block write to commit, operator pins while
+// they fetch, and this pass exclusively. Every record and pin change of a run (releases, handovers, restored pins)
+// is a message to that owner.
 
 import { CID } from 'multiformats/cid';
 import { join } from 'node:path';
@@ -56,7 +58,6 @@ import {
   type HandoverCandidate,
 } from '../../src/files/gc.js';
 import type { PlacementTier } from '../../src/files/placement.js';
-import type { ExclusiveLease, LeaseRelease } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -65,7 +66,8 @@ import { deadline, type Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { GcStatusBoard } from './gc-status.js';
-import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import type { StorePort } from './store.actor.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
@@ -94,7 +96,8 @@ export interface GcOptions {
    */
   readonly holder: NodeHolder;
   readonly clock: Clock;
-  readonly lease: ExclusiveLease;
+  /** The owner of records, pins and the storage lease (actors/files/store.actor.ts). */
+  readonly store: StorePort;
   readonly status: GcStatusBoard;
   /** The scheduled collector starts only after the startup walk (spec §9.6). */
   readonly startup: StartupWait;
@@ -137,7 +140,7 @@ export const HANDOVER_PROBE_CONCURRENCY = 4;
 type RunOrigin = 'manual' | 'scheduled';
 
 export function gcLogic(options: GcOptions) {
-  const { holder, clock, lease, status, settings, logger } = options;
+  const { holder, clock, store, status, settings, logger } = options;
 
   const logic = fromCallback<GcEvent>(({ receive }) => {
     /** The run in progress: its machine actor and the lease it may hold. */
@@ -157,9 +160,9 @@ export function gcLogic(options: GcOptions) {
 
     const run = async (dryRun: boolean, force: boolean, origin: RunOrigin): Promise<GcReport> => {
       const startedAt = clock.now();
-      let heldLease: LeaseRelease | undefined;
+      let heldLease: number | undefined;
       const releaseLease = () => {
-        heldLease?.();
+        if (heldLease !== undefined) store.tell({ type: 'store.endCollection', token: heldLease });
         heldLease = undefined;
       };
       const actor = hostedActor(
@@ -173,19 +176,19 @@ export function gcLogic(options: GcOptions) {
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
-              const noteHeld = (cid: string, peerId: string) => noteHolders(holder, cid, { held: [peerId] }, clock.now(), logger);
+              const noteHeld = (cid: string, peerId: string) => store.tell({ type: 'store.noteHolders', cid, held: [peerId], at: clock.now() });
               const confirmed = await probeHolders(copies, clock, selection.candidates, signal, noteHeld);
               if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;
             }),
             acquireLease: fromPromise<void, void>(async ({ signal }) => {
-              const release = await lease.acquireExclusive(signal);
+              const token = await store.ask({ type: 'store.beginCollection' }, { signal });
               // Stopped while waiting for the grant: give it straight back.
-              if (stopped || signal.aborted) release();
-              else heldLease = release;
+              if (stopped || signal.aborted) store.tell({ type: 'store.endCollection', token });
+              else heldLease = token;
             }),
-            releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async ({ input, signal }) => releaseFiles(holder.get(), input, signal)),
-            verifyPins: fromPromise<VerifyPinsOutput, void>(async ({ signal }) => verifyPins(holder.get(), signal)),
+            releaseFiles: fromPromise<ReleaseFilesOutput, ReleaseFilesInput>(async ({ input, signal }) => releaseFiles(store, input, signal)),
+            verifyPins: fromPromise<VerifyPinsOutput, void>(async ({ signal }) => verifyPins(holder.get(), store, signal)),
             deleteUnpinned: fromPromise<DeleteUnpinnedOutput, DeleteUnpinnedInput>(async ({ input, signal }) => deleteUnpinned(holder.get(), input, signal)),
           },
           actions: { releaseLease },
@@ -339,11 +342,10 @@ async function probeHolders(
 
 /**
  * Releases the planned files, then demotes the planned handovers, that still match the plan (rule 7), through the
- * lifecycle machine. The record is written only after its pin is gone, and only if nobody changed it while the pin
- * was being removed (a file confirmed or re-pinned meanwhile keeps its new record; pin verification then restores
- * its pin before anything is deleted).
+ * lifecycle machine: each is a `store.change` whose decision is made on the record that stands when the owner takes
+ * it (a file confirmed or re-pinned since the plan keeps its record). The owner writes the record after its pin is gone.
  */
-async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: AbortSignal): Promise<ReleaseFilesOutput> {
+async function releaseFiles(store: StorePort, input: ReleaseFilesInput, signal: AbortSignal): Promise<ReleaseFilesOutput> {
   const releasedCids: string[] = [];
   const demotedCids: string[] = [];
   const keptCids: string[] = [];
@@ -351,9 +353,9 @@ async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: A
   /** Applies the event `decide` gives for the record that stands (null: it no longer matches the plan). */
   const apply = async (cid: string, decide: (current: FileRecord) => FileEvent | null, done: string[]) => {
     try {
-      const { record, written } = await node.records.apply(CID.parse(cid), decide, { signal });
+      const { record, written } = await store.ask({ type: 'store.change', cid: CID.parse(cid), decide }, { signal });
       if (written) done.push(cid);
-      // Not released (changed by someone else, or no longer planned): a record still pinned is retained.
+      // Not released (no longer planned): a record still pinned is retained.
       else if (record?.pinned) keptCids.push(cid);
     } catch (error) {
       if (signal.aborted) throw error;
@@ -373,11 +375,11 @@ async function releaseFiles(node: FilesNode, input: ReleaseFilesInput, signal: A
 }
 
 /**
- * Rule 6: every file that must be pinned is; a lost pin is restored from local blocks only (offline: a missing
- * block is not fetched), and one that cannot be restored is unprotected. `isPinned` asks about the root block,
- * which a recursive pin covers together with its whole DAG.
+ * Rule 6: every file that must be pinned is; a lost pin is restored by the owner from local blocks only (offline: a
+ * missing block is not fetched), and one that cannot be restored is unprotected. The root pin is checked here first
+ * (a read), so only lost pins become messages.
  */
-async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyPinsOutput> {
+async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal): Promise<VerifyPinsOutput> {
   const repairedPins: string[] = [];
   const unprotected: string[] = [];
   const failures: unknown[] = [];
@@ -399,11 +401,12 @@ async function verifyPins(node: FilesNode, signal: AbortSignal): Promise<VerifyP
       continue;
     }
     try {
-      await node.pins.add(cid, { signal, offline: true });
-      repairedPins.push(record.cid);
+      const outcome = await store.ask({ type: 'store.restorePin', cid }, { signal });
+      if (outcome === 'restored') repairedPins.push(record.cid);
+      else if (outcome === 'unprotected') unprotected.push(record.cid);
     } catch (error) {
       if (signal.aborted) throw error;
-      unprotected.push(record.cid);
+      failures.push(error);
     }
   }
   return { repairedPins, unprotected, failures };

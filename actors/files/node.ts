@@ -7,9 +7,7 @@ import type { UnixFS } from '@helia/unixfs';
 import type { Libp2p } from '@libp2p/interface';
 import type { NodeStore } from '../../storage/files/node-store.js';
 import type { FileRegistry } from '../../storage/files/registry.js';
-import type { Logger } from '../../src/logger.js';
 import { ResourceHolder } from '../resource-holder.js';
-import type { FileRecords } from './file-records.js';
 import type { RootPins } from '../../storage/files/root-pins.js';
 
 export interface FilesNode {
@@ -18,14 +16,12 @@ export interface FilesNode {
   readonly unixfs: UnixFS;
   readonly store: NodeStore;
   /**
-   * The file registry (registry.sqlite in the store folder), open as long as the node runs. Its record writes
-   * (put, putMany, delete, commitUpload) are `records`' alone; intents, acknowledgements, GC runs and actor
-   * state are written here directly.
+   * The file registry (registry.sqlite in the store folder), open as long as the node runs. Records, intents and
+   * acknowledgements are written by the store's owner alone (actors/files/store.actor.ts); GC runs and actor state by
+   * the actors they belong to. Anyone reads.
    */
   readonly registry: FileRegistry;
-  /** The one writer of file records. */
-  readonly records: FileRecords;
-  /** The node's root pins. */
+  /** The node's root pins: changed by the store's owner alone, read by anyone. */
   readonly pins: RootPins;
   readonly peerId: string;
 }
@@ -70,25 +66,4 @@ export class NodeHolder extends ResourceHolder<FilesNode> {
     get: (key) => this.get().registry.getState(key),
     set: (key, value) => this.get().registry.setState(key, value),
   };
-}
-
-/**
- * Records which peers hold (`held`) or no longer hold (`gone`) a stored copy of `cid`, for the file status (spec
- * §2.2). Best effort: the copies exist whatever this write does, so a failure costs only the status's accuracy.
- */
-export function noteHolders(
-  node: FilesNode | NodeHolder,
-  cid: string,
-  change: { held?: readonly string[]; gone?: readonly string[] },
-  at: number,
-  logger: Logger,
-): void {
-  try {
-    // A holder is read here, inside the try: a node stopped meanwhile is one more write that did not happen.
-    const { registry } = node instanceof NodeHolder ? node.get() : node;
-    if (change.held?.length) registry.acknowledge(cid, change.held, at);
-    if (change.gone?.length) registry.forgetAcknowledgements(cid, change.gone);
-  } catch (error) {
-    logger.warn({ kind: (error as Error).name }, 'could not note which peers hold a copy');
-  }
 }

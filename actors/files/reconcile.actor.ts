@@ -12,6 +12,7 @@ import { backfillRecord } from '../../src/files/lifecycle.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
 import type { FilesNode, NodeHolder } from './node.js';
+import type { StorePort } from './store.actor.js';
 
 export interface ReconcileResult {
   readonly intentsResolved: number;
@@ -19,25 +20,22 @@ export interface ReconcileResult {
   readonly skipped: number;
 }
 
-export function reconcileLogic(options: { holder: NodeHolder; clock: Clock; logger: Logger; onComplete: (result: ReconcileResult) => void }) {
+export function reconcileLogic(options: { holder: NodeHolder; store: StorePort; clock: Clock; logger: Logger; onComplete: (result: ReconcileResult) => void }) {
   return fromPromise<ReconcileResult>(async ({ signal }) => {
     // The runtime is its earlier sibling and counts as started only once the node runs (tree.ts readyWhen).
-    const result = await reconcile(options.holder.get(), options.clock.now(), signal);
+    const result = await reconcile(options.holder.get(), options.store, options.clock.now(), signal);
     options.logger.info({ ...result }, 'startup reconciliation complete');
     options.onComplete(result);
     return result;
   });
 }
 
-export async function reconcile(node: FilesNode, now: number, signal: AbortSignal): Promise<ReconcileResult> {
+/** The walk reads the pin set and the blocks itself; every write (an intent settled, a record backfilled) is the owner's. */
+export async function reconcile(node: FilesNode, store: StorePort, now: number, signal: AbortSignal): Promise<ReconcileResult> {
   let intentsResolved = 0;
   for (const intent of node.registry.intents()) {
     signal.throwIfAborted();
-    const cid = CID.parse(intent.cid);
-    const record = node.registry.get(intent.cid);
-    const pinned = await node.pins.has(cid, signal);
-    if ((!record || !record.pinned) && pinned) await node.pins.remove(cid, signal);
-    node.registry.removeIntent(intent.cid, intent.sessionId);
+    await store.ask({ type: 'store.settleIntent', intent, cid: CID.parse(intent.cid) }, { signal });
     intentsResolved++;
   }
 
@@ -50,7 +48,7 @@ export async function reconcile(node: FilesNode, now: number, signal: AbortSigna
       // offline: only local blocks count; a missing block fails the walk (notes A.7).
       const stat = await node.unixfs.stat(pin.cid, { offline: true, signal });
       await walkLocal(node, pin.cid, signal);
-      if (node.records.backfill(backfillRecord(text, now, Number((stat as { size?: bigint | number }).size ?? 0)))) backfilled++;
+      if (await store.ask({ type: 'store.backfill', record: backfillRecord(text, now, Number((stat as { size?: bigint | number }).size ?? 0)) }, { signal })) backfilled++;
     } catch (error) {
       if (signal.aborted) throw error;
       skipped++;

@@ -49,7 +49,8 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
-import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import type { StorePort } from './store.actor.js';
 import type { RepairStatusBoard } from './repair-status.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
@@ -107,6 +108,8 @@ export interface RepairOptions {
    * is disabled, and then repair is not required and never asks.
    */
   readonly copies: CopyClient | undefined;
+  /** Where the peers' answers are noted (holder acknowledgements are the store owner's, actors/files/store.actor.ts). */
+  readonly store: StorePort;
   readonly logger: Logger;
   /** The operator inspector's observer for the machine actor (actors/inspector.ts), if any. */
   readonly inspect?: HostedInspect;
@@ -121,7 +124,7 @@ class RepairStoppedError extends Error {
 }
 
 export function repairLogic(options: RepairOptions) {
-  const { holder, clock, status, settings, logger } = options;
+  const { holder, clock, status, settings, logger, store } = options;
   // The cursor and cycle evidence persist in the registry's state table.
   const stateStore = holder.actorState;
 
@@ -160,13 +163,13 @@ export function repairLogic(options: RepairOptions) {
     signal.throwIfAborted();
     // What the peers said is what the file status counts (spec §2.2): a confirmed copy is an acknowledgement, a peer
     // that answered "not here" has lost its own; one that could not be asked keeps what it had.
-    noteHolders(
-      node,
-      record.cid,
-      { held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') },
-      clock.now(),
-      logger,
-    );
+    store.tell({
+      type: 'store.noteHolders',
+      cid: record.cid,
+      held: targets.filter((_, index) => answers[index] === 'held'),
+      gone: targets.filter((_, index) => answers[index] === 'missing'),
+      at: clock.now(),
+    });
     const missing = targets.filter((_, index) => answers[index] !== 'held');
     if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
     let source: boolean;
@@ -180,7 +183,7 @@ export function repairLogic(options: RepairOptions) {
     if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
     const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
     signal.throwIfAborted();
-    noteHolders(node, record.cid, { held: missing.filter((_, index) => outcomes[index] === 'stored') }, clock.now(), logger);
+    store.tell({ type: 'store.noteHolders', cid: record.cid, held: missing.filter((_, index) => outcomes[index] === 'stored'), at: clock.now() });
     return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
   };
 

@@ -25,7 +25,6 @@ import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { Release } from '../../src/files/admission.js';
 import { confirmedRecord } from '../../src/files/lifecycle.js';
 import { KeyedQueue } from '../../src/keyed-queue.js';
-import type { SharedLease } from '../../src/files/storage-lease.js';
 import type { FileRecord } from '../../src/files/types.js';
 import {
   parseReplicationRequest,
@@ -37,7 +36,8 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
-import { noteHolders, type FilesNode, type NodeHolder } from './node.js';
+import type { FilesNode, NodeHolder } from './node.js';
+import type { StorePort } from './store.actor.js';
 import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -52,7 +52,8 @@ export interface ReplicationResponderOptions {
   readonly holder: NodeHolder;
   /** Peer ids of the configured `nodes`: the peers that may make this node responsible for content. */
   readonly members: readonly string[];
-  readonly lease: SharedLease;
+  /** The owner of records, intents, pins and the storage lease (actors/files/store.actor.ts). */
+  readonly store: StorePort;
   /** The node's incoming-copy slot (the admission limiter shared with the edge), undefined at the limit. */
   tryIncomingCopy(): Release | undefined;
   /** The disk reserve (disk actor's claim); rejects with InsufficientStorageError when it would be consumed. */
@@ -91,7 +92,7 @@ function heldRecord(existing: FileRecord | undefined, cid: string, now: number, 
 }
 
 export function replicationResponderLogic(options: ReplicationResponderOptions) {
-  const { holder, lease, clock, logger } = options;
+  const { holder, store, clock, logger } = options;
   const members = new Set(options.members);
   const staged = new Map<string, StagedCopy>();
   const stageKey = (session: string, cid: string) => `${session}\n${cid}`;
@@ -137,11 +138,15 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
   /**
    * Pins `cid` (fetching what is missing from `source`, the peer that asked, which holds the content) under an intent
    * of `session`; true when this call made the pin. The caller holds the storage lease: fetched blocks are unpinned
-   * until the pin completes.
+   * until the pin completes. The owner writes the intent and the pin once the blocks are here.
    */
   const pinUnder = async (node: FilesNode, cid: CID, session: string, source: string, signal: AbortSignal): Promise<boolean> => {
-    node.registry.addIntent(cid.toString(), session, clock.now());
-    if (await node.pins.has(cid, signal)) return false;
+    if (!(await node.pins.has(cid, signal))) await fetchFrom(node, cid, source, signal);
+    return store.ask({ type: 'store.pinForSession', sessionId: session, cid }, { signal });
+  };
+
+  /** Brings the blocks of `cid` into the blockstore, from `source` where it can. */
+  const fetchFrom = async (node: FilesNode, cid: CID, source: string, signal: AbortSignal): Promise<void> => {
     // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
     // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
     const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
@@ -157,8 +162,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       for await (const _ of node.unixfs.cat(cid, read)) {
         // the bytes land in the blockstore; nothing to do with them here
       }
-      await node.pins.add(cid, { signal });
-      return true;
+      return;
     }
     // (helia's typing of createSession names only AbortOptions; the networked blockstore passes `providers` on)
     const sessionOptions = { signal, providers: [peerIdFromString(source)] };
@@ -176,8 +180,6 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     } finally {
       fromSource.close();
     }
-    await node.pins.add(cid, { signal });
-    return true;
   };
 
   /** Whether this node deliberately holds `cid`: a confirmed record it pins and keeps, with its root pin in place. */
@@ -186,13 +188,15 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     return record?.state === 'confirmed' && record.pinned && record.heldLocally && (await node.pins.has(cid, signal));
   };
 
-  /** `work` under the shared storage lease, so the collector never deletes or releases what a copy relies on. */
+  /** `work` under a shared hold of the storage lease, so the collector never deletes or releases what a copy relies on. */
   const leased = async <T>(signal: AbortSignal, work: () => Promise<T>): Promise<T> => {
-    const release = await lease.acquireShared(signal);
+    // Its own hold: two stages of one uploader's session run side by side.
+    const hold = randomUUID();
+    await store.ask({ type: 'store.openSession', sessionId: hold }, { signal });
     try {
       return await work();
     } finally {
-      release();
+      store.tell({ type: 'store.closeSession', sessionId: hold });
     }
   };
 
@@ -203,11 +207,11 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
   const commitHeld = async (node: FilesNode, cid: CID, session: string, signal: AbortSignal): Promise<number> => {
     const text = cid.toString();
     const dagBytes = await localDagBytes(node, cid, signal);
-    node.records.commitSession(session, [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }]);
+    await store.ask({ type: 'store.commitSession', sessionId: session, entries: [{ cid: text, build: (existing) => heldRecord(existing, text, clock.now(), dagBytes) }] }, { signal });
     return dagBytes;
   };
 
-  const store = (cid: CID, source: string, signal: AbortSignal): Promise<number> =>
+  const storeCopy = (cid: CID, source: string, signal: AbortSignal): Promise<number> =>
     oneAtATime(cid, () =>
       leased(signal, async () => {
         const node = holder.get();
@@ -219,8 +223,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           pinnedHere = await pinUnder(node, cid, session, source, signal);
           return await commitHeld(node, cid, session, signal);
         } catch (error) {
-          if (pinnedHere) await node.records.releaseSessionPin(cid, session).catch(() => {});
-          node.registry.removeSessionIntents(session);
+          await store.ask({ type: 'store.rollbackSession', sessionId: session, unpin: pinnedHere ? [cid] : [], intents: 'all' }).catch(() => {});
           throw error;
         }
       }),
@@ -234,9 +237,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       staged.delete(key);
       clock.clearTimeout(copy.expiry);
       const session = key.slice(0, key.indexOf('\n'));
-      const node = holder.get();
-      if (copy.pinnedHere) await node.records.releaseSessionPin(copy.cid, session);
-      node.registry.removeIntent(copy.cid.toString(), session);
+      await store.ask({ type: 'store.rollbackSession', sessionId: session, unpin: copy.pinnedHere ? [copy.cid] : [], intents: [copy.cid] });
     });
   };
 
@@ -257,8 +258,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           staged.set(key, { cid, pinnedHere, expiry });
           return dagBytes;
         } catch (error) {
-          if (pinnedHere) await node.records.releaseSessionPin(cid, session).catch(() => {});
-          node.registry.removeIntent(cid.toString(), session);
+          await store.ask({ type: 'store.rollbackSession', sessionId: session, unpin: pinnedHere ? [cid] : [], intents: [cid] }).catch(() => {});
           throw error;
         }
       }),
@@ -296,7 +296,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
    * repair checks its own pin first), so it acknowledges a stored copy as far as this node's file status is concerned
    * (spec §2.2). The write is best effort: the copy here is durable either way.
    */
-  const noteSource = (cid: CID, remotePeer: string) => noteHolders(holder, cid.toString(), { held: [remotePeer] }, clock.now(), logger);
+  const noteSource = (cid: CID, remotePeer: string) => store.tell({ type: 'store.noteHolders', cid: cid.toString(), held: [remotePeer], at: clock.now() });
 
   const answer = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<ReplicationResponse> => {
     let request: ReplicationRequest;
@@ -318,7 +318,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
           return { ok: true, op: 'accept', willAccept };
         }
         case 'store': {
-          const storedBytes = await withCopySlot(cid, signal, () => store(cid, remotePeer, signal));
+          const storedBytes = await withCopySlot(cid, signal, () => storeCopy(cid, remotePeer, signal));
           noteSource(cid, remotePeer);
           return { ok: true, op: 'store', storedBytes };
         }

@@ -20,7 +20,6 @@ import type { Logger } from '../../src/logger.js';
 import { runtimeMachine, type RuntimeStarted } from '../../machines/files/runtime.machine.js';
 import { openNodeStore } from '../../storage/files/node-store.js';
 import { openSqliteRegistry } from '../../storage/files/registry.sqlite.js';
-import { FileRecords } from './file-records.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import { heliaRootPins } from '../../storage/files/root-pins.helia.js';
 
@@ -63,8 +62,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
     await helia.start();
     const pins = heliaRootPins(helia.pins);
-    const records = new FileRecords(registry, pins, options.logger);
-    return { helia, libp2p, unixfs: unixfs(helia), store, registry, records, pins, peerId: peerIdFromPrivateKey(privateKey).toString() };
+    return { helia, libp2p, unixfs: unixfs(helia), store, registry, pins, peerId: peerIdFromPrivateKey(privateKey).toString() };
   } catch (error) {
     registry?.close();
     await store.close();

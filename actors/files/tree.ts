@@ -3,6 +3,7 @@
 //   files (rest_for_one)
 //   ├── files.runtime         runtime machine: helia + libp2p + the store folder + the registry
 //   ├── files.workers (one_for_one)
+//   │   ├── files.store       the one owner of records, pin intents, root pins, acknowledgements and the storage lease
 //   │   ├── files.content     uploads, downloads, status, lifecycle changes, pins (asked by the edge)
 //   │   ├── files.reconcile   the startup walk (transient: runs once, restarted only if it crashes)
 //   │   ├── files.gc          garbage collection: POST /api/storage/gc and the scheduled collector (after the walk)
@@ -24,7 +25,6 @@ import { supervisorSpec, workersSupervisor, type ChildSpec } from '../supervisor
 import type { FilesConfig } from '../../src/files/config.js';
 import { FILES_VERSION } from '../../src/files/version.js';
 import type { PeeringTimings } from '../../src/files/peering.js';
-import { StorageLease } from '../../src/files/storage-lease.js';
 import type { AdmissionLimiter } from '../../src/files/admission.js';
 import { contentLogic, contentSettings } from './content.actor.js';
 import { copyClient } from '../../storage/files/peer-copy.libp2p.js';
@@ -41,9 +41,11 @@ import { repairLogic, repairSettings } from './repair.actor.js';
 import { RepairStatusBoard } from './repair-status.js';
 import { replicationResponderLogic } from './replication.actor.js';
 import { runtimeLogic } from './runtime.actor.js';
+import { storeLogic, type StoreEvent, type StorePort } from './store.actor.js';
 import { StartupSignal } from './startup.js';
 
 export const FILES_RUNTIME_ID = 'files.runtime';
+export const FILES_STORE_ID = 'files.store';
 export const FILES_CONTENT_ID = 'files.content';
 export const FILES_RECONCILE_ID = 'files.reconcile';
 export const FILES_GC_ID = 'files.gc';
@@ -59,6 +61,15 @@ const DISK_ASK_MS = 2_000;
 
 /** The disk actor as the other workers ask it (by id at send time), bounded by DISK_ASK_MS unless told otherwise. */
 const diskOf = (runtime: Runtime) => askFor<DiskEvent>(runtime.ask, FILES_DISK_ID, { timeoutMs: DISK_ASK_MS });
+/**
+ * The store's owner as the other workers reach it, by id at send time (a restarted owner is picked up). Its asks have
+ * no timeout of their own: each caller bounds them with its signal, and the owner bounds its work (fetches by
+ * `findFileTimeout`, everything else is local).
+ */
+const storeOf = (runtime: Runtime): StorePort => ({
+  ask: askFor<Exclude<StoreEvent, { type: 'store.settled' }>>(runtime.ask, FILES_STORE_ID, { timeoutMs: Infinity }),
+  tell: (notice) => void runtime.registry.send(FILES_STORE_ID, notice),
+});
 /** An upload's or an incoming copy's disk claim. */
 const claimDiskOn = (runtime: Runtime) => {
   const disk = diskOf(runtime);
@@ -91,9 +102,6 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   // The repair job's state and cycle evidence: the repair actor writes it, health and storage metrics read it.
   const repair = repairSettings(config);
   const repairStatus = new RepairStatusBoard(repair.required);
-  // One lease per node (notes A.4 rule 8): block writers (uploads, operator pins, incoming copies) hold it shared
-  // until their blocks are pinned, the collector exclusively while it releases and deletes.
-  const storageLease = new StorageLease();
   const health = healthSettings(config);
   // The asking side of replication (uploads, repair, handover); with replication off nothing is ever placed. Built per
   // actor, on its runtime's clock; it holds only the peers' addresses.
@@ -124,6 +132,13 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
         readyWhen: (snapshot) => snapshot.value === 'running',
       }),
       workersSupervisor(FILES_WORKERS_ID, [
+        // First: the others send it every write of records, intents, pins and acknowledgements, and take the storage
+        // lease from it (notes A.4 rule 8: block writers shared until their blocks are pinned, the collector exclusively).
+        actorChild({
+          systemId: FILES_STORE_ID,
+          shutdown: 'stop',
+          logic: (runtime) => storeLogic({ holder, clock: runtime.clock, logger: runtime.logger.child({ actor: FILES_STORE_ID }) }),
+        }),
         actorChild({
           systemId: FILES_CONTENT_ID,
           shutdown: 'stop',
@@ -131,7 +146,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             contentLogic({
               holder,
               clock: runtime.clock,
-              lease: storageLease,
+              store: storeOf(runtime),
               settings: contentSettings(config),
               copies: copiesOn(runtime.clock),
               claimDisk: claimDiskOn(runtime),
@@ -145,6 +160,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
           logic: (runtime) =>
             reconcileLogic({
               holder,
+              store: storeOf(runtime),
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_RECONCILE_ID }),
               onComplete: (result) => startup.complete(result),
@@ -158,7 +174,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             gcLogic({
               holder,
               clock: runtime.clock,
-              lease: storageLease,
+              store: storeOf(runtime),
               status: gcStatus,
               startup,
               settings: gcSettings(config),
@@ -182,6 +198,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               startup,
               settings: repair,
               copies: copiesOn(runtime.clock),
+              store: storeOf(runtime),
               logger: runtime.logger.child({ actor: FILES_REPAIR_ID }),
               inspect: (rootSessionId) => runtime.inspector.observer(FILES_REPAIR_ID, rootSessionId),
             }),
@@ -209,7 +226,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
             replicationResponderLogic({
               holder,
               members: config.nodes.map((node) => node.peerId),
-              lease: storageLease,
+              store: storeOf(runtime),
               tryIncomingCopy: () => options.admission.tryIncomingCopy(),
               claimDisk: claimDiskOn(runtime),
               requestTimeoutMs: config.replication.requestTimeoutMs,

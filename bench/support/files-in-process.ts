@@ -2,8 +2,9 @@
 // `npm run bench -- files`. It is the node's own code from below the edge down:
 //
 // - a real node started as the runtime actor starts it (startFilesNode: helia with libp2p on loopback, the store's
-//   FsBlockstore and FsDatastore, the SQLite registry, the root pins and the one writer of file records), from the
-//   same configuration object the bench gives the node process (parsed by parseFilesConfig);
+//   FsBlockstore and FsDatastore, the SQLite registry and the root pins), from the same configuration object the
+//   bench gives the node process (parsed by parseFilesConfig);
+// - the store's owner (storeLogic), which writes every pin, intent and record, as in the node;
 // - the content actor (contentLogic) with the node's settings (contentSettings), asked `upload.run` as the upload
 //   route asks it: per file, one upload session imports with IMPORTER_SETTINGS (a `has()` per new block for the exact
 //   rollback), writes the pin intent, pins the root (helia walks the DAG), commits the record and the intent removal
@@ -15,12 +16,12 @@
 
 import { statfs } from 'node:fs/promises';
 import { createActor, type Actor } from 'xstate';
+import { storeLogic, storePortOf } from '../../actors/files/store.actor.js';
 import { contentLogic, contentSettings, type UploadOutcome, type UploadParts } from '../../actors/files/content.actor.js';
 import { NodeHolder, type FilesNode } from '../../actors/files/node.js';
 import { startFilesNode, stopFilesNode } from '../../actors/files/runtime.actor.js';
 import { systemClock } from '../../src/clock.js';
 import { parseFilesConfig } from '../../src/files/config.js';
-import { StorageLease } from '../../src/files/storage-lease.js';
 import { createLogger } from '../../src/logger.js';
 
 export interface InProcessFilesNode {
@@ -55,12 +56,15 @@ export async function startInProcessFilesNode(storeDirectory: string, rawConfig:
   const node: FilesNode = await startFilesNode({ storeDirectory, listen: config.peerDiscovery.listen, allow: [], holder, logger });
   holder.set(node);
   let content: Actor<ReturnType<typeof contentLogic>> | undefined;
+  // The store's owner, as in the node: every upload's pins, intents and records go through it.
+  const owner = createActor(storeLogic({ holder, clock: systemClock, logger }));
   try {
+    owner.start();
     content = createActor(
       contentLogic({
         holder,
         clock: systemClock,
-        lease: new StorageLease(),
+        store: storePortOf((event) => owner.send(event)),
         settings: contentSettings(config),
         claimDisk: async () => {
           await statfs(storeDirectory);
@@ -71,6 +75,7 @@ export async function startInProcessFilesNode(storeDirectory: string, rawConfig:
     );
     content.start();
   } catch (error) {
+    owner.stop();
     holder.set(undefined);
     await stopFilesNode(node);
     throw error;
@@ -89,6 +94,7 @@ export async function startInProcessFilesNode(storeDirectory: string, rawConfig:
     },
     async stop() {
       actor.stop();
+      owner.stop();
       holder.set(undefined);
       await stopFilesNode(node);
     },

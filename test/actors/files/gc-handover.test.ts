@@ -22,7 +22,7 @@ import { StartupSignal } from '../../../actors/files/startup.js';
 import type { GcReport, GcSettings } from '../../../src/files/gc.js';
 import { confirmedRecord } from '../../../src/files/lifecycle.js';
 import { placementOf } from '../../../src/files/placement.js';
-import { StorageLease } from '../../../src/files/storage-lease.js';
+import { startStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
 
 const NO_PRESSURE: GcSettings = { highWatermarkBytes: 1e12, lowWatermarkBytes: 1e11, diskReserveBytes: 0 };
@@ -114,11 +114,12 @@ describe('files.gc handover (rule 4c) on a real node', () => {
   }
 
   function collector(copies: CopyClient | undefined, enabled = true) {
+    const owner = startStore(holder);
     const actor = createActor(
       gcLogic({
         holder,
         clock: systemClock,
-        lease: new StorageLease(),
+        store: owner.port,
         status: new GcStatusBoard(false, SCHEDULE),
         startup: new StartupSignal(),
         settings: { gc: NO_PRESSURE, enabled: false, schedule: SCHEDULE, replication: { enabled, placement: TIERS, members: MEMBERS } },
@@ -129,7 +130,13 @@ describe('files.gc handover (rule 4c) on a real node', () => {
     actor.start();
     const run = (dryRun: boolean, force = false) =>
       new Promise<GcReport>((resolve, reject) => actor.send({ type: 'gc.run', dryRun, force, reply: { resolve, reject, signal: new AbortController().signal } }));
-    return { run, stop: () => actor.stop() };
+    return {
+      run,
+      stop: () => {
+        actor.stop();
+        owner.stop();
+      },
+    };
   }
 
   /** Downloads through the content actor, as GET /api/file/{cid} does. */
@@ -143,7 +150,8 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       downloadMaxDurationMs: 10_000,
       replication: { enabled: false, placement: TIERS, ackQuorum: 1, requireQuorumOnUpload: false, members: [] },
     };
-    const content = createActor(contentLogic({ holder, clock: systemClock, lease: new StorageLease(), settings, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
+    const owner = startStore(holder);
+    const content = createActor(contentLogic({ holder, clock: systemClock, store: owner.port, settings, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
     content.start();
     try {
       const signal = new AbortController().signal;
@@ -153,6 +161,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       return Buffer.concat(chunks);
     } finally {
       content.stop();
+      owner.stop();
     }
   }
 
@@ -253,13 +262,13 @@ describe('files.gc handover (rule 4c) on a real node', () => {
     const holders = new FakeHolders();
     for (const peerId of file.holders) holders.hold(peerId, cid);
     // The record changes while the run is between planning and applying: the lease is held by an "upload".
-    const lease = new StorageLease();
-    const upload = await lease.acquireShared();
+    const owner = startStore(holder);
+    const upload = await owner.openSession();
     const actor = createActor(
       gcLogic({
         holder,
         clock: systemClock,
-        lease,
+        store: owner.port,
         status: new GcStatusBoard(false, SCHEDULE),
         startup: new StartupSignal(),
         settings: { gc: NO_PRESSURE, enabled: false, schedule: SCHEDULE, replication: { enabled: true, placement: TIERS, members: MEMBERS } },
@@ -272,8 +281,8 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       const pending = new Promise<GcReport>((resolve, reject) =>
         actor.send({ type: 'gc.run', dryRun: false, force: false, reply: { resolve, reject, signal: new AbortController().signal } }),
       );
-      for (let i = 0; i < 500 && lease.state.waitingExclusive === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-      assert.equal(lease.state.waitingExclusive, 1, 'the planned run waits for the lease');
+      for (let i = 0; i < 500 && (await owner.state()).lease.waitingExclusive === 0; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.equal((await owner.state()).lease.waitingExclusive, 1, 'the planned run waits for the lease');
       // Meanwhile the file is deleted and uploaded again: a different record (createdAt) for the same CID.
       node.registry.put({ ...node.registry.get(cid)!, createdAt: Date.now() });
       upload();
@@ -284,6 +293,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       assert.equal(await isPinned(file.cid), true);
     } finally {
       actor.stop();
+      owner.stop();
     }
   });
 

@@ -15,15 +15,14 @@ import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
 import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
-import { FileRecords } from '../../../actors/files/file-records.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import { heliaRootPins } from '../../../storage/files/root-pins.helia.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { RunInProgressError } from '../../../src/files/errors.js';
 import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
-import { StorageLease } from '../../../src/files/storage-lease.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
+import { startStore, type TestStore } from '../../support/files-store.js';
 import { waitFor } from '../../support/wait.js';
 
 const NO_PRESSURE: GcSettings = { highWatermarkBytes: 1e12, lowWatermarkBytes: 1e11, diskReserveBytes: 0 };
@@ -104,7 +103,7 @@ class FakeNode {
       },
     } as unknown as FilesNode;
     const pins = heliaRootPins(node.helia.pins);
-    return { ...node, pins, records: new FileRecords(node.registry, pins) };
+    return { ...node, pins };
   }
 
   async add(record: Omit<FileRecord, 'cid'>, text: string, size = 10): Promise<string> {
@@ -143,7 +142,8 @@ const confirmed = (createdAt: number): Omit<FileRecord, 'cid'> => ({ ...temporar
 
 interface Harness {
   fake: FakeNode;
-  lease: StorageLease;
+  /** The store's owner the collector sends its writes to, and takes the lease from. */
+  store: TestStore;
   status: GcStatusBoard;
   startup: StartupSignal;
   afterRuns: number;
@@ -155,27 +155,30 @@ interface Harness {
 function start(fake: FakeNode, options: { clock?: Clock; settings?: GcSettings; enabled?: boolean; schedule?: string } = {}): Harness {
   const holder = new NodeHolder();
   holder.set(fake.node());
-  const lease = new StorageLease();
-  const status = new GcStatusBoard(options.enabled ?? false, options.schedule ?? '0 */15 * * * *');
-  const startup = new StartupSignal();
   const log = captureLogger('debug');
   const clock = options.clock ?? systemClock;
+  const store = startStore(holder, { clock });
+  const status = new GcStatusBoard(options.enabled ?? false, options.schedule ?? '0 */15 * * * *');
+  const startup = new StartupSignal();
   const h: Harness = {
     fake,
-    lease,
+    store,
     status,
     startup,
     afterRuns: 0,
     log,
     run: (dryRun, force) =>
       new Promise<GcReport>((resolve, reject) => actor.send({ type: 'gc.run', dryRun, force, reply: { resolve, reject, signal: new AbortController().signal } })),
-    stop: () => actor.stop(),
+    stop: () => {
+      actor.stop();
+      store.stop();
+    },
   };
   const actor = createActor(
     gcLogic({
       holder,
       clock,
-      lease,
+      store: store.port,
       status,
       startup,
       settings: { gc: options.settings ?? NO_PRESSURE, enabled: options.enabled ?? false, schedule: options.schedule ?? '0 */15 * * * *' },
@@ -254,15 +257,15 @@ describe('files.gc', () => {
   it('one run at a time: a request while a run waits for the lease is refused; the waiting run then completes', async () => {
     const fake = new FakeNode(directory);
     const h = start(fake);
-    const upload = await h.lease.acquireShared();
+    const upload = await h.store.openSession();
     const first = h.run(false, true);
-    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the run waiting for the lease' });
+    await waitFor(async () => (await h.store.state()).lease.waitingExclusive === 1, { what: 'the run waiting for the lease' });
     assert.equal(h.status.current().running, true);
     await assert.rejects(h.run(true, false), (error: unknown) => error instanceof RunInProgressError && error.message === 'Garbage collection is already running');
     upload();
     const report = await first;
     assert.equal(report.collected, true);
-    assert.equal(h.lease.state.exclusive, false, 'the lease is given back');
+    await waitFor(async () => !(await h.store.state()).lease.exclusive, { what: 'the lease given back' });
     assert.equal(h.status.current().running, false);
     assert.equal((await h.run(true, false)).dryRun, true, 'the next request runs');
     h.stop();
@@ -273,9 +276,9 @@ describe('files.gc', () => {
     const now = Date.now();
     const cid = await fake.add(temporary(now - 5_000, now - 1_000), 'confirmed-late');
     const h = start(fake);
-    const upload = await h.lease.acquireShared();
+    const upload = await h.store.openSession();
     const pending = h.run(false, false);
-    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the planned run waiting for the lease' });
+    await waitFor(async () => (await h.store.state()).lease.waitingExclusive === 1, { what: 'the planned run waiting for the lease' });
     fake.records.set(cid, { ...fake.records.get(cid)!, state: 'confirmed', expiresAt: null, confirmedAt: now });
     upload();
     const report = await pending;
@@ -319,7 +322,7 @@ describe('files.gc', () => {
     assert.equal(report.collected, false);
     assert.equal(report.removedBlocks, 0);
     assert.equal(fake.blocks.size, 2, 'nothing deleted');
-    assert.equal(h.lease.state.exclusive, false);
+    await waitFor(async () => !(await h.store.state()).lease.exclusive, { what: 'the lease given back' });
     h.stop();
   });
 
@@ -355,8 +358,9 @@ describe('files.gc', () => {
     holder.set(node);
     const log = captureLogger('warn');
     const status = new GcStatusBoard(false, '0 */15 * * * *');
+    const store = startStore(holder);
     const actor = createActor(
-      gcLogic({ holder, clock: systemClock, lease: new StorageLease(), status, startup: new StartupSignal(), settings: { gc: NO_PRESSURE, enabled: false, schedule: '0 */15 * * * *' }, logger: log.logger }),
+      gcLogic({ holder, clock: systemClock, store: store.port, status, startup: new StartupSignal(), settings: { gc: NO_PRESSURE, enabled: false, schedule: '0 */15 * * * *' }, logger: log.logger }),
     );
     actor.start();
     const report = await new Promise<GcReport>((resolve, reject) =>
@@ -368,6 +372,7 @@ describe('files.gc', () => {
     assert.equal(fake.records.get(cid)!.state, 'temporary', 'kept for the next run');
     assert.deepEqual(status.current().lastRun?.errors, report.errors);
     actor.stop();
+    store.stop();
   });
 
   it('the scheduled collector starts only after the startup walk, runs non-dry and unforced, and skips while a run is in progress', async () => {
@@ -387,9 +392,9 @@ describe('files.gc', () => {
     assert.equal(h.afterRuns, 1);
 
     // A manual run holds the collector (waiting for the lease); the next tick is skipped, not queued.
-    const upload = await h.lease.acquireShared();
+    const upload = await h.store.openSession();
     const manual = h.run(false, false);
-    await waitFor(() => h.lease.state.waitingExclusive === 1, { what: 'the manual run waiting' });
+    await waitFor(async () => (await h.store.state()).lease.waitingExclusive === 1, { what: 'the manual run waiting' });
     clock.increment(10_000);
     await waitFor(() => h.log.lines.some((line) => line.msg === 'garbage collection skipped: a run is in progress'), { what: 'the skip' });
     upload();

@@ -24,6 +24,7 @@ import { membershipVersion } from '../../../src/files/health.js';
 import type { CopyOutcome, PlacementTier } from '../../../src/files/placement.js';
 import { repairPolicyVersion, type RepairReport, type RepairState } from '../../../src/files/repair.js';
 import type { FileRecord } from '../../../src/files/types.js';
+import { startStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -108,7 +109,8 @@ function start(holder: NodeHolder, options: { peers?: FakePeers; settings?: Repa
   const startup = new StartupSignal();
   const log = captureLogger('debug');
   const clock = options.clock ?? systemClock;
-  const actor = createActor(repairLogic({ holder, clock, status, startup, settings: repair, copies: peers, logger: log.logger }), { clock });
+  const owner = startStore(holder, { clock });
+  const actor = createActor(repairLogic({ holder, clock, status, startup, settings: repair, copies: peers, store: owner.port, logger: log.logger }), { clock });
   actor.start();
   return {
     peers,
@@ -116,7 +118,10 @@ function start(holder: NodeHolder, options: { peers?: FakePeers; settings?: Repa
     startup,
     log,
     run: () => new Promise<RepairReport>((resolve, reject) => actor.send({ type: 'repair.run', reply: { resolve, reject, signal: new AbortController().signal } })),
-    stop: () => actor.stop(),
+    stop: () => {
+      actor.stop();
+      owner.stop();
+    },
   };
 }
 

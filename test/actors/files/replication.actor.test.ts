@@ -19,9 +19,9 @@ import { askPeer, changeProtocols } from '../../../storage/files/protocol-stream
 import { replicationResponderLogic, type ReplicationResponderOptions } from '../../../actors/files/replication.actor.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
-import { StorageLease } from '../../../src/files/storage-lease.js';
 import { REPLICATION_MAX_FRAME_BYTES, REPLICATION_PROTOCOL } from '../../../src/files/wire.js';
 import { freePort } from '../../support/cli.js';
+import { startStore, type TestStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
 import { watchPromise, waitFor } from '../../support/wait.js';
 
@@ -48,17 +48,20 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
   let bAddress: string;
   let client: CopyClient;
   let responder: AnyActorRef | undefined;
+  let owner: TestStore | undefined;
 
   /** (Re)starts B's responder with `overrides` (members default: A), once its handler is registered. */
   const respond = async (overrides: Partial<ReplicationResponderOptions> = {}) => {
     responder?.stop();
+    owner?.stop();
     const holder = new NodeHolder();
     holder.set(b);
+    owner = startStore(holder);
     responder = createActor(
       replicationResponderLogic({
         holder,
         members: [a.peerId, b.peerId],
-        lease: new StorageLease(),
+        store: owner.port,
         tryIncomingCopy: () => () => {},
         claimDisk: async () => ({ release: () => {} }),
         requestTimeoutMs: 10_000,
@@ -86,6 +89,7 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
 
   after(async () => {
     responder?.stop();
+    owner?.stop();
     await stopFilesNode(b);
     await stopFilesNode(a);
     rmSync(home, { recursive: true, force: true });
