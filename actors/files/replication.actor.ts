@@ -9,7 +9,9 @@
 // - every copy takes an incoming-copy slot (the shared admission limiter) and must leave the disk reserve intact
 //   (a zero-byte claim: the copy's size is unknown until it has been fetched);
 // - blocks arrive unpinned until the pin completes, so a copy holds the storage lease shared, like an upload;
-// - a pin-intent marker precedes every pin, so a crash mid-copy is rolled back by the next start's walk.
+// - a pin-intent marker precedes every pin, so a crash mid-copy is rolled back by the next start's walk;
+// - the blocks are fetched here; the lease hold, the intent, the pin and the record are the store owner's
+//   (actors/files/store.actor.ts), asked for in that order.
 //
 // A staged copy (strict upload) is pinned under the uploader's session with its marker kept and no record; `commit`
 // registers it, `abort` puts the pre-request pin back. A stage nobody settles is aborted after STAGE_TTL_FACTOR ×

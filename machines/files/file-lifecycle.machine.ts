@@ -7,8 +7,8 @@
 //   confirmed ──file.demote [pinned and held] (collector handover)──▶ confirmed (pin dropped, not held here)
 //   confirmed ──file.repin [demoted: not pinned]────────────────────▶ confirmed (pinned and held again)
 //
-// Per docs/DESIGN.md actor rule 3 this is data, not a live actor per file: the one writer of file records
-// (actors/files/file-records.ts) applies it to the persisted row with XState's pure `transition()` (see
+// Per docs/DESIGN.md actor rule 3 this is data, not a live actor per file: the store's owner
+// (actors/files/store.actor.ts) applies it to the persisted row with XState's pure `transition()` (see
 // `applyFileEvent` below) and performs the returned effect (pin / unpin) itself. Events a state does not list
 // leave the record unchanged, which is what makes confirm of a confirmed file, unpin of an expired file and expire
 // of anything but a temporary file idempotent (notes C6); demote of anything but a held confirmed file changes
@@ -45,7 +45,7 @@ export const fileLifecycleMachine = setup({
     hold: assign({ pinned: true, heldLocally: true }),
     /** Unpinned and no longer kept here (notes C3, C4); expiresAt and confirmedAt stay as they were. */
     release: assign({ pinned: false, heldLocally: false }),
-    /** Effect marker: the caller must pin the content (may fetch it). Performed by the one writer of file records. */
+    /** Effect marker: the caller must pin the content (may fetch it). Performed by the store's owner. */
     pinContent: () => {},
     /** Effect marker: the caller must remove the pin; blocks stay until collected (spec §4.2 unpin). */
     unpinContent: () => {},

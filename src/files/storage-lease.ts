@@ -1,7 +1,8 @@
 // The storage lease (docs/notes/files-node.md A.4 rule 8): uploads and incoming copies hold it SHARED from their
 // first block write until commit or rollback; the collector holds it EXCLUSIVELY for its release + deletion
 // pass. Blocks an upload has written are not pinned until it commits, so a deletion pass running beside an
-// upload would delete them ("unpinned") and corrupt the upload; the lease keeps the two apart.
+// upload would delete them ("unpinned") and corrupt the upload; the lease keeps the two apart. It is the state of
+// the store's owner (actors/files/store.actor.ts), which grants holds in answer to messages.
 //
 // Writer preference without starvation: requests are served in arrival order. A shared request is granted at
 // once only when nothing exclusive is held or waiting; once an exclusive request waits, later shared requests
@@ -30,10 +31,6 @@ export interface LeaseState {
   readonly waitingExclusive: number;
 }
 
-/** What an upload or an incoming copy may do with the lease: hold it shared. */
-export type SharedLease = Pick<StorageLease, 'acquireShared'>;
-/** What the collector does with the lease: hold it exclusively. */
-export type ExclusiveLease = Pick<StorageLease, 'acquireExclusive'>;
 
 export class StorageLease {
   #shared = 0;

@@ -2,8 +2,8 @@
 // A.7, A.8, B.7, C22). One backend: registry.sqlite.ts, in `<home>/<storeFolder>/registry.sqlite`.
 //
 // The port is SYNCHRONOUS on purpose: SQLite is a local file reached through better-sqlite3, every call is
-// a short indexed statement. A synchronous port also lets the one writer of file records
-// (actors/files/file-records.ts) re-read a record, apply `applyFileEvent` and write without interleaving.
+// a short indexed statement. A synchronous port also lets the store's owner (actors/files/store.actor.ts) read a
+// record, apply `applyFileEvent` and write, or commit a session, in one turn that nothing interleaves with.
 // Methods throw on storage failure; callers (actors) turn that into their own error events.
 
 import type { LifecycleCounts } from '../../src/files/lifecycle.js';

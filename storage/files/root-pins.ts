@@ -1,5 +1,5 @@
-// The node's root pins, as the files actors need them: the narrow face of the pin set that the one writer of
-// file records (actors/files/file-records.ts) and the content actors are given instead of the whole node.
+// The node's root pins, as the files actors need them: the narrow face of the pin set. The store's owner
+// (actors/files/store.actor.ts) alone changes it; the other actors ask `has`.
 // One backend: root-pins.helia.ts.
 
 import type { CID } from 'multiformats/cid';

@@ -20,7 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
-import { FILES_CONTENT_ID, FILES_DISK_ID, FILES_GC_ID, FILES_HEALTH_ID, FILES_P2P_ID, FILES_REPAIR_ID, FILES_REPLICATION_ID } from '../../actors/files/tree.js';
+import { FILES_CONTENT_ID, FILES_STORE_ID, FILES_DISK_ID, FILES_GC_ID, FILES_HEALTH_ID, FILES_P2P_ID, FILES_REPAIR_ID, FILES_REPLICATION_ID } from '../../actors/files/tree.js';
 import type { Runtime } from '../../actors/runtime.js';
 import { TRANSFERS_INDEXER_ID, TRANSFERS_SCHEMA_ID } from '../../actors/transfers/api.js';
 import { consoleApi, CONSOLE_NODES_ID } from '../../actors/console/api.js';
@@ -90,9 +90,9 @@ describe('files: a worker that ends is restarted alone; the listener and an uplo
   before(() => void (home = mkdtempSync(join(tmpdir(), 'files-tree-'))));
   after(() => rmSync(home, { recursive: true, force: true }));
 
-  // A node per worker: seven restarts in one group within a minute would pass its intensity (5 in 60 s) and take the
+  // A node per worker: eight restarts in one group within a minute would pass its intensity (5 in 60 s) and take the
   // group down with the listener, as it should for a worker that keeps crashing.
-  for (const worker of [FILES_CONTENT_ID, FILES_GC_ID, FILES_REPAIR_ID, FILES_DISK_ID, FILES_REPLICATION_ID, FILES_HEALTH_ID, FILES_P2P_ID]) {
+  for (const worker of [FILES_STORE_ID, FILES_CONTENT_ID, FILES_GC_ID, FILES_REPAIR_ID, FILES_DISK_ID, FILES_REPLICATION_ID, FILES_HEALTH_ID, FILES_P2P_ID]) {
     test(worker, { timeout: 60_000 }, async () => {
       const node = await startTestFilesNode(join(home, worker), []);
       try {
