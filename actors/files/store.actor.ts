@@ -27,7 +27,7 @@ import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import { FileTimeoutError } from '../../src/files/errors.js';
-import { StorageLease, type LeaseRelease, type LeaseState } from '../../src/files/storage-lease.js';
+import { StorageLease, type LeaseMode, type LeaseRelease, type LeaseState } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -195,7 +195,7 @@ export function storeLogic(options: StoreOptions) {
       running.set(op.id, op);
       result.then(
         (value) => op.reply?.resolve(value),
-        (error: unknown) => op.reply?.reject(lifetime.signal.aborted ? new StoreStoppedError() : (error as Error)),
+        (error: unknown) => op.reply?.reject(failure(error)),
       ).finally(() => self.send({ type: 'store.settled', op: op.id }));
     };
 
@@ -204,8 +204,20 @@ export function storeLogic(options: StoreOptions) {
       pump();
     };
 
-    /** A shared hold for `reply`'s asker; undefined when it gave up (or the owner stopped) while waiting. */
-    const holdShared = async (reply: Reply<unknown>): Promise<LeaseRelease> => lease.acquireShared(signalOf(reply));
+    /** What an asker hears when its wait or work ends early: the owner's stop, else what ended it. */
+    const failure = (error: unknown): Error => (lifetime.signal.aborted ? new StoreStoppedError() : (error as Error));
+
+    /**
+     * Grants `reply`'s asker a hold of the lease (`granted` takes it on); a grant that comes after the asker gave up
+     * or the owner stopped is given straight back.
+     */
+    const hold = (mode: LeaseMode, reply: Reply<never>, granted: (release: LeaseRelease) => void) => {
+      const acquiring = mode === 'shared' ? lease.acquireShared(signalOf(reply)) : lease.acquireExclusive(signalOf(reply));
+      acquiring.then(
+        (release) => (lifetime.signal.aborted || reply.signal.aborted ? release() : granted(release)),
+        (error: unknown) => reply.reject(failure(error)),
+      );
+    };
 
     /**
      * Removes a root pin a session made unless something relies on it now: a committed record that is pinned, or an
@@ -273,23 +285,14 @@ export function storeLogic(options: StoreOptions) {
           const work = change(event);
           if (!event.fetch) return enqueue([event.cid.toString()], event.reply, work);
           // The hold first, then the CID (see the header): fetched blocks stay unpinned until the pin walk ends.
-          holdShared(event.reply).then(
-            (release) => enqueue([event.cid.toString()], event.reply, work, release),
-            (error: unknown) => event.reply.reject(lifetime.signal.aborted ? new StoreStoppedError() : (error as Error)),
-          );
-          return;
+          return hold('shared', event.reply, (release) => enqueue([event.cid.toString()], event.reply, work, release));
         }
         case 'store.openSession':
-          holdShared(event.reply).then(
-            (release) => {
-              if (lifetime.signal.aborted || event.reply.signal.aborted) return release();
-              sessions.get(event.sessionId)?.();
-              sessions.set(event.sessionId, release);
-              event.reply.resolve();
-            },
-            (error: unknown) => event.reply.reject(lifetime.signal.aborted ? new StoreStoppedError() : (error as Error)),
-          );
-          return;
+          return hold('shared', event.reply, (release) => {
+            sessions.get(event.sessionId)?.();
+            sessions.set(event.sessionId, release);
+            event.reply.resolve();
+          });
         case 'store.closeSession':
           sessions.get(event.sessionId)?.();
           sessions.delete(event.sessionId);
@@ -367,16 +370,11 @@ export function storeLogic(options: StoreOptions) {
           }
           return;
         case 'store.beginCollection':
-          lease.acquireExclusive(signalOf(event.reply)).then(
-            (release) => {
-              if (lifetime.signal.aborted || event.reply.signal.aborted) return release();
-              const token = nextToken++;
-              collections.set(token, release);
-              event.reply.resolve(token);
-            },
-            (error: unknown) => event.reply.reject(lifetime.signal.aborted ? new StoreStoppedError() : (error as Error)),
-          );
-          return;
+          return hold('exclusive', event.reply, (release) => {
+            const token = nextToken++;
+            collections.set(token, release);
+            event.reply.resolve(token);
+          });
         case 'store.endCollection':
           collections.get(event.token)?.();
           collections.delete(event.token);
