@@ -37,7 +37,7 @@ import {
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
 } from '../../machines/files/gc-run.machine.js';
-import { requireCron } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
@@ -75,8 +75,8 @@ export interface GcActorSettings {
   readonly gc: GcSettings;
   /** `storage.gc.enabled`: the scheduled collector; the endpoint works either way (spec §4.3). */
   readonly enabled: boolean;
-  /** `storage.gc.schedule` (6-field cron, local time like the original). */
-  readonly schedule: string;
+  /** `storage.gc.schedule` (6-field cron, local time like the original), parsed with the configuration. */
+  readonly schedule: CronSchedule;
   /** Placement for the handover (rule 4c); absent or disabled: nothing is handed over. */
   readonly replication?: {
     readonly enabled: boolean;
@@ -250,7 +250,7 @@ export function gcLogic(options: GcOptions) {
     };
 
     // The scheduled collector (notes A.4 rule 9): non-dry, not forced, only after the startup walk.
-    const schedule = settings.enabled ? requireCron('storage.gc.schedule', settings.schedule) : undefined;
+    const schedule = settings.enabled ? settings.schedule : undefined;
     const unsubscribe = schedule
       ? options.startup.onComplete(() => {
           if (stopped) return;

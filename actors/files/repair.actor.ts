@@ -21,7 +21,7 @@ import { CID } from 'multiformats/cid';
 import { fromCallback, fromPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
-import { requireCron } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import { membershipVersion } from '../../src/files/health.js';
@@ -65,8 +65,8 @@ export type RepairEvent =
 export interface RepairSettings {
   /** replication.enabled && replication.repairEnabled; otherwise the actor idles. */
   readonly required: boolean;
-  /** `replication.repairSchedule` (6-field cron). */
-  readonly schedule: string;
+  /** `replication.repairSchedule` (6-field cron), parsed with the configuration. */
+  readonly schedule: CronSchedule;
   /** `replication.repairBatchDelayMs`. */
   readonly batchDelayMs: number;
   /** `replication.repairProbeConcurrency`: peers asked at once for one record. */
@@ -241,7 +241,7 @@ export function repairLogic(options: RepairOptions) {
     status.update(false, inner.getSnapshot().context.state);
 
     // The startup cycle and the schedule (spec §9.6: only after the walk), only when repair is required.
-    const schedule = settings.required ? requireCron('replication.repairSchedule', settings.schedule) : undefined;
+    const schedule = settings.required ? settings.schedule : undefined;
     const unsubscribe = schedule
       ? options.startup.onComplete(() => {
           if (stopped) return;
