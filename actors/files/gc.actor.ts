@@ -26,6 +26,7 @@
 
 import { CID } from 'multiformats/cid';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { fromCallback, fromPromise, toPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import {
@@ -317,22 +318,18 @@ async function probeHolders(
   // A dead holder costs one request timeout per probe: the phase has a budget, and what it did not reach is a no.
   const budget = deadline(clock, HANDOVER_PROBE_BUDGET_MS, signal);
   const bounded = budget.signal;
-  let next = 0;
-  const worker = async () => {
-    while (next < probes.length) {
-      const probe = probes[next++]!;
-      if (refused.has(probe.cid)) continue;
-      signal.throwIfAborted();
-      if (budget.expired) {
-        refused.add(probe.cid);
-        continue;
-      }
-      const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
-      if (holds !== true) refused.add(probe.cid);
-      else onHeld(probe.cid, probe.peerId);
+  const worker = async (probe: (typeof probes)[number]) => {
+    if (refused.has(probe.cid)) return;
+    signal.throwIfAborted();
+    if (budget.expired) {
+      refused.add(probe.cid);
+      return;
     }
+    const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
+    if (holds !== true) refused.add(probe.cid);
+    else onHeld(probe.cid, probe.peerId);
   };
-  await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker)).finally(() => budget.clear());
+  await pLimit(HANDOVER_PROBE_CONCURRENCY).map(probes, worker).finally(() => budget.clear());
   signal.throwIfAborted();
   return candidates.filter((candidate) => candidate.holders.length > 0 && !refused.has(candidate.cid)).map((candidate) => candidate.cid);
 }

@@ -18,6 +18,7 @@
 // reaches every call, and shutdown stops the job between records.
 
 import { CID } from 'multiformats/cid';
+import pLimit from 'p-limit';
 import { fromCallback, fromPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
@@ -295,16 +296,7 @@ async function pinnedHere(node: FilesNode, cid: string, signal: AbortSignal): Pr
   return node.pins.has(parsed, signal);
 }
 
-/** `work` over `items`, at most `limit` at once; results in the items' order. Nothing new starts once `signal` aborts. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length && !signal.aborted) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  return results;
+/** `work` over `items`, at most `limit` at once (p-limit); results in the items' order. Nothing new starts once `signal` aborts. */
+function mapLimit<T, R>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<R>): Promise<(R | undefined)[]> {
+  return pLimit(Math.max(1, limit)).map(items, (item) => (signal.aborted ? undefined : work(item)));
 }
