@@ -2,7 +2,7 @@
 // 2^31 − 1 ms (about 24.8 days) and fire at once past that (TimeoutOverflowWarning), which would turn a
 // yearly schedule into a busy loop; a distant time is reached in capped steps, and only the real time fires.
 
-import { nextRun, type CronSchedule } from '../src/cron.js';
+import type { CronSchedule } from '../src/cron.js';
 import type { Clock } from '../src/clock.js';
 
 export const MAX_TIMER_MS = 2_147_483_647;
@@ -37,7 +37,7 @@ export function everyCronRun(clock: Clock, schedule: CronSchedule, onTick: () =>
   let stopped = false;
   const arm = () => {
     if (stopped) return;
-    cancel = setTimerAt(clock, nextRun(schedule, clock.now()), () => {
+    cancel = setTimerAt(clock, schedule.next(clock.now()), () => {
       if (stopped) return;
       arm();
       onTick();

@@ -21,6 +21,7 @@ import { PACKAGED_CONSOLE_CONFIG, type ConsoleConfig } from './console/config.js
 import { loadConsoleConfig } from './console/config-file.js';
 import { answerBody, type MethodTable } from './console/jsonrpc.js';
 import { ConfigError } from './errors.js';
+import { isRecord } from './is-record.js';
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -48,7 +49,7 @@ async function runCommand(methods: MethodTable, spec: CommandSpec, args: readonl
     print(result);
     return false;
   }
-  print(spec.field === undefined && result && typeof result === 'object' && !Array.isArray(result) ? { success: true, ...(result as object) } : { success: true, [spec.field ?? 'result']: result });
+  print(spec.field === undefined && isRecord(result) ? { success: true, ...result } : { success: true, [spec.field ?? 'result']: result });
   return true;
 }
 

@@ -10,9 +10,7 @@ import { Compile } from 'typebox/compile';
 import { Settings } from 'typebox/system';
 import { ConfigError } from './errors.js';
 
-/** A loose JSON object, as a configuration file's sections are before validation. */
-export type Loose = Record<string, unknown>;
-export const isRecord = (value: unknown): value is Loose => typeof value === 'object' && value !== null && !Array.isArray(value);
+export { isRecord, type Loose } from './is-record.js';
 
 /** Reads a configuration file in JSON, JSONC or JSON5 (comments and trailing commas allowed). */
 export function readConfigFile(path: string): unknown {

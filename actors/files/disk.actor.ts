@@ -16,7 +16,7 @@
 
 import { join } from 'node:path';
 import { fromCallback } from 'xstate';
-import { nextRun, requireCron } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import { InsufficientStorageError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { IDLE_REPAIR_JOB, type RepairJobStatus } from '../../src/files/repair.js';
@@ -66,8 +66,8 @@ export const fsDiskProbe: DiskProbe = { directoryBytes, freeBytes };
 export interface DiskOptions {
   /** `<home>/<storeFolder>`. */
   readonly storeDirectory: string;
-  /** `diskUsageScanPeriod` (validated with the configuration). */
-  readonly schedule: string;
+  /** `diskUsageScanPeriod` (parsed with the configuration). */
+  readonly schedule: CronSchedule;
   /** `storage.diskReserveBytes`. */
   readonly diskReserveBytes: number;
   /** The registry's figures of the running node, read at each measurement. */
@@ -88,7 +88,7 @@ export function diskLogic(options: DiskOptions) {
   const datastoreDir = join(options.storeDirectory, 'datastore');
 
   return fromCallback<DiskEvent>(({ receive }) => {
-    const schedule = requireCron('diskUsageScanPeriod', options.schedule);
+    const { schedule } = options;
 
     let measurement: DiskMeasurement | null = null;
     let firstScanDone = false;
@@ -128,7 +128,7 @@ export function diskLogic(options: DiskOptions) {
       cancelTimer?.();
       if (stopped) return;
       const now = clock.now();
-      if (dueAt <= now) dueAt = nextRun(schedule, now);
+      if (dueAt <= now) dueAt = schedule.next(now);
       cancelTimer = setTimerAt(clock, dueAt, scan);
     };
 

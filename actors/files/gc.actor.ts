@@ -28,6 +28,7 @@
 
 import { CID } from 'multiformats/cid';
 import { join } from 'node:path';
+import pLimit from 'p-limit';
 import { fromCallback, fromPromise, toPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import {
@@ -39,7 +40,7 @@ import {
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
 } from '../../machines/files/gc-run.machine.js';
-import { requireCron } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
@@ -77,8 +78,8 @@ export interface GcActorSettings {
   readonly gc: GcSettings;
   /** `storage.gc.enabled`: the scheduled collector; the endpoint works either way (spec §4.3). */
   readonly enabled: boolean;
-  /** `storage.gc.schedule` (6-field cron, local time like the original). */
-  readonly schedule: string;
+  /** `storage.gc.schedule` (6-field cron, local time like the original), parsed with the configuration. */
+  readonly schedule: CronSchedule;
   /** Placement for the handover (rule 4c); absent or disabled: nothing is handed over. */
   readonly replication?: {
     readonly enabled: boolean;
@@ -253,7 +254,7 @@ export function gcLogic(options: GcOptions) {
     };
 
     // The scheduled collector (notes A.4 rule 9): non-dry, not forced, only after the startup walk.
-    const schedule = settings.enabled ? requireCron('storage.gc.schedule', settings.schedule) : undefined;
+    const schedule = settings.enabled ? settings.schedule : undefined;
     const unsubscribe = schedule
       ? options.startup.onComplete(() => {
           if (stopped) return;
@@ -320,22 +321,18 @@ async function probeHolders(
   // A dead holder costs one request timeout per probe: the phase has a budget, and what it did not reach is a no.
   const budget = deadline(clock, HANDOVER_PROBE_BUDGET_MS, signal);
   const bounded = budget.signal;
-  let next = 0;
-  const worker = async () => {
-    while (next < probes.length) {
-      const probe = probes[next++]!;
-      if (refused.has(probe.cid)) continue;
-      signal.throwIfAborted();
-      if (budget.expired) {
-        refused.add(probe.cid);
-        continue;
-      }
-      const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
-      if (holds !== true) refused.add(probe.cid);
-      else onHeld(probe.cid, probe.peerId);
+  const worker = async (probe: (typeof probes)[number]) => {
+    if (refused.has(probe.cid)) return;
+    signal.throwIfAborted();
+    if (budget.expired) {
+      refused.add(probe.cid);
+      return;
     }
+    const holds = await copies.have(probe.peerId, probe.cid, bounded).catch(() => false);
+    if (holds !== true) refused.add(probe.cid);
+    else onHeld(probe.cid, probe.peerId);
   };
-  await Promise.all(Array.from({ length: Math.min(HANDOVER_PROBE_CONCURRENCY, probes.length) }, worker)).finally(() => budget.clear());
+  await pLimit(HANDOVER_PROBE_CONCURRENCY).map(probes, worker).finally(() => budget.clear());
   signal.throwIfAborted();
   return candidates.filter((candidate) => candidate.holders.length > 0 && !refused.has(candidate.cid)).map((candidate) => candidate.cid);
 }

@@ -31,7 +31,7 @@ import {
   type PeeringPassResult,
   type PeeringTimings,
 } from '../../src/files/peering.js';
-import { requireCron, type CronSchedule } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { actorChild } from '../actor-child.js';
@@ -169,7 +169,7 @@ export interface P2pOptions {
   readonly network: () => PeerNetwork;
   /** Every configured node; this node's own entry is filtered out at each pass (by peer id). */
   readonly nodes: readonly ConfiguredNode[];
-  readonly peeringSchedule: string;
+  readonly peeringSchedule: CronSchedule;
   readonly timings: PeeringTimings;
   readonly clock: Clock;
   readonly logger: Logger;
@@ -208,7 +208,7 @@ const describeConnection = (connection: Connection): P2pConnection => ({
 
 export function p2pLogic(options: P2pOptions) {
   const { network, timings, logger } = options;
-  const schedule = requireCron('peeringSchedule', options.peeringSchedule);
+  const schedule = options.peeringSchedule;
 
   const isOpen = (libp2p: Libp2p, peerId: PeerId) => libp2p.getConnections(peerId).some((connection) => connection.status === 'open');
 
@@ -393,7 +393,7 @@ export interface P2pChildOptions {
   /** The running node's network, read at each use. */
   readonly network: () => PeerNetwork;
   readonly nodes: readonly ConfiguredNode[];
-  readonly peeringSchedule: string;
+  readonly peeringSchedule: CronSchedule;
   readonly timings?: Partial<PeeringTimings>;
 }
 

@@ -18,10 +18,11 @@
 // reaches every call, and shutdown stops the job between records.
 
 import { CID } from 'multiformats/cid';
+import pLimit from 'p-limit';
 import { fromCallback, fromPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
 import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
-import { requireCron } from '../../src/cron.js';
+import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import { membershipVersion } from '../../src/files/health.js';
@@ -66,8 +67,8 @@ export type RepairEvent =
 export interface RepairSettings {
   /** replication.enabled && replication.repairEnabled; otherwise the actor idles. */
   readonly required: boolean;
-  /** `replication.repairSchedule` (6-field cron). */
-  readonly schedule: string;
+  /** `replication.repairSchedule` (6-field cron), parsed with the configuration. */
+  readonly schedule: CronSchedule;
   /** `replication.repairBatchDelayMs`. */
   readonly batchDelayMs: number;
   /** `replication.repairProbeConcurrency`: peers asked at once for one record. */
@@ -244,7 +245,7 @@ export function repairLogic(options: RepairOptions) {
     status.update(false, inner.getSnapshot().context.state);
 
     // The startup cycle and the schedule (spec §9.6: only after the walk), only when repair is required.
-    const schedule = settings.required ? requireCron('replication.repairSchedule', settings.schedule) : undefined;
+    const schedule = settings.required ? settings.schedule : undefined;
     const unsubscribe = schedule
       ? options.startup.onComplete(() => {
           if (stopped) return;
@@ -298,16 +299,7 @@ async function pinnedHere(node: FilesNode, cid: string, signal: AbortSignal): Pr
   return node.pins.has(parsed, signal);
 }
 
-/** `work` over `items`, at most `limit` at once; results in the items' order. Nothing new starts once `signal` aborts. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length && !signal.aborted) {
-      const index = next++;
-      results[index] = await work(items[index]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, lane));
-  return results;
+/** `work` over `items`, at most `limit` at once (p-limit); results in the items' order. Nothing new starts once `signal` aborts. */
+function mapLimit<T, R>(items: readonly T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<R>): Promise<(R | undefined)[]> {
+  return pLimit(Math.max(1, limit)).map(items, (item) => (signal.aborted ? undefined : work(item)));
 }

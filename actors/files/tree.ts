@@ -98,7 +98,7 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
   const holder = new NodeHolder();
   const startup = new StartupSignal();
   // The collector's job state: the GC actor writes it, the disk actor shows it in storage metrics.
-  const gcStatus = new GcStatusBoard(config.storage.gc.enabled, config.storage.gc.schedule);
+  const gcStatus = new GcStatusBoard(config.storage.gc.enabled, config.storage.gc.schedule.source);
   // The repair job's state and cycle evidence: the repair actor writes it, health and storage metrics read it.
   const repair = repairSettings(config);
   const repairStatus = new RepairStatusBoard(repair.required);

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
+import pLimit from 'p-limit';
 import { spawnTracked, type ManagedProcess } from './processes.js';
 import { fmtInt } from './stats.js';
 
@@ -365,21 +366,15 @@ export function downloadFile(port: number, agent: Agent, cid: string, hash: bool
   });
 }
 
-/** Runs `count` jobs on `workers` concurrent loops; each job's latency in ms. */
+/** Runs `count` jobs, `workers` at a time (p-limit); each job's latency in ms. */
 export async function concurrently(count: number, workers: number, job: (index: number) => Promise<void>): Promise<{ latencies: number[]; wallMs: number }> {
   const latencies: number[] = [];
-  let next = 0;
   const started = nowMs();
-  await Promise.all(
-    Array.from({ length: Math.min(workers, count) }, async () => {
-      while (next < count) {
-        const index = next++;
-        const t0 = nowMs();
-        await job(index);
-        latencies.push(nowMs() - t0);
-      }
-    }),
-  );
+  await pLimit(Math.max(1, workers)).map(Array.from({ length: count }, (_, index) => index), async (index) => {
+    const t0 = nowMs();
+    await job(index);
+    latencies.push(nowMs() - t0);
+  });
   return { latencies, wallMs: nowMs() - started };
 }
 

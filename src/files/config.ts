@@ -18,7 +18,7 @@
 
 import { isAbsolute, join } from 'node:path';
 import { deepFreeze, httpEngineProblem, schemaProblems, type HttpEngineName } from '../config.js';
-import { isCronError, parseCron } from '../cron.js';
+import { isCronError, parseCron, requireCron, type CronSchedule } from '../cron.js';
 import { boolAt, intAt, isRecord, recordAt, stringsAt, textAt, type Loose } from './config-accessors.js';
 import { checkAdminApiKey } from './config-admin-key.js';
 import { checkAllowedOrigins } from './config-cors.js';
@@ -48,9 +48,9 @@ export interface FilesConfig {
   readonly prettyLogs: boolean;
   readonly peerDiscovery: { readonly bootstrap: readonly string[]; readonly listen: readonly string[] };
   readonly serverPort: number;
-  /** Cron (6 fields with seconds, or 5). */
-  readonly peeringSchedule: string;
-  readonly diskUsageScanPeriod: string;
+  /** Cron (6 fields with seconds, or 5), parsed here once (src/cron.ts); prints as the expression. */
+  readonly peeringSchedule: CronSchedule;
+  readonly diskUsageScanPeriod: CronSchedule;
   readonly uploadLimitSizeBytes: number;
   readonly maxFileCount: number;
   readonly findFileTimeout: number;
@@ -86,7 +86,7 @@ export interface FilesConfig {
     readonly temporaryTtlMs: number;
     readonly gc: {
       readonly enabled: boolean;
-      readonly schedule: string;
+      readonly schedule: CronSchedule;
       readonly highWatermarkBytes: number;
       readonly lowWatermarkBytes: number;
     };
@@ -98,7 +98,7 @@ export interface FilesConfig {
     readonly requireQuorumOnUpload: boolean;
     readonly requestTimeoutMs: number;
     readonly repairEnabled: boolean;
-    readonly repairSchedule: string;
+    readonly repairSchedule: CronSchedule;
     readonly repairBatchDelayMs: number;
     readonly repairProbeConcurrency: number;
   };
@@ -145,10 +145,15 @@ const REQUIRED_NUMBERS = {
 /** `(default N)` when the value was not written in the file: tells the operator which side to change. */
 const shown = (value: number, explicit: boolean): string => (explicit ? String(value) : `${value}, the default`);
 
-function checkCron(path: string, value: unknown, problems: string[]): void {
-  if (typeof value !== 'string' || value === '') return;
-  const parsed = parseCron(value);
-  if (isCronError(parsed)) problems.push(`${path}: invalid cron expression: ${parsed.error}`);
+/** A schedule key, parsed once here for the actors to run: the written expression, else the default (always valid). */
+function cronAt(path: string, value: unknown, fallback: string, problems: string[]): CronSchedule {
+  const written = textAt(value);
+  if (written !== undefined) {
+    const parsed = parseCron(written);
+    if (!isCronError(parsed)) return parsed;
+    problems.push(`${path}: invalid cron expression: ${parsed.error}`);
+  }
+  return requireCron(path, fallback);
 }
 
 function rateLimit(value: unknown, fallback: RateLimitPolicy): RateLimitPolicy {
@@ -196,8 +201,8 @@ function resolveTopLevel(raw: Loose, problems: string[], warnings: string[]): To
   if (raw.autoPeeringPeriod !== undefined) {
     warnings.push(`autoPeeringPeriod: ignored (legacy key); peeringSchedule (default '${D.peeringSchedule}') redials the configured nodes`);
   }
-  checkCron('peeringSchedule', raw.peeringSchedule, problems);
-  checkCron('diskUsageScanPeriod', raw.diskUsageScanPeriod, problems);
+  const peeringSchedule = cronAt('peeringSchedule', raw.peeringSchedule, D.peeringSchedule, problems);
+  const diskUsageScanPeriod = cronAt('diskUsageScanPeriod', raw.diskUsageScanPeriod, D.diskUsageScanPeriod, problems);
 
   return {
     nodes,
@@ -209,8 +214,8 @@ function resolveTopLevel(raw: Loose, problems: string[], warnings: string[]): To
       listen: stringsAt(discovery.listen) ?? [...D.listen],
     },
     serverPort: intAt(raw.serverPort) ?? D.serverPort,
-    peeringSchedule: textAt(raw.peeringSchedule) ?? D.peeringSchedule,
-    diskUsageScanPeriod: textAt(raw.diskUsageScanPeriod) ?? D.diskUsageScanPeriod,
+    peeringSchedule,
+    diskUsageScanPeriod,
   };
 }
 
@@ -301,7 +306,7 @@ function resolveAccess(raw: Loose, problems: string[], warnings: string[]): Acce
 function resolveStorage(storageRaw: Loose, uploadLimitSizeBytes: number | undefined, problems: string[]): FilesConfig['storage'] {
   const D = FILES_DEFAULTS.storage;
   const gcRaw = recordAt(storageRaw.gc);
-  checkCron('storage.gc.schedule', gcRaw.schedule, problems);
+  const gcSchedule = cronAt('storage.gc.schedule', gcRaw.schedule, D.gc.schedule, problems);
   const maxRequestSizeBytes = intAt(storageRaw.maxRequestSizeBytes) ?? D.maxRequestSizeBytes;
   if (uploadLimitSizeBytes !== undefined && maxRequestSizeBytes < uploadLimitSizeBytes) {
     problems.push(
@@ -334,7 +339,7 @@ function resolveStorage(storageRaw: Loose, uploadLimitSizeBytes: number | undefi
     temporaryTtlMs: intAt(storageRaw.temporaryTtlMs) ?? D.temporaryTtlMs,
     gc: {
       enabled: boolAt(gcRaw.enabled) ?? D.gc.enabled,
-      schedule: textAt(gcRaw.schedule) ?? D.gc.schedule,
+      schedule: gcSchedule,
       highWatermarkBytes,
       lowWatermarkBytes,
     },
@@ -368,7 +373,7 @@ function resolvePlacement(value: unknown, problems: string[]): PlacementTier[] {
 /** `replication`: placement tiers, the upload quorum and repair. */
 function resolveReplication(replicationRaw: Loose, confirmationRequired: boolean, problems: string[]): FilesConfig['replication'] {
   const D = FILES_DEFAULTS.replication;
-  checkCron('replication.repairSchedule', replicationRaw.repairSchedule, problems);
+  const repairSchedule = cronAt('replication.repairSchedule', replicationRaw.repairSchedule, D.repairSchedule, problems);
   const placement = resolvePlacement(replicationRaw.placement, problems);
   const ackQuorum = intAt(replicationRaw.ackQuorum) ?? D.ackQuorum;
   const freshCopies = placement[0]?.copies;
@@ -389,7 +394,7 @@ function resolveReplication(replicationRaw: Loose, confirmationRequired: boolean
     requireQuorumOnUpload,
     requestTimeoutMs: intAt(replicationRaw.requestTimeoutMs) ?? D.requestTimeoutMs,
     repairEnabled: boolAt(replicationRaw.repairEnabled) ?? D.repairEnabled,
-    repairSchedule: textAt(replicationRaw.repairSchedule) ?? D.repairSchedule,
+    repairSchedule,
     repairBatchDelayMs: intAt(replicationRaw.repairBatchDelayMs) ?? D.repairBatchDelayMs,
     repairProbeConcurrency: intAt(replicationRaw.repairProbeConcurrency) ?? D.repairProbeConcurrency,
   };

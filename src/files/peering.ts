@@ -3,6 +3,7 @@
 // Pure: the dial, the "already connected" check and the clock are injected (actors/files/p2p.actor.ts supplies
 // libp2p and the runtime's clock).
 
+import pLimit from 'p-limit';
 import { deadline, type Clock } from '../clock.js';
 import type { FilesNode } from './config-peers.js';
 
@@ -70,8 +71,7 @@ export async function runPeeringPass(
 ): Promise<PeeringPassResult> {
   const ok = new Array<boolean>(targets.length).fill(false);
   let failed = 0;
-  await forEachLimited(targets.length, timings.concurrency, async (index) => {
-    const target = targets[index]!;
+  await pLimit(Math.max(1, timings.concurrency)).map(targets, async (target, index) => {
     if (signal?.aborted) return;
     if (ports.isConnected(target.peerId)) {
       ok[index] = true;
@@ -88,15 +88,6 @@ export async function runPeeringPass(
     }
   });
   return { connected: targets.filter((_, index) => ok[index]).map((target) => target.name), total: targets.length, failed };
-}
-
-/** Runs `work(0 … count-1)` with at most `limit` in flight; `work` must not reject (runPeeringPass catches). */
-async function forEachLimited(count: number, limit: number, work: (index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const lane = async () => {
-    while (next < count) await work(next++);
-  };
-  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), count) }, lane));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 // things in machines/files/repair-run.machine.ts. Nothing here reads a clock: every time is a parameter.
 
 import { createHash } from 'node:crypto';
+import { isRecord } from '../is-record.js';
 import type { HealthInputs } from './health.js';
 import { copyTargets, placementOf, type PlacementTier } from './placement.js';
 import type { FileRecord } from './types.js';
@@ -158,10 +159,9 @@ export function freshRepairState(policyVersion: string): RepairState {
 }
 
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function parseCounts(raw: unknown): RepairCounts | null {
-  if (!isObject(raw)) return null;
+  if (!isRecord(raw)) return null;
   for (const key of COUNT_KEYS) if (!isCount(raw[key])) return null;
   return countsOf(raw as unknown as RepairCounts);
 }
@@ -175,7 +175,7 @@ function parseActive(raw: unknown): ActiveCycle | null | undefined {
 
 function parseLast(raw: unknown): CompletedCycle | null | undefined {
   if (raw === null) return null;
-  if (!isObject(raw)) return undefined;
+  if (!isRecord(raw)) return undefined;
   const counts = parseCounts(raw['counts']);
   if (!counts || !isCount(raw['startedAt']) || !isCount(raw['completedAt']) || typeof raw['successful'] !== 'boolean') return undefined;
   return { counts, startedAt: raw['startedAt'], completedAt: raw['completedAt'], successful: raw['successful'] };
@@ -192,7 +192,7 @@ export type RepairStateDiscard = 'format' | 'policy';
 export function restoreRepairState(raw: unknown, policyVersion: string): { state: RepairState; discarded: RepairStateDiscard | null } {
   const fresh = { state: freshRepairState(policyVersion), discarded: null };
   if (raw === undefined || raw === null) return fresh;
-  if (!isObject(raw) || raw['version'] !== REPAIR_STATE_VERSION || typeof raw['policyVersion'] !== 'string') return { ...fresh, discarded: 'format' };
+  if (!isRecord(raw) || raw['version'] !== REPAIR_STATE_VERSION || typeof raw['policyVersion'] !== 'string') return { ...fresh, discarded: 'format' };
   const cursor = raw['cursor'];
   const active = parseActive(raw['active']);
   const last = parseLast(raw['last']);

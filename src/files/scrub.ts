@@ -9,6 +9,8 @@
 //
 // Everything here is pure, precompiled once, and never throws.
 
+import { isRecord } from '../is-record.js';
+
 /** Placeholders (fixed strings, so log consumers can count them). */
 export const SCRUB_PLACEHOLDERS = {
   cid: '<cid>',
@@ -240,5 +242,5 @@ export function scrubValue(value: unknown): unknown {
 /** pino `formatters.log` hook: a logged object in, a scrubbed object out. */
 export function scrubLogObject(object: Record<string, unknown>): Record<string, unknown> {
   const scrubbed = scrubValue(object);
-  return typeof scrubbed === 'object' && scrubbed !== null && !Array.isArray(scrubbed) ? (scrubbed as Record<string, unknown>) : { msg: scrubbed };
+  return isRecord(scrubbed) ? scrubbed : { msg: scrubbed };
 }

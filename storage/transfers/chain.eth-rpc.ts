@@ -10,8 +10,10 @@
 //
 // Requests carry no credentials in error messages: a node URL often embeds an API key, so errors name only the host.
 
+import pLimit from 'p-limit';
 import { AbortedError } from '../../src/errors.js';
 import { deadline, type Clock, type Deadline } from '../../src/clock.js';
+import { isRecord } from '../../src/is-record.js';
 import { MissingReceiptError, isTransfer, type RpcBlock, type RpcBlockHeader, type RpcReceipt } from '../../src/transfers/rows.js';
 
 /** A node that has not answered one HTTP request in this long is treated as unavailable (the machine retries). */
@@ -152,10 +154,6 @@ function positiveInteger(value: number | undefined, fallback: number, what: stri
   return resolved;
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /** Big block numbers fit a JS number (the `block` column is a 32-bit integer anyway). */
 function blockNumberOf(value: unknown, what: string): number {
   if (typeof value !== 'string' || !/^0x[0-9a-fA-F]+$/.test(value)) throw new EthInvalidResponseError(`${what}: not a hex quantity: ${JSON.stringify(value)}`);
@@ -165,7 +163,7 @@ function blockNumberOf(value: unknown, what: string): number {
 }
 
 function asHeader(raw: unknown, number: number): RpcBlockHeader {
-  if (!isObject(raw)) throw new EthInvalidResponseError(`eth_getBlockByNumber(${number}): not a block object`);
+  if (!isRecord(raw)) throw new EthInvalidResponseError(`eth_getBlockByNumber(${number}): not a block object`);
   if (blockNumberOf(raw.number, `block ${number} number`) !== number) {
     throw new EthInvalidResponseError(`eth_getBlockByNumber(${number}): the node returned block ${String(raw.number)}`);
   }
@@ -175,14 +173,14 @@ function asHeader(raw: unknown, number: number): RpcBlockHeader {
 
 function asBlock(raw: unknown, number: number): RpcBlock {
   asHeader(raw, number);
-  if (!isObject(raw) || !Array.isArray(raw.transactions) || !raw.transactions.every(isObject)) {
+  if (!isRecord(raw) || !Array.isArray(raw.transactions) || !raw.transactions.every(isRecord)) {
     throw new EthInvalidResponseError(`block ${number}: transactions are not full objects`);
   }
   return raw as unknown as RpcBlock;
 }
 
 function asReceipts(raw: unknown, block: RpcBlock, number: number): RpcReceipt[] {
-  if (!Array.isArray(raw) || !raw.every((receipt) => isObject(receipt) && typeof receipt.transactionHash === 'string')) {
+  if (!Array.isArray(raw) || !raw.every((receipt) => isRecord(receipt) && typeof receipt.transactionHash === 'string')) {
     throw new EthInvalidResponseError(`eth_getBlockReceipts(${number}): not a list of receipts`);
   }
   if (raw.length !== block.transactions.length) {
@@ -358,7 +356,7 @@ export class EthRpcClient {
       if (!outcome.ok) throw outcome.error;
       // null: the node does not know the tx (a pruned tx index, or a reorg): an error, never a row without gas.
       if (outcome.result === null) throw new MissingReceiptError(ask.number, ask.hash);
-      if (!isObject(outcome.result) || typeof outcome.result.transactionHash !== 'string') {
+      if (!isRecord(outcome.result) || typeof outcome.result.transactionHash !== 'string') {
         throw new EthInvalidResponseError(`eth_getTransactionReceipt(${ask.hash}): not a receipt`);
       }
       receipts[ask.blockIndex]!.push(outcome.result as unknown as RpcReceipt);
@@ -380,22 +378,16 @@ export class EthRpcClient {
     // The first failure cancels the batches still in flight.
     const sibling = new AbortController();
     const combined = AbortSignal.any([signal, sibling.signal]);
-    const results: Outcome[][] = new Array(groups.length);
-    let next = 0;
-    const worker = async () => {
-      while (next < groups.length) {
-        const index = next++;
-        results[index] = await this.send(groups[index]!, combined);
-      }
-    };
+    const limit = pLimit(this.concurrency);
     try {
-      await Promise.all(Array.from({ length: Math.min(this.concurrency, groups.length) }, worker));
+      return (await limit.map(groups, (group) => this.send(group, combined))).flat();
     } catch (error) {
-      // Promise.all rejects with the first failure; the siblings it cancels settle unobserved as AbortedError.
+      // The map rejects with the first failure: the batches not started are dropped, and those in flight are
+      // cancelled (they settle as AbortedError, observed by the map).
+      limit.clearQueue();
       sibling.abort();
       throw error;
     }
-    return results.flat();
   }
 
   /** One HTTP request: a single call as a plain JSON-RPC object, several as a batch array. */
@@ -408,16 +400,16 @@ export class EthRpcClient {
     const responses: unknown[] = Array.isArray(body) ? body : [body];
     if (!Array.isArray(body) && calls.length > 1) {
       // A node that rejects the batch as a whole (too large, batches disabled) answers one error object.
-      const error = isObject(body) && isObject(body.error) ? body.error : undefined;
+      const error = isRecord(body) && isRecord(body.error) ? body.error : undefined;
       if (error) throw new EthRpcError(what, typeof error.code === 'number' ? error.code : 0, String(error.message ?? 'batch rejected'), error.data);
       throw new EthInvalidResponseError(`${what}: a batch answered with a non-array`);
     }
     const byId = new Map<unknown, WireResponse>();
     for (const response of responses) {
-      if (isObject(response)) byId.set(response.id, response as WireResponse);
+      if (isRecord(response)) byId.set(response.id, response as WireResponse);
     }
     return calls.map((call, i) => {
-      const response = byId.get(ids[i]) ?? (calls.length === 1 && responses.length === 1 && isObject(responses[0]) ? (responses[0] as WireResponse) : undefined);
+      const response = byId.get(ids[i]) ?? (calls.length === 1 && responses.length === 1 && isRecord(responses[0]) ? (responses[0] as WireResponse) : undefined);
       if (response === undefined) throw new EthInvalidResponseError(`${what}: no answer for ${call.method} (id ${ids[i]})`);
       if (response.error !== undefined && response.error !== null) {
         const { code, message, data } = response.error;

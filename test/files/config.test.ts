@@ -11,6 +11,10 @@ import { FILES_DEFAULT_CONFIG } from '../../src/files/config-defaults.js';
 import { resolveFilesConfigPath } from '../../src/files/config-file.js';
 import { peerIdOfNodeMultiaddr } from '../../src/files/config-peers.js';
 import { FILES_VERSION } from '../../src/files/version.js';
+import { CronSchedule, requireCron } from '../../src/cron.js';
+
+/** A schedule as the configuration holds it: parsed once (src/cron.ts), equal to another parse of the same text. */
+const cron = (expression: string) => requireCron('expected', expression);
 
 /** The node identity of the original-store fixture (test/fixtures/original-ipfs-node-store). */
 const FIXTURE_PEER = '12D3KooWDWSFJsqYGGNUuKzqBbJfiGiB8qkEPtu4MUYG1nUQwtUC';
@@ -73,8 +77,8 @@ test('defaults are filled for a minimal file (notes C-table)', () => {
     prettyLogs: false,
     peerDiscovery: { bootstrap: [], listen: ['/ip4/0.0.0.0/tcp/4001'] },
     serverPort: 4000,
-    peeringSchedule: '*/30 * * * * *',
-    diskUsageScanPeriod: '*/30 * * * * *',
+    peeringSchedule: cron('*/30 * * * * *'),
+    diskUsageScanPeriod: cron('*/30 * * * * *'),
     uploadLimitSizeBytes: 268_435_456,
     maxFileCount: 10,
     findFileTimeout: 20_000,
@@ -105,7 +109,7 @@ test('defaults are filled for a minimal file (notes C-table)', () => {
       diskReserveBytes: 5_368_709_120,
       confirmationRequired: false,
       temporaryTtlMs: 86_400_000,
-      gc: { enabled: true, schedule: '0 */15 * * * *', highWatermarkBytes: 53_687_091_200, lowWatermarkBytes: 42_949_672_960 },
+      gc: { enabled: true, schedule: cron('0 */15 * * * *'), highWatermarkBytes: 53_687_091_200, lowWatermarkBytes: 42_949_672_960 },
     },
     replication: {
       enabled: true,
@@ -118,7 +122,7 @@ test('defaults are filled for a minimal file (notes C-table)', () => {
       requireQuorumOnUpload: false,
       requestTimeoutMs: 30_000,
       repairEnabled: true,
-      repairSchedule: '0 */30 * * * *',
+      repairSchedule: cron('0 */30 * * * *'),
       repairBatchDelayMs: 1_000,
       repairProbeConcurrency: 4,
     },
@@ -309,7 +313,7 @@ test('legacy keys of the original format are accepted with a warning', () => {
     autoPeeringPeriod: '*/10 * * * * *',
     cors: { origin: '*', credentials: true, allowedOrigins: ['*'] },
   });
-  assert.equal(config.peeringSchedule, '*/30 * * * * *');
+  assert.equal(config.peeringSchedule.source, '*/30 * * * * *');
   assert.deepEqual(warnings, [
     "autoPeeringPeriod: ignored (legacy key); peeringSchedule (default '*/30 * * * * *') redials the configured nodes",
     'cors.origin: ignored (legacy key); cors.allowedOrigins lists the accepted origins',
@@ -361,7 +365,7 @@ test('every problem is reported at once, one line each, naming the field', () =>
   assert.ok(found.includes('health.checkpointIntervalMs: must be >= 1000'));
   assert.ok(found.includes('logLevel: must be one of fatal, error, warn, info, debug, trace, silent'));
   assert.ok(found.includes('serverPort: must be integer'));
-  assert.ok(found.includes("peeringSchedule: invalid cron expression: expected 5 fields (minute hour day-of-month month day-of-week) or 6 (with seconds first), got 2"));
+  assert.ok(found.includes('peeringSchedule: invalid cron expression: Unknown alias: eve'));
   assert.equal(new Set(found).size, found.length, 'no duplicates');
 });
 
@@ -452,14 +456,15 @@ test('simple value rules', () => {
     ['diskUsageScanPeriod', 'diskUsageScanPeriod'],
     ['peeringSchedule', 'peeringSchedule'],
   ] as const) {
-    only({ ...MINIMAL, [key]: '* * * * * 9' }, `${path}: invalid cron expression: day-of-week field: 9 is out of range 0-7`);
+    only({ ...MINIMAL, [key]: '* * * * * 9' }, `${path}: invalid cron expression: Field value (9) is out of range`);
   }
-  only({ ...MINIMAL, storage: { gc: { schedule: '0 0 0 30 2 *' } } }, 'storage.gc.schedule: invalid cron expression: day-of-month field: no listed day exists in any listed month');
-  only({ ...MINIMAL, replication: { repairSchedule: '*/0 * * * *' } }, "replication.repairSchedule: invalid cron expression: minute field: step '0' must be a whole number of at least 1");
+  only({ ...MINIMAL, storage: { gc: { schedule: '0 0 0 30 2 *' } } }, 'storage.gc.schedule: invalid cron expression: it never fires (no run time within 8 years)');
+  only({ ...MINIMAL, replication: { repairSchedule: '*/0 * * * *' } }, "replication.repairSchedule: invalid cron expression: Field (minute) has a step of zero");
   const { config } = ok({ ...MINIMAL, logLevel: 'silent', diskUsageScanPeriod: '*/5 * * * *', storage: { gc: { schedule: '@hourly' } } });
   assert.equal(config.logLevel, 'silent');
-  assert.equal(config.diskUsageScanPeriod, '*/5 * * * *');
-  assert.equal(config.storage.gc.schedule, '@hourly');
+  assert.equal(config.diskUsageScanPeriod.source, '*/5 * * * *');
+  assert.equal(config.storage.gc.schedule.source, '@hourly');
+  assert.ok(config.storage.gc.schedule instanceof CronSchedule, 'parsed once here: the actors get a schedule, not text');
 });
 
 test('upload deadlines: additive keys, read when given, bounded', () => {

@@ -4,13 +4,13 @@
 
 import { parseFilesConfig, type FilesConfig } from '../../src/files/config.js';
 import { FILES_DEFAULT_CONFIG } from '../../src/files/config-defaults.js';
+import { isRecord } from '../../src/is-record.js';
 
 type Raw = Record<string, unknown>;
 
 function merge(base: unknown, override: unknown): unknown {
   if (override === undefined) return base;
-  const isObject = (value: unknown): value is Raw => typeof value === 'object' && value !== null && !Array.isArray(value);
-  if (!isObject(base) || !isObject(override)) return override;
+  if (!isRecord(base) || !isRecord(override)) return override;
   const merged: Raw = { ...base };
   for (const [key, value] of Object.entries(override)) merged[key] = merge(base[key], value);
   return merged;

@@ -4,6 +4,7 @@
 // outside the bulk range, because CoinPaprika has no batch-by-ids ticker endpoint.
 
 import type { CoinPaprikaBlock, ConnectorOptions } from '../config.js';
+import { isRecord } from '../../is-record.js';
 import type { Quote } from '../types.js';
 import { SourceFetchError, type SourceConnector } from './source.js';
 import { coinWarnings, httpStatusError, isOk, requireOk, roundPrice, upstreamRequest, upstreamValue } from './upstream-request.js';
@@ -196,4 +197,4 @@ export function createCoinPaprikaConnector(block: CoinPaprikaBlock, options: Con
   return connector;
 }
 
-const isRow = (value: unknown): value is TickerRow => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRow = (value: unknown): value is TickerRow => isRecord(value);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
+import { requireCron } from '../../../src/cron.js';
 import { diskLogic, type DiskClaim, type DiskProbe, type DiskSnapshot } from '../../../actors/files/disk.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import type { RegistryFigures } from '../../../actors/files/node.js';
@@ -33,7 +34,7 @@ function startDisk(options: { storeDirectory?: string; probe?: DiskProbe; reserv
   const actor = createActor(
     diskLogic({
       storeDirectory: options.storeDirectory ?? '/nonexistent-store',
-      schedule: options.schedule ?? '0 0 0 1 1 *',
+      schedule: requireCron('test', options.schedule ?? '0 0 0 1 1 *'),
       diskReserveBytes: options.reserve ?? 0,
       figures: options.figures ?? figuresOf(0),
       gcStatus: () => new GcStatusBoard(true, '0 */15 * * * *').current(),

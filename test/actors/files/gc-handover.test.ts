@@ -12,6 +12,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import type { CID } from 'multiformats/cid';
 import { createActor } from 'xstate';
 import { systemClock } from '../../../src/clock.js';
+import { requireCron } from '../../../src/cron.js';
 import { contentLogic, type ContentSettings, type OpenedContent } from '../../../actors/files/content.actor.js';
 import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.libp2p.js';
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
@@ -122,7 +123,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
         store: owner.port,
         status: new GcStatusBoard(false, SCHEDULE),
         startup: new StartupSignal(),
-        settings: { gc: NO_PRESSURE, enabled: false, schedule: SCHEDULE, replication: { enabled, placement: TIERS, members: MEMBERS } },
+        settings: { gc: NO_PRESSURE, enabled: false, schedule: requireCron('test', SCHEDULE), replication: { enabled, placement: TIERS, members: MEMBERS } },
         ...(copies ? { copies } : {}),
         logger: captureLogger('warn').logger,
       }),
@@ -271,7 +272,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
         store: owner.port,
         status: new GcStatusBoard(false, SCHEDULE),
         startup: new StartupSignal(),
-        settings: { gc: NO_PRESSURE, enabled: false, schedule: SCHEDULE, replication: { enabled: true, placement: TIERS, members: MEMBERS } },
+        settings: { gc: NO_PRESSURE, enabled: false, schedule: requireCron('test', SCHEDULE), replication: { enabled: true, placement: TIERS, members: MEMBERS } },
         copies: holders,
         logger: captureLogger('warn').logger,
       }),

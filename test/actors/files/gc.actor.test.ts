@@ -13,6 +13,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
+import { requireCron } from '../../../src/cron.js';
 import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
@@ -181,7 +182,7 @@ function start(fake: FakeNode, options: { clock?: Clock; settings?: GcSettings; 
       store: store.port,
       status,
       startup,
-      settings: { gc: options.settings ?? NO_PRESSURE, enabled: options.enabled ?? false, schedule: options.schedule ?? '0 */15 * * * *' },
+      settings: { gc: options.settings ?? NO_PRESSURE, enabled: options.enabled ?? false, schedule: requireCron('test', options.schedule ?? '0 */15 * * * *') },
       logger: log.logger,
       afterRun: () => void h.afterRuns++,
     }),
@@ -360,7 +361,7 @@ describe('files.gc', () => {
     const status = new GcStatusBoard(false, '0 */15 * * * *');
     const store = startStore(holder);
     const actor = createActor(
-      gcLogic({ holder, clock: systemClock, store: store.port, status, startup: new StartupSignal(), settings: { gc: NO_PRESSURE, enabled: false, schedule: '0 */15 * * * *' }, logger: log.logger }),
+      gcLogic({ holder, clock: systemClock, store: store.port, status, startup: new StartupSignal(), settings: { gc: NO_PRESSURE, enabled: false, schedule: requireCron('test', '0 */15 * * * *') }, logger: log.logger }),
     );
     actor.start();
     const report = await new Promise<GcReport>((resolve, reject) =>

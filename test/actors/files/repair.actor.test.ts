@@ -13,6 +13,7 @@ import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
+import { requireCron } from '../../../src/cron.js';
 import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.libp2p.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import { REPAIR_STATE_KEY, repairLogic, type RepairSettings } from '../../../actors/files/repair.actor.js';
@@ -32,18 +33,18 @@ const PEERS = ['peer-a', 'peer-b', 'peer-c'];
 /** Four copies over three peers and this node: every peer is designated for every file, whatever the ranking. */
 const PLACEMENT: PlacementTier[] = [{ minAgeMs: 0, copies: 4 }];
 
-function settings(overrides: Partial<RepairSettings> = {}): RepairSettings {
+function settings(overrides: Partial<Omit<RepairSettings, 'schedule'>> & { schedule?: string } = {}): RepairSettings {
   const members = overrides.members ?? PEERS;
   const placement = overrides.placement ?? PLACEMENT;
   return {
     required: true,
-    schedule: '0 0 0 1 1 *',
     batchDelayMs: 1_000,
     probeConcurrency: 2,
     members,
     placement,
     policyVersion: repairPolicyVersion(membershipVersion(members), placement),
     ...overrides,
+    schedule: requireCron('test', overrides.schedule ?? '0 0 0 1 1 *'),
   };
 }
 
