@@ -16,7 +16,7 @@ import { after, describe, it } from 'node:test';
 import { FAULT_KINDS, planRun, describePlan, type FaultKind } from '../support/faults/fault-plan.js';
 import { FaultProxy } from '../support/faults/fault-proxy.js';
 import { runFaultPlan } from '../support/faults/fault-run.js';
-import { FAULT_PREFIX, FaultNetwork, ipBinary, sweepLeftovers } from '../support/faults/network.js';
+import { FAULT_PREFIX, FaultNetwork, ipBinary, nftBinary, sweepLeftovers } from '../support/faults/network.js';
 import { netnsPackage, nftablesPackage, skipWithout } from '../support/system-packages.js';
 
 /**
@@ -112,6 +112,11 @@ describe('files cluster under network faults (real processes in network namespac
   // nftables only serves the one-way cut: without it that fault is skipped loudly; with CI set it is required.
   const nftSkip = skipWithout(nftablesPackage(), 'the one-way cut of the files fault suite (the other faults run)');
   const usable = (kinds: readonly FaultKind[]) => (nftSkip ? kinds.filter((kind) => kind !== 'one-way') : kinds);
+
+  it('can cut one direction of a path (nftables)', { skip: nftSkip }, () => {
+    // Reached without nft only when CI is set: the one-way cut must then run, so this fails.
+    assert.ok(nftBinary(), 'nft is not installed: apt-get install -y nftables (.ci/run does this on CI)');
+  });
 
   it('creates its namespaces, links and bridges and deletes every one; a dead run’s leftovers are swept', () => {
     const network = FaultNetwork.create(['one', 'two']);

@@ -216,7 +216,7 @@ export class FaultNode {
 export type HttpOutcome =
   | { readonly kind: 'answer'; readonly status: number; readonly body: Buffer; readonly json: any; readonly ms: number }
   /** The connection closed or failed without an answer (reset, refused, hang-up). */
-  | { readonly kind: 'closed'; readonly code: string; readonly ms: number }
+  | { readonly kind: 'closed'; readonly code: string; readonly ms: number; readonly afterHeaders?: boolean }
   /** No answer within the request's time bound: a hang. */
   | { readonly kind: 'timeout'; readonly ms: number };
 
@@ -255,8 +255,8 @@ export function httpCall(node: FaultNode, call: HttpCall): Promise<HttpOutcome> 
     request.once('response', (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.once('error', (error: NodeJS.ErrnoException) => settle({ kind: 'closed', code: `after headers: ${error.code ?? error.message}`, ms: Date.now() - started }));
-      response.once('aborted', () => settle({ kind: 'closed', code: 'aborted after headers', ms: Date.now() - started }));
+      response.once('error', (error: NodeJS.ErrnoException) => settle({ kind: 'closed', code: `after headers: ${error.code ?? error.message}`, ms: Date.now() - started, afterHeaders: true }));
+      response.once('aborted', () => settle({ kind: 'closed', code: 'aborted after headers', ms: Date.now() - started, afterHeaders: true }));
       response.once('end', () => {
         const body = Buffer.concat(chunks);
         let json: unknown;
