@@ -15,7 +15,7 @@ import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { after, describe, it } from 'node:test';
 import { FAULT_KINDS, planRun, describePlan, type FaultKind } from '../support/faults/fault-plan.js';
 import { FaultProxy } from '../support/faults/fault-proxy.js';
-import { runFaultPlan } from '../support/faults/fault-run.js';
+import { abortActiveRuns, runFaultPlan } from '../support/faults/fault-run.js';
 import { FAULT_PREFIX, FaultNetwork, ipBinary, nftBinary, sweepLeftovers } from '../support/faults/network.js';
 import { netnsPackage, nftablesPackage, skipWithout } from '../support/system-packages.js';
 
@@ -109,6 +109,9 @@ describe('the fault proxy (no namespaces needed)', () => {
 const netns = skipWithout(netnsPackage(), 'the files fault suite (test/acceptance/files-faults.test.ts)');
 
 describe('files cluster under network faults (real processes in network namespaces)', { skip: netns }, () => {
+  // A run that outlived its test (a timeout) is ended here: its nodes killed by pid, its network and mounts deleted.
+  after(() => abortActiveRuns());
+
   // nftables only serves the one-way cut: without it that fault is skipped loudly; with CI set it is required.
   const nftSkip = skipWithout(nftablesPackage(), 'the one-way cut of the files fault suite (the other faults run)');
   const usable = (kinds: readonly FaultKind[]) => (nftSkip ? kinds.filter((kind) => kind !== 'one-way') : kinds);

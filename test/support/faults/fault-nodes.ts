@@ -45,6 +45,8 @@ export class FaultNode {
   /** Exits this harness did not cause (a crash), with their code or signal. */
   readonly unexpectedExits: string[] = [];
   readonly notable: NotableLine[] = [];
+  /** Warning lines by message, for the run's summary. */
+  readonly warnings = new Map<string, number>();
   #expectingExit = false;
   #mounted = false;
   #partial = '';
@@ -167,8 +169,10 @@ export class FaultNode {
     } catch {
       return;
     }
-    const level = typeof line.level === 'number' ? line.level : 0;
-    if (level >= 50 || NOTABLE_MESSAGES.has(String(line.msg))) this.notable.push({ at: Date.now(), life, line });
+    // The files logger writes level labels (`"level":"error"`); pino's numbers are read too.
+    const serious = line.level === 'error' || line.level === 'fatal' || (typeof line.level === 'number' && line.level >= 50);
+    if (serious || NOTABLE_MESSAGES.has(String(line.msg))) this.notable.push({ at: Date.now(), life, line });
+    else if (line.level === 'warn' || line.level === 40) this.warnings.set(String(line.msg), (this.warnings.get(String(line.msg)) ?? 0) + 1);
   }
 
   /** kill -9 by pid; resolves once the process is gone. */
@@ -180,6 +184,11 @@ export class FaultNode {
   }
 
   /** SIGTERM by pid (a graceful stop), SIGKILL after `timeoutMs`; resolves with how it ended. */
+  /** Exit code of the last life (null after a signal). */
+  get exitCode(): number | null {
+    return this.#child?.exitCode ?? null;
+  }
+
   async stop(timeoutMs = 20_000): Promise<'exited' | 'killed' | 'not running'> {
     if (!this.running) return 'not running';
     this.#expectingExit = true;
@@ -275,13 +284,16 @@ export function httpCall(node: FaultNode, call: HttpCall): Promise<HttpOutcome> 
 
 const BOUNDARY = '----adm-infra-faults-4e9b1c';
 
-/** A multipart/form-data body with one file part named `files`. */
-export function multipartBody(filename: string, bytes: Uint8Array): { body: Buffer; contentType: string } {
+/** A multipart/form-data body with one part named `files` per file. */
+export function multipartBody(files: ReadonlyArray<{ filename: string; bytes: Uint8Array }>): { body: Buffer; contentType: string } {
   return {
     body: Buffer.concat([
-      Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
-      bytes,
-      Buffer.from(`\r\n--${BOUNDARY}--\r\n`),
+      ...files.flatMap(({ filename, bytes }) => [
+        Buffer.from(`--${BOUNDARY}\r\nContent-Disposition: form-data; name="files"; filename="${filename}"\r\nContent-Type: application/octet-stream\r\n\r\n`),
+        bytes,
+        Buffer.from('\r\n'),
+      ]),
+      Buffer.from(`--${BOUNDARY}--\r\n`),
     ]),
     contentType: `multipart/form-data; boundary=${BOUNDARY}`,
   };

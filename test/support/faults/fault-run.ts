@@ -49,6 +49,8 @@ export interface FaultRunOptions {
   readonly log?: (line: string) => void;
   /** Keep the run folder (node logs, configs) when the run found a violation (default true). */
   readonly keepOnFailure?: boolean;
+  /** Keep it whatever the outcome. */
+  readonly keep?: boolean;
 }
 
 export interface FaultRunResult {
@@ -111,6 +113,14 @@ export function abortActiveRuns(): void {
   for (const cleanup of [...activeRuns]) cleanup();
 }
 
+let exitHookInstalled = false;
+/** A process that ends with a run in progress (a test timed out, an uncaught error) takes its nodes along. */
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.once('exit', abortActiveRuns);
+}
+
 export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {}): Promise<FaultRunResult> {
   const started = Date.now();
   const log = options.log ?? (() => {});
@@ -150,7 +160,6 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     const placement = placementOf(cid, ids, ids[0]!, [{ minAgeMs: 0, copies: variant.copies }], 0);
     return placement.designated.map((id) => NODE_NAMES[ids.indexOf(id)]!);
   };
-  const durable = (upload: UploadRecord) => upload.outcome === 'acknowledged' && (!upload.temporary || upload.confirmed === true);
 
   /** A call that must be answered or cleanly closed: a hang is a violation, and so is a close from a node left alone. */
   const call = async (name: NodeName, request: HttpCall, what: string, streamed = false): Promise<HttpOutcome> => {
@@ -239,8 +248,11 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
   const stopNode = async (name: NodeName) => {
     available.delete(name);
     disruptions.set(name, disruptions.get(name)! + 1);
+    const stopped = Date.now();
     const how = await node(name).stop();
     if (how === 'killed') violate(`${since()} ${name} did not stop within 20 s of SIGTERM (killed)`);
+    // README "Shutdown": 0, or 1 when requests in flight kept it past 15 s.
+    else count(`graceful stop: exit ${node(name).exitCode} after ${Date.now() - stopped < 5_000 ? '< 5 s' : '≥ 5 s'}`);
   };
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -255,45 +267,81 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     return MIB + 1 + Math.floor(random() * 2.5 * MIB);
   };
 
-  const upload = async (name: NodeName, size = sizeOf(), mustDesignate?: NodeName): Promise<UploadRecord> => {
-    let bytes = seededBytes(random, size);
-    let cid = await cidOfBytes(bytes);
-    for (let tries = 0; mustDesignate && !designatedOf(cid).includes(mustDesignate) && tries < 20; tries++) {
-      bytes = seededBytes(random, size);
-      cid = await cidOfBytes(bytes);
+  /** Bytes for one part: fresh, or now and then the bytes of an earlier upload (a re-upload deduplicates). */
+  const partBytes = (size: number): Uint8Array => {
+    const earlier = random() < 0.12 ? pick(uploads) : undefined;
+    return earlier ? earlier.bytes : seededBytes(random, size);
+  };
+
+  /**
+   * One request of 1–3 files (`sizes` decides; default drawn), each part its own record. `mustDesignate`: the first
+   * file's content is drawn until that node is one of its designated holders (a copy to it).
+   */
+  const upload = async (name: NodeName, options: { sizes?: number[]; mustDesignate?: NodeName } = {}): Promise<UploadRecord[]> => {
+    const roll = random();
+    const sizes = options.sizes ?? Array.from({ length: roll < 0.75 ? 1 : roll < 0.9 ? 2 : 3 }, () => sizeOf());
+    const parts: Array<{ bytes: Uint8Array; cid: string }> = [];
+    for (const [index, size] of sizes.entries()) {
+      // Now and then a request carries the same bytes twice (one CID, placed once).
+      let bytes = index > 0 && random() < 0.05 ? parts[0]!.bytes : index === 0 && options.mustDesignate ? seededBytes(random, size) : partBytes(size);
+      let cid = await cidOfBytes(bytes);
+      for (let tries = 0; index === 0 && options.mustDesignate && !designatedOf(cid).includes(options.mustDesignate) && tries < 20; tries++) {
+        bytes = seededBytes(random, size);
+        cid = await cidOfBytes(bytes);
+      }
+      parts.push({ bytes, cid });
     }
-    const record: UploadRecord = { id: uploads.length + 1, node: name, cid, size, sha256: sha256Hex(bytes), bytes, outcome: 'pending', startedAt: Date.now() };
-    uploads.push(record);
-    const { body, contentType } = multipartBody(`file-${record.id}.bin`, bytes);
-    const outcome = await call(name, { method: 'POST', path: '/api/file/upload', body, contentType, timeoutMs: UPLOAD_HANG_MS }, `upload #${record.id} (${size} bytes)`);
+    const records = parts.map(({ bytes, cid }): UploadRecord => {
+      const record: UploadRecord = { id: uploads.length + 1, node: name, cid, size: bytes.length, sha256: sha256Hex(bytes), bytes, outcome: 'pending', startedAt: Date.now() };
+      uploads.push(record);
+      return record;
+    });
+    const what = `upload #${records.map((record) => record.id).join('+')} (${records.map((record) => record.size).join(' + ')} bytes)`;
+    const { body, contentType } = multipartBody(records.map((record) => ({ filename: `file-${record.id}.bin`, bytes: record.bytes })));
+    const outcome = await call(name, { method: 'POST', path: '/api/file/upload', body, contentType, timeoutMs: UPLOAD_HANG_MS }, what);
+    const settle = (outcomeOf: UploadRecord['outcome'], status?: number) => {
+      for (const record of records) {
+        record.outcome = outcomeOf;
+        record.status = status;
+      }
+      return records;
+    };
     if (outcome.kind !== 'answer') {
-      record.outcome = 'unknown';
       count(`upload ${outcome.kind}`);
-      return record;
+      return settle('unknown');
     }
-    record.status = outcome.status;
-    count(`upload ${outcome.status}`);
+    count(`upload ${outcome.status}${records.length > 1 ? ` (${records.length} files)` : ''}`);
     if (outcome.status === 200) {
-      const file = outcome.json?.files?.[0];
-      if (outcome.json?.cids?.[0] !== cid) violate(`${since()} upload #${record.id} on ${name}: the node answered CID ${outcome.json?.cids?.[0]}, the importer computes ${cid}`);
-      record.outcome = 'acknowledged';
-      record.temporary = file?.state === 'temporary';
-      record.acknowledged = file?.replication?.acknowledged;
-      record.required = file?.replication?.required;
-      if (!record.temporary && record.acknowledged !== undefined && record.acknowledged < variant.copies) count('upload 200 short of its copies');
-      if (variant.strict && !(record.acknowledged! >= record.required!)) violate(`${since()} strict upload #${record.id} on ${name}: 200 with ${record.acknowledged} of ${record.required} acknowledgements`);
-      return record;
+      settle('acknowledged', 200);
+      records.forEach((record, index) => {
+        const file = outcome.json?.files?.[index];
+        if (outcome.json?.cids?.[index] !== record.cid) violate(`${since()} ${what} on ${name}: file ${index + 1}'s CID is ${outcome.json?.cids?.[index]}, the importer computes ${record.cid}`);
+        record.temporary = file?.state === 'temporary';
+        record.acknowledged = file?.replication?.acknowledged;
+        record.required = file?.replication?.required;
+        if (!record.temporary && record.acknowledged !== undefined && record.acknowledged < variant.copies) count('upload 200 short of its copies');
+        if (variant.strict && !(record.acknowledged! >= record.required!)) violate(`${since()} strict ${what} on ${name}: file ${index + 1} answered 200 with ${record.acknowledged} of ${record.required} acknowledgements`);
+      });
+      return records;
     }
     if (outcome.status === 500) {
       // Spec §4.2: "storage or replica settlement failed; not a clean rejection, content may be partly durable".
-      record.outcome = 'unknown';
-      return record;
+      return settle('unknown', 500);
     }
-    record.outcome = 'refused';
     const expected = (outcome.status === 503 && variant.strict && outcome.json?.error === 'Replication quorum not reached') || outcome.status === 507;
-    if (!expected) violate(`${since()} upload #${record.id} on ${name}: unexpected answer ${outcome.status} ${outcome.body.toString('utf8').slice(0, 200)}`);
-    return record;
+    if (!expected) violate(`${since()} ${what} on ${name}: unexpected answer ${outcome.status} ${outcome.body.toString('utf8').slice(0, 200)}`);
+    return settle('refused', outcome.status);
   };
+
+  /** Per CID, over every upload that carried it. */
+  const recordsOf = (cid: string) => uploads.filter((record) => record.cid === cid);
+  const distinctCids = () => [...new Set(uploads.map((record) => record.cid))];
+  /** Acknowledged as confirmed, or acknowledged as a temporary and confirmed since. */
+  const durableCid = (cid: string) => recordsOf(cid).some((record) => record.outcome === 'acknowledged' && (!record.temporary || record.confirmed === true));
+  const acknowledgedCid = (cid: string) => recordsOf(cid).some((record) => record.outcome === 'acknowledged');
+  /** Every upload of it was refused: nothing of it may be anywhere. */
+  const refusedCid = (cid: string) => recordsOf(cid).every((record) => record.outcome === 'refused');
+  const label = (cid: string) => `#${recordsOf(cid).map((record) => record.id).join('/')}`;
 
   const download = async (record: UploadRecord, name: NodeName, during: boolean): Promise<boolean> => {
     const outcome = await call(name, { method: 'GET', path: `/api/file/${record.cid}`, timeoutMs: CALL_HANG_MS }, `download of #${record.id}`, true);
@@ -315,9 +363,8 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
       if (!Array.isArray(list)) continue;
       for (let i = 0; i < list.length; i++) count(`gc report ${field}`);
       for (const cid of list) {
-        const record = uploads.find((candidate) => candidate.cid === cid);
-        if (record && durable(record) && designatedOf(record.cid).includes(name)) {
-          violate(`${when} a GC run on ${name} listed #${record.id} in ${field}, but ${name} is one of its designated holders`);
+        if (durableCid(String(cid)) && designatedOf(String(cid)).includes(name)) {
+          violate(`${when} a GC run on ${name} listed ${label(String(cid))} in ${field}, but ${name} is one of its designated holders`);
         }
       }
     }
@@ -393,19 +440,19 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     const outcome = await json(name, 'GET', '/api/runtime/pins', 'pin list', 20_000);
     if (outcome.kind !== 'answer' || outcome.status !== 200) return;
     const pins = new Set<string>((outcome.json?.pins ?? []).map((pin: { cid: string }) => pin.cid));
-    for (const record of uploads) {
-      if (!durable(record) || !designatedOf(record.cid).includes(name)) continue;
-      const key = `${name} ${record.cid}`;
+    for (const cid of distinctCids()) {
+      if (!durableCid(cid) || !designatedOf(cid).includes(name)) continue;
+      const key = `${name} ${cid}`;
       if (held.has(key)) {
-        if (!pins.has(record.cid)) {
-          violate(`${since()} ${name}, a designated holder of #${record.id}, no longer pins it (held since +${((held.get(key)! - phaseStart) / 1000).toFixed(1)} s)`);
+        if (!pins.has(cid)) {
+          violate(`${since()} ${name}, a designated holder of ${label(cid)}, no longer pins it (held since +${((held.get(key)! - phaseStart) / 1000).toFixed(1)} s)`);
           held.delete(key);
         }
         continue;
       }
-      if (!pins.has(record.cid)) continue;
+      if (!pins.has(cid)) continue;
       // A pin alone may be an uncommitted copy: it counts as held once the record says so.
-      const status = await json(name, 'GET', `/api/file/${record.cid}/status`, `status of #${record.id}`, 10_000);
+      const status = await json(name, 'GET', `/api/file/${cid}/status`, `status of ${label(cid)}`, 10_000);
       const body = status.kind === 'answer' && status.status === 200 ? status.json : undefined;
       if (body?.state === 'confirmed' && body.pinned === true && body.replication?.heldLocally === true) {
         held.set(key, Date.now());
@@ -489,10 +536,10 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
           return;
         }
         let operation: Promise<unknown>;
-        if (fault.during === 'upload') operation = upload(fault.target, MIB + 1 + Math.floor(random() * 2.5 * MIB));
+        if (fault.during === 'upload') operation = upload(fault.target, { sizes: [MIB + 1 + Math.floor(random() * 2.5 * MIB)] });
         else if (fault.during === 'copy') {
           const from = pick(others.filter((name) => available.has(name)));
-          operation = from ? upload(from, MIB + 1 + Math.floor(random() * 2.5 * MIB), fault.target) : Promise.resolve();
+          operation = from ? upload(from, { sizes: [MIB + 1 + Math.floor(random() * 2.5 * MIB)], mustDesignate: fault.target }) : Promise.resolve();
         } else if (fault.during === 'repair') operation = repairBatch(fault.target);
         else operation = gcRun(fault.target, '?force=true');
         await sleep(fault.killAfterMs!);
@@ -551,6 +598,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     });
 
   const emergency = () => {
+    activeRuns.delete(emergency);
     for (const target of nodes.values()) {
       try {
         if (target.pid !== undefined && target.running) process.kill(target.pid, 'SIGKILL');
@@ -568,6 +616,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     }
   };
   activeRuns.add(emergency);
+  installExitHook();
   try {
     log(describePlan(plan));
     network = FaultNetwork.create(NODE_NAMES);
@@ -686,12 +735,18 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
 
     // --- invariants -------------------------------------------------------------------------------------------
     // 1. Acknowledged uploads everywhere, byte-identical; designated holders agree once repair has run.
-    for (const record of uploads.filter((candidate) => candidate.outcome === 'acknowledged')) {
-      if (!durable(record)) {
+    const statusOf = async (name: NodeName, cid: string) => {
+      const status = await json(name, 'GET', `/api/file/${cid}/status`, `status of ${label(cid)}`, 10_000);
+      return status.kind === 'answer' && status.status === 200 ? status.json : status.kind === 'answer' ? { httpStatus: status.status } : { httpStatus: status.kind };
+    };
+    for (const cid of distinctCids().filter(acknowledgedCid)) {
+      const record = recordsOf(cid).find((candidate) => candidate.outcome === 'acknowledged')!;
+      const what = `acknowledged upload ${label(cid)} (${record.size} bytes, to ${[...new Set(recordsOf(cid).map((candidate) => candidate.node))].join(', ')})`;
+      if (!durableCid(cid)) {
         // A temporary nobody confirmed may be released by the collector inside the disk reserve (README "Lifecycle and
-        // GC"): it must download everywhere only while its uploader still pins it.
-        const status = await json(record.node, 'GET', `/api/file/${record.cid}/status`, `status of #${record.id}`, 10_000);
-        if (status.kind !== 'answer' || status.status !== 200 || status.json?.pinned !== true) {
+        // GC"): it must download everywhere only while some node still pins it.
+        const statuses = await Promise.all(NODE_NAMES.map((name) => statusOf(name, cid)));
+        if (!statuses.some((status) => status?.pinned === true)) {
           count('temporary released (not checked for downloads)');
           continue;
         }
@@ -699,43 +754,56 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
       await Promise.all(
         NODE_NAMES.map(async (name) => {
           const ok = await download(record, name, false);
-          if (!ok) violate(`after healing: acknowledged upload #${record.id} (${record.size} bytes, to ${record.node}${record.temporary ? ', temporary' : ''}) does not download from ${name}`);
+          if (!ok) violate(`after healing: ${what}${durableCid(cid) ? '' : ' (temporary)'} does not download from ${name}`);
         }),
       );
-      if (!durable(record)) continue;
+      if (!durableCid(cid)) continue;
+      const designated = designatedOf(cid);
       const acknowledgedCounts = new Set<number>();
-      await Promise.all(designatedOf(record.cid).map(async (name) => {
-        const status = await json(name, 'GET', `/api/file/${record.cid}/status`, `status of #${record.id}`, 10_000);
-        const body = status.kind === 'answer' && status.status === 200 ? status.json : undefined;
-        if (body?.state !== 'confirmed' || body.pinned !== true || body.replication?.heldLocally !== true) {
-          violate(`after repair: ${name}, a designated holder of #${record.id}, reports ${status.kind === 'answer' ? `${status.status} ${JSON.stringify(body ?? status.body.toString('utf8').slice(0, 200))}` : status.kind}`);
-        } else {
-          acknowledgedCounts.add(body.replication.acknowledged);
-        }
-      }));
+      await Promise.all(
+        designated.map(async (name) => {
+          const body = await statusOf(name, cid);
+          if (body?.state !== 'confirmed' || body.pinned !== true || body.replication?.heldLocally !== true) {
+            violate(`after repair: ${name}, a designated holder of ${what}, reports ${JSON.stringify(body)}`);
+          } else {
+            acknowledgedCounts.add(body.replication.acknowledged);
+          }
+        }),
+      );
       if (acknowledgedCounts.size > 1 || (acknowledgedCounts.size === 1 && ![...acknowledgedCounts].includes(variant.copies))) {
-        violate(`after repair: the designated holders of #${record.id} report acknowledged ${[...acknowledgedCounts].join(' / ')} (want ${variant.copies} on each)`);
+        violate(`after repair: the designated holders of ${what} report acknowledged ${[...acknowledgedCounts].join(' / ')} (want ${variant.copies} on each)`);
+      }
+      // A node that is not designated but keeps a record (an uploader, before or after its GC run handed the file over).
+      for (const name of NODE_NAMES.filter((candidate) => !designated.includes(candidate))) {
+        const body = await statusOf(name, cid);
+        if (body?.httpStatus !== undefined) continue;
+        // Its own pinned copy (if it still has one) plus the designated holders that acknowledged (spec §2.2).
+        const want = variant.copies + (body?.pinned === true ? 1 : 0);
+        if (body?.replication?.acknowledged !== want) {
+          violate(`after repair: ${name}, not a designated holder of ${what}, reports acknowledged ${body?.replication?.acknowledged} with pinned ${body?.pinned} (want ${want})`);
+        }
+        count(`records kept by nodes not designated (${body?.pinned ? 'still pinned' : 'handed over'})`);
       }
     }
     // 2 and the store's consistency: refused uploads nowhere; every known CID's record agrees with its pin; no pin
     // without a record.
-    const known = new Map(uploads.map((record) => [record.cid, record]));
     await Promise.all(NODE_NAMES.map(async (name) => {
       const pinsOutcome = await json(name, 'GET', '/api/runtime/pins', 'pin list', 20_000);
       const pins = new Set<string>(pinsOutcome.kind === 'answer' ? (pinsOutcome.json?.pins ?? []).map((pin: { cid: string }) => pin.cid) : []);
-      for (const cid of pins) if (!known.has(cid)) violate(`after healing: ${name} pins ${cid}, which no upload of this run produced`);
-      for (const record of uploads) {
-        const status = await json(name, 'GET', `/api/file/${record.cid}/status`, `status of #${record.id}`, 10_000);
+      for (const cid of pins) if (recordsOf(cid).length === 0) violate(`after healing: ${name} pins ${cid}, which no upload of this run produced`);
+      for (const cid of distinctCids()) {
+        const status = await json(name, 'GET', `/api/file/${cid}/status`, `status of ${label(cid)}`, 10_000);
         if (status.kind !== 'answer') continue;
-        const pinned = pins.has(record.cid);
-        if (record.outcome === 'refused' && (status.status !== 404 || pinned)) {
-          violate(`after healing: upload #${record.id} was refused (${record.status}) on ${record.node}, but ${name} has ${status.status === 200 ? `a record (${status.json?.state}, pinned ${status.json?.pinned})` : 'no record'}${pinned ? ' and a pin' : ''}`);
+        const pinned = pins.has(cid);
+        if (refusedCid(cid) && (status.status !== 404 || pinned)) {
+          const refusals = recordsOf(cid).map((record) => `${record.status} on ${record.node}`).join(', ');
+          violate(`after healing: upload ${label(cid)} was refused (${refusals}), but ${name} has ${status.status === 200 ? `a record (${status.json?.state}, pinned ${status.json?.pinned})` : 'no record'}${pinned ? ' and a pin' : ''}`);
           continue;
         }
         if (status.status === 200 && status.json?.pinned !== pinned) {
-          violate(`after healing: on ${name} the record of #${record.id} says pinned ${status.json?.pinned} but the pin set ${pinned ? 'has' : 'lacks'} it`);
+          violate(`after healing: on ${name} the record of ${label(cid)} says pinned ${status.json?.pinned} but the pin set ${pinned ? 'has' : 'lacks'} it`);
         } else if (status.status === 404 && pinned) {
-          violate(`after healing: ${name} pins #${record.id} (${record.outcome}) without a record`);
+          violate(`after healing: ${name} pins ${label(cid)} (${recordsOf(cid).map((record) => record.outcome).join('/')}) without a record`);
         }
       }
       const metrics = await httpCall(node(name), { method: 'GET', path: '/api/storage/metrics', timeoutMs: 10_000 });
@@ -764,12 +832,13 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
         if (['child crashed', 'child restarted', 'child restart failed', 'restart intensity exceeded; escalating'].includes(String(line.msg))) violate(`${name} life ${life}: ${text}`);
         else count(`error log line on ${name}: ${String(line.msg).slice(0, 80)}`);
       }
+      for (const [message, n] of target.warnings) for (let i = 0; i < n; i++) count(`warn: ${message.slice(0, 100)}`);
     }
   } catch (error) {
     if (error instanceof SetupError) violate(error.message);
     else violate(`the run itself failed: ${(error as Error).stack ?? error}`);
   } finally {
-    keep = violations.length > 0 && (options.keepOnFailure ?? true);
+    keep = options.keep === true || (violations.length > 0 && (options.keepOnFailure ?? true));
     await Promise.all(
       [...nodes.values()].map(async (target) => {
         if (target.running) await target.stop(15_000).catch(() => undefined);

@@ -87,6 +87,15 @@ export function sweepLeftovers(): string[] {
   for (const line of ipQuiet('netns', 'list').split('\n')) {
     const name = line.trim().split(/\s+/)[0];
     if (name && stale(name)) {
+      // Nodes a dead harness left running inside: they are that harness's, and would outlive the namespace's name.
+      for (const pid of ipQuiet('netns', 'pids', name).split(/\s+/).filter(Boolean)) {
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+          removed.push(`process ${pid} in ${name}`);
+        } catch {
+          // Gone meanwhile.
+        }
+      }
       ipQuiet('netns', 'del', name);
       removed.push(`netns ${name}`);
     }

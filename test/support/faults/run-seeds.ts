@@ -1,4 +1,4 @@
-// `npm run faults -- [--seeds N] [--seed S[,S…]] [--phase MS] [--kinds k1,k2 [--ordered]] [--verbose]`: seeded fault runs of the
+// `npm run faults -- [--seeds N] [--seed S[,S…]] [--phase MS] [--kinds k1,k2 [--ordered]] [--keep] [--verbose]`: seeded fault runs of the
 // files cluster (issue 29) outside `npm test`. Without --seed it runs N random seeds (default 10), one after the
 // other; each failure prints its seed, its violations, the plan and the command that replays it. Needs root and
 // network namespaces (no skipping here: it says why and exits 2). Exit 1 when a seed failed.
@@ -20,6 +20,7 @@ async function main(): Promise<number> {
       phase: { type: 'string' },
       kinds: { type: 'string' },
       ordered: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
     },
   });
@@ -62,10 +63,11 @@ async function main(): Promise<number> {
   for (const [index, seed] of seeds.entries()) {
     if (stopping) break;
     const plan = planRun(seed, { phaseMs, kinds, ordered: values.ordered });
-    const result = await runFaultPlan(plan, { log: values.verbose ? (line) => say(`  ${line}`) : undefined, keepOnFailure: true });
+    const result = await runFaultPlan(plan, { log: values.verbose ? (line) => say(`  ${line}`) : undefined, keepOnFailure: true, keep: values.keep });
     const head = `[${index + 1}/${seeds.length}] seed ${seed}: ${result.violations.length === 0 ? 'ok' : `FAILED (${result.violations.length} violations)`} in ${(result.ms / 1000).toFixed(1)} s`;
     say(head);
     if (values.verbose || result.violations.length > 0) say(result.summary.split('\n').map((line) => `    ${line}`).join('\n'));
+    if (values.keep && result.violations.length === 0 && result.keptDir) say(`    node logs and configs (--keep): ${result.keptDir}`);
     if (result.violations.length > 0) {
       failed.push(seed);
       say(result.plan.split('\n').map((line) => `    ${line}`).join('\n'));
