@@ -22,7 +22,7 @@
 // Record writes are synchronous (better-sqlite3): an operation that only writes (a commit, a backfill) runs at once
 // when its CIDs are free.
 
-import type { CID } from 'multiformats/cid';
+import { CID } from 'multiformats/cid';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { deadline, type Clock } from '../../src/clock.js';
@@ -88,9 +88,9 @@ export type StoreEvent =
   /** Writes a session's records and removes its intent markers in one transaction (notes A.8, C22). */
   | { type: 'store.commitSession'; sessionId: string; entries: readonly SessionRecord[]; reply: Reply<FileRecord[]> }
   /**
-   * A session that did not commit: removes the pins it made (`unpin`) unless a committed record relies on one by
-   * now or another session's intent covers it, then its intent markers (`intents`: all of the session's, or those of
-   * the listed CIDs).
+   * A session that did not commit: removes the pins it made (`unpin`) and those under its intents unless a committed
+   * record relies on one by now or another session's intent covers it, then its intent markers (`intents`: all of the
+   * session's, or those of the listed CIDs).
    */
   | { type: 'store.rollbackSession'; sessionId: string; unpin: readonly CID[]; intents: 'all' | readonly CID[]; reply: Reply<void> }
   /** The startup walk: an interrupted session's intent; the pin is made to agree with the record, then the marker goes. */
@@ -316,16 +316,21 @@ export function storeLogic(options: StoreOptions) {
           );
         case 'store.rollbackSession': {
           let intentCids: string[];
+          let released: Map<string, CID>;
           try {
             intentCids =
               event.intents === 'all'
                 ? holder.get().registry.intents().filter((intent) => intent.sessionId === event.sessionId).map((intent) => intent.cid)
                 : event.intents.map(String);
+            // Every CID under the session's intents too, not only the pins it made: a pin another session made and
+            // kept for this one when it rolled back (this session's intent covered it) is this session's to release
+            // now, as the startup walk would (store.settleIntent). Found by the fault harness (issue 29).
+            released = new Map([...event.unpin, ...intentCids.map((cid) => CID.parse(cid))].map((cid) => [cid.toString(), cid]));
           } catch (error) {
             return event.reply.reject(error as Error);
           }
           return enqueue([...event.unpin.map(String), ...intentCids], event.reply, async (node, signal) => {
-            for (const cid of event.unpin) {
+            for (const cid of released.values()) {
               await releaseUnrelied(node, cid, event.sessionId, signal).catch((error: unknown) => {
                 if (signal.aborted) throw error;
                 logger.warn({ err: error }, 'rollback could not release a pin');

@@ -259,6 +259,31 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     assert.deepEqual(registry.intents(), []);
   });
 
+  // Found by the fault harness (issue 29, `npm run faults -- --seed 22`): two strict uploads carrying the same bytes
+  // both missed their quorum on a node, and that node kept the file's pin with no record. The first session made the
+  // pin and, rolling back, kept it for the second (whose intent covered it); the second had found the pin there, so it
+  // had nothing in its own list to unpin, and the pin outlived both.
+  it('a pin kept for another session is released when that session rolls back too, though it did not make the pin', async () => {
+    const cid = await cidOf('same bytes in two strict uploads');
+    for (const sessionId of ['first', 'second']) await store.ask({ type: 'store.openSession', sessionId });
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'first', cid }), true, 'the first session makes the pin');
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'second', cid }), false, 'the second finds it');
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'first', unpin: [cid], intents: 'all' });
+    assert.equal(pins.pinned.has(cid.toString()), true, "the second session's intent covers the pin");
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'second', unpin: [], intents: 'all' });
+    assert.equal(pins.pinned.has(cid.toString()), false, 'nothing relies on the pin any more');
+    assert.deepEqual(registry.intents(), []);
+    assert.equal(registry.get(cid.toString()), undefined);
+    // A pin a committed record relies on stays, whichever session rolls back.
+    const durable = await cidOf('durable and uploaded again');
+    registry.put(confirmedRecord(durable.toString(), NOW, 'upload', 5));
+    pins.pinned.add(durable.toString());
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'third', cid: durable }), false);
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'third', unpin: [], intents: 'all' });
+    assert.equal(pins.pinned.has(durable.toString()), true);
+    for (const sessionId of ['first', 'second']) store.tell({ type: 'store.closeSession', sessionId });
+  });
+
   it('the startup walk: an intent without a pinned record loses its pin; one with a record keeps it', async () => {
     const orphan = await cidOf('orphan');
     const kept = await cidOf('kept');
