@@ -19,8 +19,8 @@
 //   takes its hold BEFORE it waits for its CID: the collector's releases, which it sends while holding the lease,
 //   must never queue behind a pin that waits for that same lease.
 //
-// Record writes are synchronous (better-sqlite3): an operation that only writes (a commit, a backfill) runs at once
-// when its CIDs are free.
+// Record writes are synchronous (better-sqlite3): an operation that only writes (a commit) runs at once when its CIDs
+// are free.
 
 import { CID } from 'multiformats/cid';
 import { fromCallback } from 'xstate';
@@ -95,7 +95,10 @@ export type StoreEvent =
   | { type: 'store.rollbackSession'; sessionId: string; unpin: readonly CID[]; intents: 'all' | readonly CID[]; reply: Reply<void> }
   /** The startup walk: an interrupted session's intent; the pin is made to agree with the record, then the marker goes. */
   | { type: 'store.settleIntent'; intent: PinIntent; cid: CID; reply: Reply<void> }
-  /** The startup walk: registers a pin the registry does not know; false when a record exists by now. */
+  /**
+   * The startup walk: registers a pin the registry does not know; false when a record exists by now, a live session's
+   * intent covers the pin, or the pin is gone.
+   */
   | { type: 'store.backfill'; record: FileRecord; reply: Reply<boolean> }
   /** The collector's pin verification (rule 6): a lost pin of a record that must be pinned, restored from local blocks. */
   | { type: 'store.restorePin'; cid: CID; reply: Reply<RestoredPin> }
@@ -347,8 +350,14 @@ export function storeLogic(options: StoreOptions) {
             node.registry.removeIntent(event.intent.cid, event.intent.sessionId);
           });
         case 'store.backfill':
-          return enqueue([event.record.cid], event.reply, (node) => {
-            if (node.registry.get(event.record.cid)) return false;
+          // Only a pin nothing else explains: the walk runs with the API open, so a pin it listed may belong to a live
+          // session (an upload or an incoming copy pins under its intent before it registers; a strict stage never
+          // does unless committed) or may be gone by this turn (a rollback).
+          return enqueue([event.record.cid], event.reply, async (node, signal) => {
+            const { cid } = event.record;
+            if (node.registry.get(cid)) return false;
+            if (node.registry.intents().some((intent) => intent.cid === cid)) return false;
+            if (!(await node.pins.has(CID.parse(cid), signal))) return false;
             node.registry.put(event.record);
             return true;
           });
