@@ -19,7 +19,7 @@
 //      answer or a clean connection close (a close only from a node the harness killed or stopped meanwhile);
 //   plus: on every node each known CID's record agrees with its pin, no pin lacks a record, no staged copy is left.
 
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { placementOf } from '../../../src/files/placement.js';
@@ -73,6 +73,8 @@ interface UploadRecord {
   readonly bytes: Uint8Array;
   outcome: 'pending' | 'acknowledged' | 'refused' | 'unknown';
   status?: number;
+  /** When the answer (or the close) came, as `+s` into the fault phase. */
+  answered?: string;
   temporary?: boolean;
   /** A temporary this run confirmed (200): durable from then on. */
   confirmed?: boolean;
@@ -150,6 +152,8 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
   const available = new Set<NodeName>();
   /** (node, cid) pairs a designated holder was seen to hold confirmed and pinned. */
   const held = new Map<string, number>();
+  /** (node, cid) pairs the workload unpinned (released on purpose) and has not pinned again yet. */
+  const released = new Set<string>();
   const counts: Record<string, number> = {};
   const count = (key: string) => void (counts[key] = (counts[key] ?? 0) + 1);
 
@@ -303,6 +307,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
       for (const record of records) {
         record.outcome = outcomeOf;
         record.status = status;
+        record.answered = `${since()} (sent ${((record.startedAt - phaseStart) / 1000).toFixed(1)} s, ${records.length} files)`;
       }
       return records;
     };
@@ -341,7 +346,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
   const acknowledgedCid = (cid: string) => recordsOf(cid).some((record) => record.outcome === 'acknowledged');
   /** Every upload of it was refused: nothing of it may be anywhere. */
   const refusedCid = (cid: string) => recordsOf(cid).every((record) => record.outcome === 'refused');
-  const label = (cid: string) => `#${recordsOf(cid).map((record) => record.id).join('/')}`;
+  const label = (cid: string) => `#${recordsOf(cid).map((record) => record.id).join('/')} (${cid.slice(-8)})`;
 
   const download = async (record: UploadRecord, name: NodeName, during: boolean): Promise<boolean> => {
     const outcome = await call(name, { method: 'GET', path: `/api/file/${record.cid}`, timeoutMs: CALL_HANG_MS }, `download of #${record.id}`, true);
@@ -363,6 +368,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
       if (!Array.isArray(list)) continue;
       for (let i = 0; i < list.length; i++) count(`gc report ${field}`);
       for (const cid of list) {
+        if (released.has(`${name} ${cid}`)) continue;
         if (durableCid(String(cid)) && designatedOf(String(cid)).includes(name)) {
           violate(`${when} a GC run on ${name} listed ${label(String(cid))} in ${field}, but ${name} is one of its designated holders`);
         }
@@ -408,12 +414,42 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
           else if (outcome.status !== 200 && outcome.status !== 404 && outcome.status !== 408) violate(`${since()} confirm of #${record.id} on ${record.node}: unexpected answer ${outcome.status} ${outcome.body.toString('utf8').slice(0, 200)}`);
         }
       }
-    } else if (roll < 0.9) {
+    } else if (roll < 0.84) {
+      // Unpin a durable file on one node that holds it (at most one node per file at a time): released there on
+      // purpose, so neither the pin watch nor the GC check counts it until it is pinned again.
+      const cid = pick(distinctCids().filter((candidate) => durableCid(candidate) && NODE_NAMES.every((other) => !released.has(`${other} ${candidate}`))));
+      if (!cid) return;
+      released.add(`${name} ${cid}`);
+      held.delete(`${name} ${cid}`);
+      const outcome = await json(name, 'POST', `/api/file/${cid}/unpin`, `unpin of ${label(cid)}`);
+      if (outcome.kind === 'answer') {
+        count(`unpin ${outcome.status}`);
+        if (outcome.status !== 200 && outcome.status !== 404) violate(`${since()} unpin of ${label(cid)} on ${name}: unexpected answer ${outcome.status} ${outcome.body.toString('utf8').slice(0, 200)}`);
+      }
+    } else if (roll < 0.87) {
+      await repin(pick([...released].filter((key) => available.has(key.split(' ')[0] as NodeName))));
+    } else if (roll < 0.93) {
       const query = pick(['', '', '?force=true', '?dryRun=true'])!;
       await gcRun(name, query);
     } else {
       await repairBatch(name);
     }
+  };
+
+  /** The operator pin route on a (node, cid) the workload released: registered as confirmed again (spec §3.1). */
+  const repin = async (key: string | undefined): Promise<boolean> => {
+    if (!key) return false;
+    const [name, cid] = key.split(' ') as [NodeName, string];
+    const outcome = await json(name, 'POST', `/api/runtime/pin/${cid}`, `re-pin of ${label(cid)}`);
+    if (outcome.kind !== 'answer') return false;
+    count(`re-pin ${outcome.status}`);
+    if (outcome.status === 200) {
+      released.delete(key);
+      return true;
+    }
+    // 408: the blocks were collected here and no peer could be reached for them within the discovery deadline.
+    if (outcome.status !== 408) violate(`${since()} re-pin of ${label(cid)} on ${name}: unexpected answer ${outcome.status} ${outcome.body.toString('utf8').slice(0, 200)}`);
+    return false;
   };
 
   // ---------------------------------------------------------------------------------------------------------------
@@ -443,6 +479,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     for (const cid of distinctCids()) {
       if (!durableCid(cid) || !designatedOf(cid).includes(name)) continue;
       const key = `${name} ${cid}`;
+      if (released.has(key)) continue;
       if (held.has(key)) {
         if (!pins.has(cid)) {
           violate(`${since()} ${name}, a designated holder of ${label(cid)}, no longer pins it (held since +${((held.get(key)! - phaseStart) / 1000).toFixed(1)} s)`);
@@ -707,6 +744,10 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     pairRoutes();
     const healedAt = Date.now();
     await peered(60_000);
+    // What the workload unpinned is pinned again (fetched from its holders where it was collected meanwhile).
+    for (const key of [...released]) {
+      await waitFor(`the re-pin of ${key}`, 30_000, async () => ((await repin(key)) ? true : undefined));
+    }
     if (variant.strict) {
       // A stage nobody settles is aborted after four request timeouts (README "Placement").
       await waitFor('no staged copy left on any node', 4 * REQUEST_TIMEOUT_MS + 20_000, async () => {
@@ -796,7 +837,7 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
         if (status.kind !== 'answer') continue;
         const pinned = pins.has(cid);
         if (refusedCid(cid) && (status.status !== 404 || pinned)) {
-          const refusals = recordsOf(cid).map((record) => `${record.status} on ${record.node}`).join(', ');
+          const refusals = recordsOf(cid).map((record) => `${record.status} on ${record.node} at ${record.answered}`).join(', ');
           violate(`after healing: upload ${label(cid)} was refused (${refusals}), but ${name} has ${status.status === 200 ? `a record (${status.json?.state}, pinned ${status.json?.pinned})` : 'no record'}${pinned ? ' and a pin' : ''}`);
           continue;
         }
@@ -846,6 +887,15 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
       }),
     );
     for (const proxy of proxies) await proxy.close().catch(() => undefined);
+    if (keep) {
+      // The stores go with their tmpfs: the registries (records, intents, acknowledgements) are kept beside the logs.
+      for (const target of nodes.values()) {
+        for (const suffix of ['', '-wal', '-shm']) {
+          const from = join(target.storeDirectory, `registry.sqlite${suffix}`);
+          if (existsSync(from)) copyFileSync(from, join(runDir, `${target.name}.registry.sqlite${suffix}`));
+        }
+      }
+    }
     network?.destroy();
     for (const target of nodes.values()) {
       try {
