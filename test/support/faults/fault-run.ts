@@ -2,15 +2,17 @@
 // (network.ts, fault-nodes.ts), a TCP fault proxy between two of them (fault-proxy.ts), the plan of fault-plan.ts.
 //
 //   setup     three namespaces, tmpfs HOMEs, peer ids from a first boot, the nodes started and ready
-//   faults    the planned faults one after the other while a workload uploads files of varied sizes to random nodes,
-//             downloads them back, confirms temporaries, runs GC and repair batches; health and pins are watched
+//   faults    the planned faults (mostly one after the other) while a workload uploads requests of 1-3 files of varied
+//             sizes to random nodes, downloads them back, confirms temporaries, unpins and re-pins durable files, runs
+//             GC and repair batches; health and the pins of designated holders are watched
 //   heal      every fault removed, stopped nodes started again, peering, repair cycles on every node, a GC run on each
 //   checks    the invariants below; any breach is a violation with what was seen and when
 //
 // Invariants (issue 29 §2):
 //   1. every acknowledged upload (200) downloads byte-identical from every node, and once repair has run every
 //      designated holder reports it confirmed, pinned and held, with the same acknowledged count on each;
-//   2. every refused or rolled-back upload (any other answer) left no pinned copy and no record on any node;
+//   2. every refused or rolled-back upload (503, 507) left no pinned copy and no record on any node (per CID: unless
+//      another upload of the same bytes was acknowledged);
 //   3. no designated holder's copy of a durable file was unpinned (watched during the run) or demoted, released or
 //      deleted by a GC run (every GC report the harness asks for);
 //   4. a node cut off from its peers (partition, split, disk reserve) left `ready` while cut off; every node is
@@ -188,7 +190,8 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
   const addressFor = (from: NodeName, to: NodeName): string => proxyAddress.get(`${from}->${to}`) ?? `/ip4/${node(to).net.clusterIp}/tcp/${P2P_PORT}`;
   const configOf = (name: NodeName): Record<string, unknown> => ({
     storeFolder: '.adm-ipfs',
-    logLevel: 'info',
+    // ADM_FAULT_LOG_LEVEL=debug puts the peers' copy failures in the node logs (kept after a failure).
+    logLevel: process.env.ADM_FAULT_LOG_LEVEL ?? 'info',
     serverPort: HTTP_PORT,
     peerDiscovery: { listen: [`/ip4/${node(name).net.clusterIp}/tcp/${P2P_PORT}`], bootstrap: [] },
     nodes: NODE_NAMES.map((peer) => ({ name: peer, multiAddr: `${peer === name ? `/ip4/${node(peer).net.clusterIp}/tcp/${P2P_PORT}` : addressFor(name, peer)}/p2p/${node(peer).peerId}` })),
@@ -760,11 +763,24 @@ export async function runFaultPlan(plan: FaultPlan, options: FaultRunOptions = {
     }
     for (let pass = 1; pass <= 2; pass++) {
       for (const name of NODE_NAMES) {
-        await waitFor(`a complete repair cycle on ${name} with nothing missing (pass ${pass})`, 90_000, async () => {
+        let last = 'no batch answered';
+        const done = await waitFor(`a complete repair cycle on ${name} with nothing missing (pass ${pass})`, 90_000, async () => {
           const batch = await repairBatch(name);
           if (!batch) return undefined;
+          last = JSON.stringify({ examined: batch.examined, underReplicated: batch.underReplicated, repaired: batch.repaired, stillMissing: batch.stillMissing, unrecoverable: batch.unrecoverable, cycle: batch.cycle });
           return batch.cycleCompleted && batch.cycle?.stillMissing === 0 && batch.cycle?.unrecoverable === 0 ? true : undefined;
         });
+        if (!done) {
+          log(`  the last repair batch on ${name}: ${last}`);
+          // Which files: each designated holder that does not hold a durable file.
+          for (const cid of distinctCids().filter(durableCid)) {
+            for (const holder of designatedOf(cid)) {
+              const status = await httpCall(node(holder), { method: 'GET', path: `/api/file/${cid}/status`, timeoutMs: 10_000 });
+              const body = status.kind === 'answer' ? status.json : undefined;
+              if (!(body?.pinned === true && body?.replication?.heldLocally === true)) violate(`  still missing after ${pass === 1 ? 90 : 180} s: ${label(cid)} on ${holder} (${JSON.stringify(body ?? status.kind)})`);
+            }
+          }
+        }
       }
     }
     for (const name of NODE_NAMES) await gcRun(name, '', 'after healing:');
