@@ -84,47 +84,10 @@ export function collectBody(
   return { body, cancel: (reason) => fail(reason) };
 }
 
-/** The first slab of a streamed body; each next one twice the last, up to SLAB_MAX_BYTES. */
-const SLAB_FIRST_BYTES = 256 * 1024;
-const SLAB_MAX_BYTES = 4 * 1024 * 1024;
-
-/**
- * Copies a streamed body out of uWS's chunks (uWS neuters each one when its callback returns) into slabs, handing on
- * views of them: consecutive chunks lie next to each other in memory, so a reader that gathers them into larger pieces
- * takes one view instead of copying them together again (the upload chunker, actors/files/upload-session.ts). One
- * copy per byte, into memory allocated a slab at a time instead of a buffer per chunk. A body that arrives whole in
- * its first chunk gets a buffer of its own size.
- */
-class SlabCopier {
-  #slab: Buffer | undefined;
-  #used = 0;
-  #nextBytes = SLAB_FIRST_BYTES;
-
-  /** `chunk`'s bytes as one or two views (two where it crosses into the next slab). */
-  copy(chunk: ArrayBuffer, isLast: boolean, out: (view: Buffer) => void): void {
-    let source = new Uint8Array(chunk);
-    if (this.#slab === undefined && isLast) return out(Buffer.from(source));
-    while (source.byteLength > 0) {
-      if (this.#slab === undefined || this.#used === this.#slab.byteLength) {
-        this.#slab = Buffer.allocUnsafeSlow(this.#nextBytes);
-        this.#used = 0;
-        this.#nextBytes = Math.min(this.#nextBytes * 2, SLAB_MAX_BYTES);
-      }
-      const length = Math.min(source.byteLength, this.#slab.byteLength - this.#used);
-      const view = this.#slab.subarray(this.#used, this.#used + length);
-      view.set(length === source.byteLength ? source : source.subarray(0, length));
-      this.#used += length;
-      source = source.subarray(length);
-      out(view);
-    }
-  }
-}
-
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
 export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
   let paused = false;
   let received = 0;
-  const slabs = new SlabCopier();
   const stream = new Readable({
     highWaterMark: 1024 * 1024,
     read() {
@@ -153,12 +116,8 @@ export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSig
       return;
     }
     // uWS neuters the chunk after this callback returns: copy it.
-    let full = false;
-    slabs.copy(chunk, isLast, (view) => {
-      if (!stream.push(view)) full = true;
-    });
     // Never pause on the last chunk: nothing more would come to resume for.
-    if (full && !paused && !isLast && !finished()) {
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
       paused = true;
       res.pause();
     }
