@@ -57,6 +57,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     host: options.host,
     port: options.port,
     logger: runtime.logger.child({ actor: 'admin.http' }),
+    clock: runtime.clock,
     mapError: (error) => json(500, { error: error instanceof Error ? error.name : 'Error' }),
     notFound: (request) => guard(request) ?? json(404, { error: 'Not found' }),
     metrics: options.metrics,
