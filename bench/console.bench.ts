@@ -11,7 +11,10 @@
 //             the server made are counted. Goals, per method: added latency = server p50 - direct p50 < 1 ms and
 //             server req/s >= 0.6x direct at 32 connections; at 1 connection (sequential requests: the hop's cost
 //             without queueing) added p50 < 0.2 ms. The server's CPU (user + system, all threads) per proxied call
-//             is printed, beside the fake node's per direct call.
+//             is printed, beside the fake node's per direct call. A second console server runs the same code on
+//             undici (bench/support/undici-http-client.ts, swapped in for our HTTP client by a module hook): its
+//             rounds interleave with the other two sides and its figures are printed beside ours (issue 32); the
+//             goals are judged on the server as it ships (our client).
 // 2. signing: `sendTokens` (type 0) payloads with random recipients and amounts, in-process, bounded loops:
 //             the console's signing step (amount parsed, address checked, signedTransaction: bytes, SHA-256, Ed25519
 //             through node:crypto) against the raw Ed25519 signature of the same precomputed digests with the same
@@ -23,10 +26,10 @@
 //             other, at least 0.85x the rate of the crypto alone (PBKDF2-HMAC-SHA512 of 2,048 rounds, SHA-256, the
 //             Ed25519 key from the seed and the signature, run in a plain loop).
 //
-// Everything started here is stopped at the end (and on SIGINT: both processes are tracked).
+// Everything started here is stopped at the end (and on SIGINT: every process it starts is tracked).
 
 import { createHash, createPrivateKey, pbkdf2Sync, sign } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cpus } from 'node:os';
@@ -44,7 +47,7 @@ import type { ConsoleNodeAnswer, ConsoleNodeSetup } from './support/console-node
 import { GoalReport, InvalidRunError } from './support/goals.js';
 import { getJson } from './support/http-json.js';
 import { runLoad, terminateLoadWorkers, type PostRequest } from './support/load.js';
-import { combineRounds, interleave, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { combineRounds, interleaveSides, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
 import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
 import { prng } from '../test/support/random.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
@@ -96,6 +99,8 @@ const SEED = 0x0ada_5080;
 const DIST = fileURLToPath(new URL('..', import.meta.url));
 const CLI = join(DIST, 'src', 'cli.js');
 const POLYFILL = join(DIST, 'src', 'polyfill.js');
+/** Makes a console server run on undici instead of our HTTP client (see the header). */
+const UNDICI_CLIENT_HOOK = join(DIST, 'bench', 'support', 'undici-http-client.hook.js');
 
 const say = (text = ''): void => void process.stdout.write(`${text}\n`);
 
@@ -173,8 +178,15 @@ interface ConsoleServer {
   readonly startupMs: number;
 }
 
-/** The built CLI as an operator runs it: `adm-infra console --config FILE`, the one node of the network the fake node. */
-async function startConsoleServer(dir: string, nodePort: number): Promise<ConsoleServer> {
+/** The HTTP client a console server runs on: ours (as it ships) or undici, for comparison. */
+type NodeClient = 'ours' | 'undici';
+
+/**
+ * The built CLI as an operator runs it: `adm-infra console --config FILE`, the one node of the network the fake node;
+ * `client` 'undici' adds the module hook that swaps undici in for our HTTP client. `dir` is the server's own.
+ */
+async function startConsoleServer(dir: string, nodePort: number, client: NodeClient): Promise<ConsoleServer> {
+  mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const configPath = join(dir, 'config.jsonc');
   writeFileSync(
@@ -183,7 +195,8 @@ async function startConsoleServer(dir: string, nodePort: number): Promise<Consol
   );
   const started = Date.now();
   // A minimal environment and its own HOME: no ~/.adm config, no ADMIN_PORT (operator listener off).
-  const managed = spawnTracked('console server', process.execPath, ['--import', POLYFILL, CLI, 'console', '--config', configPath, '--host', '127.0.0.1'], {
+  const hooks = client === 'undici' ? ['--import', UNDICI_CLIENT_HOOK] : [];
+  const managed = spawnTracked(`console server (${client})`, process.execPath, ['--import', POLYFILL, ...hooks, CLI, 'console', '--config', configPath, '--host', '127.0.0.1'], {
     env: { PATH: process.env.PATH, HOME: dir },
   });
   const deadline = Date.now() + START_TIMEOUT_MS;
@@ -276,53 +289,63 @@ async function benchRpc(dir: string): Promise<void> {
       `1 connection: ${SEQUENTIAL_ROUNDS} rounds of ${fmtInt(SEQUENTIAL_REQUESTS)}`,
   );
   const node = await startFakeNode();
-  const server = await startConsoleServer(dir, node.port);
-  say(`fake node pid ${node.process.pid} on 127.0.0.1:${node.port} (height ${fmtInt(NODE_HEIGHT)}); console server pid ${server.process.pid} on 127.0.0.1:${server.port}, answering after ${server.startupMs} ms`);
+  const server = await startConsoleServer(join(dir, 'ours'), node.port, 'ours');
+  const onUndici = await startConsoleServer(join(dir, 'undici'), node.port, 'undici');
+  say(
+    `fake node pid ${node.process.pid} on 127.0.0.1:${node.port} (height ${fmtInt(NODE_HEIGHT)}); console server pid ${server.process.pid} ` +
+      `on 127.0.0.1:${server.port}, answering after ${server.startupMs} ms; the same on undici: pid ${onUndici.process.pid} on 127.0.0.1:${onUndici.port}`,
+  );
+  const servers: Readonly<Record<NodeClient, ConsoleServer>> = { ours: server, undici: onUndici };
+  const sideName: Readonly<Record<NodeClient, string>> = { ours: 'server JSON-RPC', undici: 'server JSON-RPC on undici' };
   const table32: string[][] = [];
   const table1: string[][] = [];
   try {
     for (const c of rpcCases()) {
-      const { directBytes } = await checkAnswers(c, node.port, server.port);
-      say(`${c.method}: answers equal on both sides (${c.samples.length} sample(s)); direct answer ${fmtInt(directBytes)} bytes, ${c.direct.length} distinct request(s)`);
-      const run = (side: 'direct' | 'server', connections: number, maxRequests: number, warmupRequests: number) =>
-        measuredLoad({ server: () => cpuSecondsOf(server.process.pid), node: () => cpuSecondsOf(node.process.pid) }, () =>
+      let directBytes = 0;
+      for (const each of [server, onUndici]) ({ directBytes } = await checkAnswers(c, node.port, each.port));
+      say(`${c.method}: answers equal on all sides (${c.samples.length} sample(s)); direct answer ${fmtInt(directBytes)} bytes, ${c.direct.length} distinct request(s)`);
+      // `srv CPU%` is the CPU of the server the side drives (none for direct).
+      const run = (side: 'direct' | NodeClient, connections: number, maxRequests: number, warmupRequests: number) =>
+        measuredLoad({ server: () => (side === 'direct' ? 0 : cpuSecondsOf(servers[side].process.pid)), node: () => cpuSecondsOf(node.process.pid) }, () =>
           runLoad(
             side === 'direct'
               ? { port: node.port, paths: c.direct, connections, maxRequests, warmupRequests }
-              : { port: server.port, posts: c.server, connections, maxRequests, warmupRequests },
+              : { port: servers[side].port, posts: c.server, connections, maxRequests, warmupRequests },
           ),
         );
 
       let serverNodeCalls = 0;
       let serverRequests = 0;
       let otherNodeCalls: Record<string, number> = {};
-      const serverRound = async (connections: number, maxRequests: number, warmupRequests: number) => {
+      const serverRound = async (client: NodeClient, connections: number, maxRequests: number, warmupRequests: number) => {
         await node.counts(); // reset
-        const result = await run('server', connections, maxRequests, warmupRequests);
+        const result = await run(client, connections, maxRequests, warmupRequests);
         const counts = await node.counts();
         serverNodeCalls += counts[c.nodePath] ?? 0;
         serverRequests += maxRequests + warmupRequests;
         for (const [path, n] of Object.entries(counts)) if (path !== c.nodePath) otherNodeCalls[path] = (otherNodeCalls[path] ?? 0) + n;
         return result;
       };
-      // Direct first in even rounds, the server first in odd ones.
-      const [direct, served] = await interleave(
-        ROUNDS,
+      // The sides' order rotates from round to round (direct first in round 0).
+      const [direct, served, servedUndici] = await interleaveSides(ROUNDS, [
         () => run('direct', CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
-        () => serverRound(CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
-      );
-      const [sequentialDirect, sequentialServed] = await interleave(
-        SEQUENTIAL_ROUNDS,
+        () => serverRound('ours', CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
+        () => serverRound('undici', CONNECTIONS, ROUND_REQUESTS, ROUND_WARMUP_REQUESTS),
+      ]);
+      const [sequentialDirect, sequentialServed, sequentialUndici] = await interleaveSides(SEQUENTIAL_ROUNDS, [
         () => run('direct', 1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
-        () => serverRound(1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
-      );
+        () => serverRound('ours', 1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
+        () => serverRound('undici', 1, SEQUENTIAL_REQUESTS, SEQUENTIAL_WARMUP_REQUESTS),
+      ]);
 
-      const d = combineRounds(direct);
-      const s = combineRounds(served);
-      const d1 = combineRounds(sequentialDirect);
-      const s1 = combineRounds(sequentialServed);
-      table32.push(loadRow(c.method, `direct ${c.nodePath}`, CONNECTIONS, d), loadRow(c.method, 'server JSON-RPC', CONNECTIONS, s));
-      table1.push(loadRow(c.method, `direct ${c.nodePath}`, 1, d1), loadRow(c.method, 'server JSON-RPC', 1, s1));
+      const d = combineRounds(direct!);
+      const s = combineRounds(served!);
+      const u = combineRounds(servedUndici!);
+      const d1 = combineRounds(sequentialDirect!);
+      const s1 = combineRounds(sequentialServed!);
+      const u1 = combineRounds(sequentialUndici!);
+      table32.push(loadRow(c.method, `direct ${c.nodePath}`, CONNECTIONS, d), loadRow(c.method, sideName.ours, CONNECTIONS, s), loadRow(c.method, sideName.undici, CONNECTIONS, u));
+      table1.push(loadRow(c.method, `direct ${c.nodePath}`, 1, d1), loadRow(c.method, sideName.ours, 1, s1), loadRow(c.method, sideName.undici, 1, u1));
 
       const clean = d.errors === 0 && s.errors === 0;
       const added = s.p50 - d.p50;
@@ -330,23 +353,29 @@ async function benchRpc(dir: string): Promise<void> {
       goals.info(`${c.method}: p99 at ${CONNECTIONS} conns`, `${fmt(s.p99, 3)} ms`, `${fmt(d.p99, 3)} ms`, `+${fmt(s.p99 - d.p99, 3)} ms`);
       const ratio = s.requestsPerSecond / d.requestsPerSecond;
       goals.judge(`${c.method}: req/s at ${CONNECTIONS} conns`, fmtInt(s.requestsPerSecond), fmtInt(d.requestsPerSecond), `${fmt(ratio)}x`, `>= ${GOAL_THROUGHPUT_RATIO}x`, clean ? ratio >= GOAL_THROUGHPUT_RATIO : undefined);
+      goals.info(`${c.method}: on undici, req/s at ${CONNECTIONS} conns`, fmtInt(u.requestsPerSecond), fmtInt(d.requestsPerSecond), `${fmt(u.requestsPerSecond / d.requestsPerSecond)}x`);
       const added1 = s1.p50 - d1.p50;
       const clean1 = d1.errors === 0 && s1.errors === 0;
       goals.judge(`${c.method}: added p50 at 1 conn`, `${fmt(s1.p50, 3)} ms`, `${fmt(d1.p50, 3)} ms`, `+${fmt(added1, 3)} ms`, `< ${GOAL_ADDED_P50_ONE_CONN_MS} ms`, clean1 ? added1 < GOAL_ADDED_P50_ONE_CONN_MS : undefined);
+      goals.info(`${c.method}: on undici, added p50 at 1 conn`, `${fmt(u1.p50, 3)} ms`, `${fmt(d1.p50, 3)} ms`, `+${fmt(u1.p50 - d1.p50, 3)} ms`);
       // The server's CPU (user + system, all its threads) per proxied call; the node's per direct call beside it.
       const perCallUs = (m: MeasuredLoad<'server' | 'node'>, party: 'server' | 'node') => (10_000 * m.cpu[party]) / m.requestsPerSecond;
       goals.info(`${c.method}: server CPU per call at ${CONNECTIONS} conns`, `${fmt(perCallUs(s, 'server'), 1)} us`, `${fmt(perCallUs(d, 'node'), 1)} us`, 'node per direct call');
+      goals.info(`${c.method}: on undici, server CPU per call at ${CONNECTIONS} conns`, `${fmt(perCallUs(u, 'server'), 1)} us`, `${fmt(perCallUs(s, 'server'), 1)} us`, `${fmt(perCallUs(u, 'server') / perCallUs(s, 'server'))}x ours`);
       goals.info(`${c.method}: server CPU per call at 1 conn`, `${fmt(perCallUs(s1, 'server'), 1)} us`, `${fmt(perCallUs(d1, 'node'), 1)} us`, 'node per direct call');
+      goals.info(`${c.method}: on undici, server CPU per call at 1 conn`, `${fmt(perCallUs(u1, 'server'), 1)} us`, `${fmt(perCallUs(s1, 'server'), 1)} us`, `${fmt(perCallUs(u1, 'server') / perCallUs(s1, 'server'))}x ours`);
       if (!clean || d1.errors > 0 || s1.errors > 0) goals.notes.push(`${c.method}: errors during the load runs (see the tables); its goal is not judged.`);
+      if (u.errors > 0 || u1.errors > 0) goals.notes.push(`${c.method}: errors during the runs on undici (see the tables).`);
       const perCall = serverNodeCalls / serverRequests;
       const others = Object.entries(otherNodeCalls).map(([path, n]) => `${n} ${path}`).join(', ');
+      const p50s = (rounds: ReadonlyArray<MeasuredLoad<string>>) => rounds.map((r) => fmt(r.p50, 2)).join(', ');
       goals.notes.push(
-        `${c.method}: the server made ${fmt(perCall, 3)} node call(s) (${c.nodePath}) per JSON-RPC call over ${fmtInt(serverRequests)} calls` +
+        `${c.method}: the servers made ${fmt(perCall, 3)} node call(s) (${c.nodePath}) per JSON-RPC call over ${fmtInt(serverRequests)} calls` +
           (others ? `, plus ${others} (health checks)` : '') +
-          `; p50 by round: direct ${direct.map((r) => fmt(r.p50, 2)).join(', ')} ms, server ${served.map((r) => fmt(r.p50, 2)).join(', ')} ms.`,
+          `; p50 by round: direct ${p50s(direct!)} ms, server ${p50s(served!)} ms, on undici ${p50s(servedUndici!)} ms.`,
       );
       if (Math.abs(perCall - 1) > 0.01) goals.notes.push(`${c.method}: expected one node call per JSON-RPC call (failover or retries happened?).`);
-      for (const [label, m] of [['direct', d], ['server', s], ['direct 1 conn', d1], ['server 1 conn', s1]] as const) {
+      for (const [label, m] of [['direct', d], ['server', s], ['on undici', u], ['direct 1 conn', d1], ['server 1 conn', s1], ['on undici 1 conn', u1]] as const) {
         if (m.cpu.other > NOISY_OTHER_CPU) goals.notes.push(`${c.method} ${label}: ${fmt(m.cpu.other, 0)}% of a core went to other work during the runs; their numbers are disturbed.`);
       }
     }
@@ -361,7 +390,11 @@ async function benchRpc(dir: string): Promise<void> {
     const memory = memoryOf(server.process.pid);
     if (memory) say(`console server after the runs: peak RSS (VmHWM) ${fmt(memory.peakMiB, 1)} MiB, current RSS ${fmt(memory.rssMiB, 1)} MiB`);
     say();
+    const undiciMemory = memoryOf(onUndici.process.pid);
+    if (undiciMemory) say(`console server on undici: peak RSS (VmHWM) ${fmt(undiciMemory.peakMiB, 1)} MiB, current RSS ${fmt(undiciMemory.rssMiB, 1)} MiB`);
+    say();
     await server.process.stop();
+    await onUndici.process.stop();
     await node.process.stop();
   }
 }

@@ -4,6 +4,7 @@
 // per 160 KB received, so these deadlines, not uWS's, decide when a slow body is cut.
 
 import { Readable } from 'node:stream';
+import type { Clock } from '../src/clock.js';
 import type { EdgeResponse } from './engine.js';
 
 /**
@@ -84,47 +85,10 @@ export function collectBody(
   return { body, cancel: (reason) => fail(reason) };
 }
 
-/** The first slab of a streamed body; each next one twice the last, up to SLAB_MAX_BYTES. */
-const SLAB_FIRST_BYTES = 256 * 1024;
-const SLAB_MAX_BYTES = 4 * 1024 * 1024;
-
-/**
- * Copies a streamed body out of uWS's chunks (uWS neuters each one when its callback returns) into slabs, handing on
- * views of them: consecutive chunks lie next to each other in memory, so a reader that gathers them into larger pieces
- * takes one view instead of copying them together again (the upload chunker, actors/files/upload-session.ts). One
- * copy per byte, into memory allocated a slab at a time instead of a buffer per chunk. A body that arrives whole in
- * its first chunk gets a buffer of its own size.
- */
-class SlabCopier {
-  #slab: Buffer | undefined;
-  #used = 0;
-  #nextBytes = SLAB_FIRST_BYTES;
-
-  /** `chunk`'s bytes as one or two views (two where it crosses into the next slab). */
-  copy(chunk: ArrayBuffer, isLast: boolean, out: (view: Buffer) => void): void {
-    let source = new Uint8Array(chunk);
-    if (this.#slab === undefined && isLast) return out(Buffer.from(source));
-    while (source.byteLength > 0) {
-      if (this.#slab === undefined || this.#used === this.#slab.byteLength) {
-        this.#slab = Buffer.allocUnsafeSlow(this.#nextBytes);
-        this.#used = 0;
-        this.#nextBytes = Math.min(this.#nextBytes * 2, SLAB_MAX_BYTES);
-      }
-      const length = Math.min(source.byteLength, this.#slab.byteLength - this.#used);
-      const view = this.#slab.subarray(this.#used, this.#used + length);
-      view.set(length === source.byteLength ? source : source.subarray(0, length));
-      this.#used += length;
-      source = source.subarray(length);
-      out(view);
-    }
-  }
-}
-
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
 export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSignal, finished: () => boolean, watch: BodyWatch): { stream: Readable; release(): void } {
   let paused = false;
   let received = 0;
-  const slabs = new SlabCopier();
   const stream = new Readable({
     highWaterMark: 1024 * 1024,
     read() {
@@ -153,12 +117,8 @@ export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSig
       return;
     }
     // uWS neuters the chunk after this callback returns: copy it.
-    let full = false;
-    slabs.copy(chunk, isLast, (view) => {
-      if (!stream.push(view)) full = true;
-    });
     // Never pause on the last chunk: nothing more would come to resume for.
-    if (full && !paused && !isLast && !finished()) {
+    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
       paused = true;
       res.pause();
     }
@@ -184,31 +144,40 @@ const UWS_REARM_MS = 4_000;
 const BODY_WATCH_TICK_MS = 1_000;
 
 /**
- * The one interval of a listener that checks every body still arriving: a timer made and cleared per request cost
- * more than the checks. It stops itself at the first tick that finds no body.
+ * The one timer of a listener that checks every body still arriving: a timer made and cleared per request cost more
+ * than the checks. It runs on the listener's clock (docs/DESIGN.md rule 2), re-armed once per tick, and stops itself
+ * at the first tick that finds no body.
  */
 export class BodyWatchTicker {
   readonly #watches = new Set<BodyWatch>();
-  #timer: NodeJS.Timeout | undefined;
+  #running = false;
+
+  constructor(readonly clock: Clock) {}
 
   add(watch: BodyWatch): void {
     this.#watches.add(watch);
-    if (this.#timer) return;
-    this.#timer = setInterval(() => this.#tick(), BODY_WATCH_TICK_MS);
-    this.#timer.unref();
+    if (this.#running) return;
+    this.#running = true;
+    this.#schedule();
   }
 
   delete(watch: BodyWatch): void {
     this.#watches.delete(watch);
   }
 
+  #schedule(): void {
+    const timer = this.clock.setTimeout(() => this.#tick(), BODY_WATCH_TICK_MS);
+    // On the system clock a Node timer: unreferenced, as a body's connection keeps the process alive, not its checks.
+    (timer as { unref?: () => void } | undefined)?.unref?.();
+  }
+
   #tick(): void {
     if (this.#watches.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
+      this.#running = false;
       return;
     }
     for (const watch of [...this.#watches]) watch.tick();
+    this.#schedule();
   }
 }
 
@@ -216,6 +185,10 @@ export class BodyWatchTicker {
  * One request body's deadlines (BodyDeadlines) and its standing with uWS's idle timer, which it keeps re-arming
  * (`pause()` + `resume()` re-arms it) while the body is read, so only these deadlines end a slow body. Time the
  * reader holds the socket paused (its own backpressure) counts against no deadline but the total.
+ *
+ * A chunk only adds its size (uploads are the hot path: no clock read per chunk); the ticks read the clock and date
+ * each byte count they have not seen before at the tick that saw it, a little after it arrived, so a deadline fires
+ * at most one tick late, never early.
  */
 export class BodyWatch {
   #watching = false;
@@ -223,11 +196,15 @@ export class BodyWatch {
   #isPaused: () => boolean = () => false;
   #complete = false;
   #expired = false;
-  readonly #startedAt = performance.now();
-  #lastByteAt = this.#startedAt;
-  #windowStart = this.#startedAt;
-  #windowBytes = 0;
-  #rearmedAt = this.#startedAt;
+  /** Bytes received so far. */
+  #bytes = 0;
+  readonly #startedAt: number;
+  /** When a tick first saw the byte count it last changed to. */
+  #lastByteAt: number;
+  #bytesAtLastByte = 0;
+  #windowStart: number;
+  #bytesAtWindowStart = 0;
+  #rearmedAt: number;
 
   constructor(
     private readonly ticker: BodyWatchTicker,
@@ -235,7 +212,9 @@ export class BodyWatch {
     private readonly deadlines: BodyDeadlines,
     /** True once `res` may no longer be touched (answered or aborted). */
     private readonly finished: () => boolean,
-  ) {}
+  ) {
+    this.#startedAt = this.#lastByteAt = this.#windowStart = this.#rearmedAt = ticker.clock.now();
+  }
 
   start(onExpired: (error: RequestTimeoutError) => void, isPaused: () => boolean): void {
     if (this.#complete) return;
@@ -246,8 +225,7 @@ export class BodyWatch {
   }
 
   received(bytes: number): void {
-    this.#lastByteAt = performance.now();
-    this.#windowBytes += bytes;
+    this.#bytes += bytes;
   }
 
   /** The last chunk arrived. */
@@ -271,20 +249,25 @@ export class BodyWatch {
   /** Called by the ticker about every BODY_WATCH_TICK_MS while watching. */
   tick(): void {
     if (this.finished()) return this.stop();
-    const now = performance.now();
+    const now = this.ticker.clock.now();
+    const bytes = this.#bytes;
     const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;
     if (now - this.#startedAt > totalMs) return this.#expire('total');
+    if (bytes !== this.#bytesAtLastByte) {
+      this.#bytesAtLastByte = bytes;
+      this.#lastByteAt = now;
+    }
     if (this.#isPaused()) {
       this.#lastByteAt = now;
       this.#windowStart = now;
-      this.#windowBytes = 0;
+      this.#bytesAtWindowStart = bytes;
       return;
     }
     if (now - this.#lastByteAt > idleMs) return this.#expire('idle');
     if (now - this.#windowStart >= floorWindowMs) {
-      if (this.#windowBytes < floorBytes) return this.#expire('floor');
+      if (bytes - this.#bytesAtWindowStart < floorBytes) return this.#expire('floor');
       this.#windowStart = now;
-      this.#windowBytes = 0;
+      this.#bytesAtWindowStart = bytes;
     }
     if (now - this.#rearmedAt >= UWS_REARM_MS) {
       this.#rearmedAt = now;

@@ -24,6 +24,7 @@ import { NodeEngine, type NodeEngineOptions } from './engine.node.js';
 import { UwsEngine } from './engine.uws.js';
 import type { Logger } from '../src/logger.js';
 import { AbortedError } from '../src/errors.js';
+import { systemClock, type Clock } from '../src/clock.js';
 import { CancellationSource, type Cancellation } from '../src/cancellation.js';
 import type { CorsPolicy, HeaderList } from './cors.js';
 import { HttpMetrics, ListenerTotals, observe, type RouteMetrics } from './metrics.js';
@@ -116,6 +117,8 @@ export interface HttpServerOptions {
   readonly engine?: EngineName;
   /** Timeouts of the node:http engine (headers, idle keep-alive); uWS has its own fixed ones. */
   readonly nodeEngine?: NodeEngineOptions;
+  /** The clock request bodies' deadlines run on (http/body.ts; docs/DESIGN.md rule 2): the runtime's; the system clock when absent. */
+  readonly clock?: Clock;
 }
 
 /** The answer to a request nobody waits for any more: counted, never written. */
@@ -201,7 +204,7 @@ class ListenerCore {
   drained: (() => void) | undefined = undefined;
   closing = false;
   /** Checks the deadlines of every body still arriving. */
-  readonly bodyWatches = new BodyWatchTicker();
+  readonly bodyWatches: BodyWatchTicker;
   /** The default headers as [name, value, name, value, …]. */
   readonly #defaultHeaders: readonly string[];
 
@@ -209,6 +212,7 @@ class ListenerCore {
     readonly options: HttpServerOptions,
     readonly totals: ListenerTotals,
   ) {
+    this.bodyWatches = new BodyWatchTicker(options.clock ?? systemClock);
     this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {}).flat();
   }
 

@@ -2,6 +2,7 @@
 // An AbortSignal is one; the HTTP edge hands its request handlers a lighter one (http/server.ts), because making an
 // AbortController per request cost the console server, a proxy answering thousands of calls a second, about 5% of
 // its CPU.
+// onAbort (below) waits on any of them, one listener per AbortSignal however many exchanges share it.
 
 export interface Cancellation {
   readonly aborted: boolean;
@@ -36,4 +37,48 @@ export class CancellationSource implements Cancellation {
     this.#listeners = undefined;
     if (listeners) for (const listener of listeners) listener();
   }
+}
+
+/**
+ * What waits on each caller's AbortSignal. A JSON-RPC batch runs all its calls under the one cancellation of its HTTP
+ * request, so one 'abort' listener per node call put 11 or more on an AbortSignal and Node printed
+ * MaxListenersExceededWarning (a batch may hold 100 calls, a vote resolves up to 33 names). Each AbortSignal gets one
+ * listener, added with its first waiting exchange and removed with its last; that listener runs the callbacks of the
+ * exchanges still waiting. Other cancellations (the edge's) take any number of listeners as they are.
+ */
+const waiting = new WeakMap<AbortSignal, { readonly callbacks: Set<() => void>; readonly listener: () => void }>();
+
+/** Runs `callback` when `cancellation` fires; the returned function cancels it. */
+export function onAbort(cancellation: Cancellation, callback: () => void): () => void {
+  if (cancellation.aborted) {
+    // A fired cancellation fires no more events: the callback runs on its own, unless cancelled first.
+    let live = true;
+    queueMicrotask(() => live && callback());
+    return () => void (live = false);
+  }
+  if (!(cancellation instanceof AbortSignal)) {
+    const listener = () => callback();
+    cancellation.addEventListener('abort', listener);
+    return () => cancellation.removeEventListener('abort', listener);
+  }
+  const signal = cancellation;
+  let entry = waiting.get(signal);
+  if (!entry) {
+    const callbacks = new Set<() => void>();
+    const listener = () => {
+      waiting.delete(signal);
+      for (const waiter of [...callbacks]) waiter();
+    };
+    entry = { callbacks, listener };
+    waiting.set(signal, entry);
+    signal.addEventListener('abort', listener, { once: true });
+  }
+  const { callbacks, listener } = entry;
+  const wrapped = () => callback();
+  callbacks.add(wrapped);
+  return () => {
+    if (!callbacks.delete(wrapped) || callbacks.size > 0 || waiting.get(signal)?.callbacks !== callbacks) return;
+    waiting.delete(signal);
+    signal.removeEventListener('abort', listener);
+  };
 }

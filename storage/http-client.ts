@@ -12,43 +12,20 @@
 //   rarely closes a connection the client is about to use) and never keeps the process alive;
 // - a GET whose reused connection closes before any byte of the answer is sent once more on a new connection (the
 //   server had closed an idle connection); a POST never is: its failure says whether the request was written.
+//
+// Why it is not undici (issue 32): the same console server on undici 7.30 (bench/support/undici-http-client.ts, the
+// same contract) spent about 30% more CPU per proxied call in the same bench runs (median of 20), and this client
+// meets the console's throughput goal by 7-10% (README, "Tests and benchmarks").
 
 import net from 'node:net';
 import tls from 'node:tls';
 import { AbortedError } from '../src/errors.js';
 import { systemClock, type Clock } from '../src/clock.js';
-import type { Cancellation } from '../src/cancellation.js';
+import { onAbort, type Cancellation } from '../src/cancellation.js';
+import { HttpExchangeError, MAX_HEAD_BYTES, type HttpAnswer, type HttpClientOptions } from './http-exchange.js';
 
-/** The largest answer head accepted (status line and headers). */
-export const MAX_HEAD_BYTES = 64 * 1024;
 /** The longest chunk-size or trailer line accepted in a chunked body. */
 const MAX_CHUNK_LINE_BYTES = 4 * 1024;
-
-export interface HttpClientOptions {
-  readonly maxSockets: number;
-  readonly idleTimeoutMs: number;
-  readonly maxResponseBytes: number;
-  /** Extra trusted certificates for https origins (tests); the system's CAs otherwise. */
-  readonly ca?: string | Buffer;
-  /** The clock request deadlines run on (docs/DESIGN.md rule 2); the system clock when absent. Idle closes use socket timers. */
-  readonly clock?: Clock;
-}
-
-export interface HttpAnswer {
-  readonly status: number;
-  readonly body: Buffer;
-}
-
-/** Why an exchange failed at the transport; `written` says whether any of the request reached the socket. */
-export class HttpExchangeError extends Error {
-  override readonly name = 'HttpExchangeError';
-  constructor(
-    message: string,
-    readonly written: boolean,
-  ) {
-    super(message);
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // The answer parser: fed the bytes of one connection, it finds the end of one answer.
@@ -545,52 +522,5 @@ function parseOrigin(origin: string, ca: string | Buffer | undefined): Target {
     servername: secure && net.isIP(host) === 0 ? host : undefined,
     ca,
     authority: url.host,
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// One abort listener per signal.
-
-/**
- * What waits on each caller's AbortSignal. A JSON-RPC batch runs all its calls under the one cancellation of its HTTP
- * request, so one 'abort' listener per node call put 11 or more on an AbortSignal and Node printed
- * MaxListenersExceededWarning (a batch may hold 100 calls, a vote resolves up to 33 names). Each AbortSignal gets one
- * listener, added with its first waiting exchange and removed with its last; that listener runs the callbacks of the
- * exchanges still waiting. Other cancellations (the edge's) take any number of listeners as they are.
- */
-const waiting = new WeakMap<AbortSignal, { readonly callbacks: Set<() => void>; readonly listener: () => void }>();
-
-/** Runs `callback` when `cancellation` fires; the returned function cancels it. */
-export function onAbort(cancellation: Cancellation, callback: () => void): () => void {
-  if (cancellation.aborted) {
-    // A fired cancellation fires no more events: the callback runs on its own, unless cancelled first.
-    let live = true;
-    queueMicrotask(() => live && callback());
-    return () => void (live = false);
-  }
-  if (!(cancellation instanceof AbortSignal)) {
-    const listener = () => callback();
-    cancellation.addEventListener('abort', listener);
-    return () => cancellation.removeEventListener('abort', listener);
-  }
-  const signal = cancellation;
-  let entry = waiting.get(signal);
-  if (!entry) {
-    const callbacks = new Set<() => void>();
-    const listener = () => {
-      waiting.delete(signal);
-      for (const waiter of [...callbacks]) waiter();
-    };
-    entry = { callbacks, listener };
-    waiting.set(signal, entry);
-    signal.addEventListener('abort', listener, { once: true });
-  }
-  const { callbacks, listener } = entry;
-  const wrapped = () => callback();
-  callbacks.add(wrapped);
-  return () => {
-    if (!callbacks.delete(wrapped) || callbacks.size > 0 || waiting.get(signal)?.callbacks !== callbacks) return;
-    waiting.delete(signal);
-    signal.removeEventListener('abort', listener);
   };
 }

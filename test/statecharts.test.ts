@@ -1,7 +1,8 @@
 // docs/statecharts/ must match the machines (docs/DESIGN.md, "Operators see the running system"): the generator
 // behind `npm run statecharts` (src/statecharts.ts, run as the same process) writes into a temporary folder,
-// and every file there must equal the committed one, with none missing and none extra. The README's supervision
-// trees must be the ones it draws from the composition code.
+// and every file there (drawings, Mermaid, definitions) must equal the committed one, with none missing and none
+// extra. The README's supervision trees must be the ones it draws from the composition code, and its statecharts
+// block must show every machine's drawing.
 
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -24,6 +25,7 @@ test('docs/statecharts/ is what `npm run statecharts` writes for the current mac
     const generated = readdirSync(fresh).sort();
     assert.match(output, new RegExp(`wrote ${generated.filter((f) => f.endsWith('.mmd')).length} statecharts and the supervision trees`));
     assert.ok(generated.includes('README.md') && generated.some((f) => f.endsWith('.json')), `the generator wrote files (${generated.join(', ')})`);
+    for (const id of generated.filter((f) => f.endsWith('.mmd')).map((f) => f.slice(0, -4))) assert.ok(generated.includes(`${id}.svg`), `${id} is drawn`);
 
     const committed = readdirSync(COMMITTED).sort();
     const missing = generated.filter((f) => !committed.includes(f));
@@ -46,4 +48,12 @@ test("the README's supervision trees are the ones drawn from the composition cod
   }
   const readme = readFileSync(README, 'utf8');
   assert.equal(withTrees(readme, trees), readme, 'the README block is out of date: run `npm run statecharts` and commit the result');
+});
+
+test("the README shows every machine's drawing", async () => {
+  const { chartsBlock, withBlock, CHARTS_BEGIN, CHARTS_END } = (await import(GENERATOR)) as typeof import('../src/statecharts.js');
+  const readme = readFileSync(README, 'utf8');
+  const block = chartsBlock();
+  assert.equal((block.match(/!\[\w+\]\(docs\/statecharts\/\w+\.svg\)/g) ?? []).length, readdirSync(COMMITTED).filter((f) => f.endsWith('.svg')).length);
+  assert.equal(withBlock(readme, CHARTS_BEGIN, CHARTS_END, block), readme, 'the README statecharts block is out of date: run `npm run statecharts` and commit the result');
 });

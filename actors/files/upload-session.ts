@@ -5,64 +5,9 @@
 
 import type { FsBlockstore } from 'blockstore-fs';
 import { importByteStream } from 'ipfs-unixfs-importer';
-import type { Chunker } from 'ipfs-unixfs-importer/chunker';
+import { fixedSize } from 'ipfs-unixfs-importer/chunker';
 import { balanced } from 'ipfs-unixfs-importer/layout';
 import type { CID } from 'multiformats/cid';
-
-/** The original's leaf size (notes B.1). */
-export const CHUNK_BYTES = 1_048_576;
-
-/**
- * The importer's fixed-size chunker (`fixedSize`: `size` bytes a chunk, the rest last, one empty chunk for nothing)
- * without its copy where none is needed: a chunk whose pieces lie next to each other in one buffer is handed on as
- * one view of it. The edge copies an upload body into large slabs as it arrives (http/body.ts) and the multipart
- * parser hands out views of them, so most leaves are views; `fixedSize` concatenates every leaf made of more than
- * one piece (measured: about a tenth of a 256 MiB upload's CPU, in copies and fresh pages). Only a chunk that spans
- * two buffers is copied together.
- */
-export function contiguousChunker(size: number): Chunker {
-  return async function* chunks(source) {
-    const pieces: Uint8Array[] = [];
-    let pending = 0;
-    let emitted = false;
-    /** The first `length` bytes of the pieces, taken off them. */
-    const take = (length: number): Uint8Array => {
-      const first = pieces[0];
-      if (first === undefined) return new Uint8Array(0);
-      let end = first.byteOffset + first.byteLength;
-      let covered = first.byteLength;
-      for (let index = 1; covered < length && index < pieces.length; index++) {
-        const piece = pieces[index]!;
-        if (piece.buffer !== first.buffer || piece.byteOffset !== end) break;
-        end += piece.byteLength;
-        covered += piece.byteLength;
-      }
-      const chunk = covered >= length ? new Uint8Array(first.buffer, first.byteOffset, length) : new Uint8Array(length);
-      const copying = covered < length;
-      let offset = 0;
-      while (offset < length) {
-        const piece = pieces[0]!;
-        const used = Math.min(piece.byteLength, length - offset);
-        if (copying) chunk.set(used === piece.byteLength ? piece : piece.subarray(0, used), offset);
-        offset += used;
-        if (used === piece.byteLength) pieces.shift();
-        else pieces[0] = piece.subarray(used);
-      }
-      pending -= length;
-      return chunk;
-    };
-    for await (const piece of source) {
-      if (piece.byteLength === 0) continue;
-      pieces.push(piece);
-      pending += piece.byteLength;
-      while (pending >= size) {
-        yield take(size);
-        emitted = true;
-      }
-    }
-    if (!emitted || pending > 0) yield take(pending);
-  };
-}
 
 /**
  * Byte-identical CIDs to the original (notes B.1): CIDv1, raw leaves, 1 MiB fixed chunks, balanced DAG of
@@ -73,7 +18,7 @@ export const IMPORTER_SETTINGS = {
   rawLeaves: true,
   reduceSingleLeafToSelf: true,
   layout: balanced({ maxChildrenPerNode: 1024 }),
-  chunker: contiguousChunker(CHUNK_BYTES),
+  chunker: fixedSize({ chunkSize: 1_048_576 }),
   // The importer otherwise holds 10 leaves before writing: one at a time keeps memory bounded and puts
   // every finished leaf on disk at once (so an aborted upload is cleaned up from real, recorded blocks).
   blockWriteConcurrency: 1,

@@ -21,6 +21,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { databaseMachine, type DatabaseOpened } from '../../machines/transfers/database.machine.js';
 import { fromPromise } from 'xstate';
+import type { Clock } from '../../src/clock.js';
 import type { Logger } from '../../src/logger.js';
 import { INDEXER_VERSION, type TransfersConfig, type PgConnection } from '../../src/transfers/config.js';
 import { anonymousReadInTransaction, anonymousSessionSetup, GATEWAY_NAMED_STATEMENTS, type AnonymousRead } from '../../storage/transfers/gateway-store.js';
@@ -70,6 +71,8 @@ export interface DatabaseActorOptions {
   readonly config: TransfersConfig;
   readonly holder: DatabaseHolder;
   readonly logger: Logger;
+  /** The runtime's clock (docs/DESIGN.md rule 2): the background index builds' timing and waits run on it. */
+  readonly clock: Clock;
   /** For tests: open the embedded database in memory instead of DATA_DIR. */
   readonly inMemory?: boolean;
   /** A gateway alone found (or made) its schema after waiting: the tree asks the schema cache to reload at once. */
@@ -77,7 +80,7 @@ export interface DatabaseActorOptions {
 }
 
 export function databaseLogic(options: DatabaseActorOptions) {
-  const { config, holder, logger } = options;
+  const { config, holder, logger, clock } = options;
   let clients: SqlClient[] = [];
   /** A gateway alone: its connections, handed to the holder once preparingSchema found (or made) the schema. */
   let pending: OpenDatabase | undefined;
@@ -103,12 +106,12 @@ export function databaseLogic(options: DatabaseActorOptions) {
     if (indexBuild) return;
     const controller = new AbortController();
     const client = track(schemaClient(connection, 'adm-infra transfers index builds'));
-    const started = Date.now();
+    const started = clock.now();
     logger.info('building the new indexes in the background (CREATE INDEX CONCURRENTLY): reads and writes go on meanwhile');
-    const done = buildPendingIndexes(client, { signal: controller.signal, onProgress: (progress) => logger.info(progress, 'building index') })
+    const done = buildPendingIndexes(client, { signal: controller.signal, clock, onProgress: (progress) => logger.info(progress, 'building index') })
       .then(
         (built) => {
-          if (built.applied.length > 0) logger.info({ applied: built.applied, indexes: built.builtIndexes.map((index) => index.name), ms: Date.now() - started }, 'database schema migrated: indexes built');
+          if (built.applied.length > 0) logger.info({ applied: built.applied, indexes: built.builtIndexes.map((index) => index.name), ms: clock.now() - started }, 'database schema migrated: indexes built');
         },
         (error: unknown) => {
           if (controller.signal.aborted) logger.info('index build interrupted by the shutdown: it starts again at the next start');

@@ -43,6 +43,7 @@ export function transfersTree(config: TransfersConfig, options: TransfersTreeOpt
           config,
           holder,
           logger: runtime.logger.child({ actor: TRANSFERS_DB_ID }),
+          clock: runtime.clock,
           inMemory: options.inMemory,
           // Addressed at send time (rule 7): the schema cache learns at once that it can load now.
           onSchemaReady: () => runtime.registry.send(TRANSFERS_SCHEMA_ID, { type: 'schema.reload' }),

@@ -70,18 +70,20 @@ export function combineRounds<P extends string>(runs: readonly MeasuredLoad<P>[]
  * always runs on a machine the other has just warmed or loaded. Each side's results in round order.
  */
 export async function interleave<T>(rounds: number, first: () => Promise<T>, second: () => Promise<T>): Promise<[T[], T[]]> {
-  const a: T[] = [];
-  const b: T[] = [];
+  const [a, b] = await interleaveSides(rounds, [first, second]);
+  return [a!, b!];
+}
+
+/** `rounds` rounds of any number of sides, the order rotating by one each round (two sides: alternating). */
+export async function interleaveSides<T>(rounds: number, sides: ReadonlyArray<() => Promise<T>>): Promise<T[][]> {
+  const results = sides.map((): T[] => []);
   for (let round = 0; round < rounds; round++) {
-    if (round % 2 === 0) {
-      a.push(await first());
-      b.push(await second());
-    } else {
-      b.push(await second());
-      a.push(await first());
+    for (let i = 0; i < sides.length; i++) {
+      const side = (round + i) % sides.length;
+      results[side]!.push(await sides[side]!());
     }
   }
-  return [a, b];
+  return results;
 }
 
 /** Column headers of `measuredCells`: one per party (in the parties' order) among the load figures. */

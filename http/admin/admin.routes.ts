@@ -1,16 +1,20 @@
 // The operator listener (docs/DESIGN.md, "Operators see the running system"): its own port, bound to loopback
-// unless configured otherwise, every JSON route behind the admin key (`x-api-key`). It serves the supervision
-// tree, one actor's snapshot summary and recent events, and each machine's definition as JSON and Mermaid,
-// plus the operator page (`/`, admin.page.ts), which holds no data and so is the only thing served without
-// the key: it asks the operator for the key and sends it with every call to the JSON routes.
+// unless configured otherwise, every data route behind the admin key (`x-api-key`). It serves the supervision
+// tree (as JSON and drawn), one actor's snapshot summary and recent events, each machine's definition (a config
+// XState's createMachine accepts), Mermaid diagram and drawing, the inspection stream in @statelyai/inspect's format
+// (inspect.ts), plus the operator page (`/`, admin.page.ts), which holds no data and so is the only thing served
+// without the key: it asks the operator for the key and sends it with every call to the other routes.
 
 import type { Runtime } from '../../actors/runtime.js';
-import type { PendingAsks } from '../../actors/inspector.js';
-import { activeStateIds, MACHINES, toJson, toMermaid } from '../../actors/statechart.js';
+import { summarizeContext } from '../../actors/inspector.js';
+import { activeStateIds, machineDiagram, MACHINES, toDefinition, toMermaid } from '../../actors/statechart.js';
+import { drawDiagram } from '../../src/diagram.js';
 import { adminRefusal } from '../auth.js';
 import { operatorPage } from './admin.page.js';
+import { inspect } from './inspect.js';
+import { drawSupervisionTree, type TreeNode } from './supervision-diagram.js';
 import type { HttpMetrics } from '../metrics.js';
-import { HttpServer, type HttpReply, type HttpRequest } from '../server.js';
+import { HttpServer, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
 import type { EngineName } from '../engine.js';
 
 export interface AdminListenerOptions {
@@ -31,15 +35,18 @@ const json = (status: number, body: unknown): HttpReply => ({
   body: JSON.stringify(body),
 });
 
-interface TreeNode {
-  systemId: string;
-  machineId: string | undefined;
-  state: unknown;
-  status: string;
-  restarts: number;
-  /** Asks waiting on the actor: how many, and the oldest one's age (where requests wait). */
-  asks: PendingAsks;
-  children?: TreeNode[];
+const svg = (body: string): HttpReply => ({ status: 200, headers: { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'no-store' }, body });
+
+/** A machine's drawing never changes while the process runs: laid out once, on first request. */
+const drawings = new Map<string, Promise<string>>();
+function machineSvg(id: string): Promise<string> {
+  let drawing = drawings.get(id);
+  if (!drawing) {
+    drawing = drawDiagram(machineDiagram(MACHINES.get(id)!));
+    drawing.catch(() => drawings.delete(id));
+    drawings.set(id, drawing);
+  }
+  return drawing;
 }
 
 export function adminServer(runtime: Runtime, options: AdminListenerOptions): HttpServer {
@@ -50,6 +57,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     host: options.host,
     port: options.port,
     logger: runtime.logger.child({ actor: 'admin.http' }),
+    clock: runtime.clock,
     mapError: (error) => json(500, { error: error instanceof Error ? error.name : 'Error' }),
     notFound: (request) => guard(request) ?? json(404, { error: 'Not found' }),
     metrics: options.metrics,
@@ -60,17 +68,21 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     const refusal = adminRefusal(request.headers['x-api-key'], options.apiKey);
     return refusal && json(refusal.status, { error: refusal.error });
   };
-  const guarded = (handler: (request: HttpRequest) => HttpReply) => (request: HttpRequest) => guard(request) ?? handler(request);
+  const guarded =
+    (handler: (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>) =>
+    (request: HttpRequest, context: RequestContext) =>
+      guard(request) ?? handler(request, context);
 
-  const node = (systemId: string, depth = 0): TreeNode => {
+  const node = (systemId: string, depth = 0): TreeNode & { lastTransitions?: unknown } => {
     const record = inspector.get(systemId);
-    const result: TreeNode = {
+    const result: TreeNode & { lastTransitions?: unknown } = {
       systemId,
       machineId: record?.machineId,
       state: record?.stateValue,
       status: record?.status ?? 'unknown',
       restarts: record?.restarts ?? 0,
       asks: inspector.pendingAsks(systemId),
+      lastTransitions: record?.lastTransitions,
     };
     // Depth bound: the tree is built from data, so never recurse without limit.
     if (record?.children && depth < 16) result.children = record.children.map((child) => node(child, depth + 1));
@@ -85,6 +97,8 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
   server.route('get', '/metrics', guarded(() => json(200, { routes: server.metrics.snapshot() })));
 
   server.route('get', '/actors', guarded(() => json(200, { roots: options.roots.map((id) => node(id)) })));
+  server.route('get', '/actors.svg', guarded(async () => svg(await drawSupervisionTree(options.roots.map((id) => node(id))))));
+  server.route('get', '/inspect', guarded(async (request, { signal }) => json(200, await inspect(inspector, runtime.clock, options.roots, request.query, signal))));
 
   server.route(
     'get',
@@ -109,7 +123,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
         asks: inspector.pendingAsks(systemId),
         lastError: record.lastError,
         children: record.children,
-        snapshot: snapshot ? { status: snapshot.status, value: snapshot.value, context: summarize(snapshot.context) } : undefined,
+        snapshot: snapshot ? { status: snapshot.status, value: snapshot.value, context: summarizeContext(snapshot.context) } : undefined,
         events: record.events,
       });
     }),
@@ -124,6 +138,7 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
           id,
           json: `/machines/${id}.json`,
           mermaid: `/machines/${id}.mmd`,
+          svg: `/machines/${id}.svg`,
           actors: inspector.all().filter((r) => r.machineId === id).map((r) => r.systemId),
         })),
       }),
@@ -133,12 +148,13 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
   server.route(
     'get',
     '/machines/:file',
-    guarded((request) => {
+    guarded(async (request) => {
       const file = request.params[0] ?? '';
-      const match = /^(.+)\.(json|mmd)$/.exec(file);
+      const match = /^(.+)\.(json|mmd|svg)$/.exec(file);
       const machine = match ? MACHINES.get(match[1]!) : undefined;
       if (!match || !machine) return json(404, { error: 'Unknown machine' });
-      if (match[2] === 'json') return json(200, toJson(machine));
+      if (match[2] === 'json') return json(200, toDefinition(machine));
+      if (match[2] === 'svg') return svg(await machineSvg(machine.id));
       // Highlight the states of the first running actor of this machine.
       const running = inspector.all().find((r) => r.machineId === machine.id && r.status === 'running');
       const active = running ? activeStateIds(machine.id, running.stateValue) : [];
@@ -147,16 +163,4 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
   );
 
   return server;
-}
-
-/** Context as operators need it: scalars as they are, collections by size (they can be large). */
-function summarize(context: unknown): unknown {
-  if (!context || typeof context !== 'object') return context;
-  const summary: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(context)) {
-    if (Array.isArray(value)) summary[key] = { items: value.length };
-    else if (value && typeof value === 'object') summary[key] = { keys: Object.keys(value).length };
-    else summary[key] = value;
-  }
-  return summary;
 }

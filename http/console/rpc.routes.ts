@@ -58,6 +58,7 @@ export function rpcServer(runtime: Runtime, options: RpcListenerOptions): HttpSe
     host: options.host,
     port: options.port,
     logger,
+    clock: runtime.clock,
     metrics: options.metrics,
     mapError: (error) => {
       if ((error as Error).name === 'PayloadTooLargeError') return text(413, 'Payload Too Large');

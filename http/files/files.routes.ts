@@ -62,6 +62,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     host: options.host,
     port: config.serverPort,
     logger,
+    clock: runtime.clock,
     metrics: options.metrics,
     mapError: mapFilesError,
     // spec §6: request logs hold method, masked route shape and status code.

@@ -93,6 +93,7 @@ export function ratesServer(runtime: Runtime, options: RatesListenerOptions): Ht
     host: options.host,
     port: options.port,
     logger,
+    clock: runtime.clock,
     defaultHeaders: CORS_HEADERS,
     metrics: options.metrics,
     mapError: (error) => mapRatesError(error, failure, logger),

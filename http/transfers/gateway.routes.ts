@@ -69,6 +69,7 @@ export function gatewayServer(runtime: Runtime, options: GatewayListenerOptions)
     host: options.host,
     port: options.port,
     logger,
+    clock: runtime.clock,
     metrics: options.metrics,
     mapError: (error, request) => {
       const reply = gatewayErrorReply(error);

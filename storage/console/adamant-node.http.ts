@@ -3,7 +3,8 @@
 // is not JSON), and says whether the node certainly never received the request. Which node to ask, and whether to
 // ask another, is the rpc-session machine's decision, run by actors/console/ordered-node-client.ts.
 
-import { HttpClient, HttpExchangeError, type HttpAnswer } from '../http-client.js';
+import { HttpClient } from '../http-client.js';
+import { HttpExchangeError, type HttpAnswer } from '../http-exchange.js';
 import type { Cancellation } from '../../src/cancellation.js';
 
 /** A node's answer larger than this is refused (a chat history page is well below it). */

@@ -8,6 +8,7 @@
 // wrote, so the drop-in keeps its rows, indexes and grants. Internal state lives in schema `indexer`, which the
 // gateway never exposes (it serves one configured schema, `public` by default).
 
+import { sleep, systemClock, type Clock } from '../../src/clock.js';
 import type { SqlClient, SqlQuery } from './sql-client.js';
 
 /** Statements applied inside the migration transaction. */
@@ -169,6 +170,11 @@ export interface IndexBuildOptions {
   readonly upTo?: number;
   /** Cancels a build in progress (pg_cancel_backend): the INVALID index it leaves is rebuilt next time. */
   readonly signal?: AbortSignal;
+  /**
+   * What the lock polls and progress reports wait on and the reported times come from (docs/DESIGN.md rule 2): the
+   * runtime's clock in the service; the system clock when absent (the `--migrate` command).
+   */
+  readonly clock?: Clock;
 }
 
 export interface MigrateOptions extends IndexBuildOptions {
@@ -203,8 +209,6 @@ const INDEX_BUILD_LOCK = 'adm-infra transfers index builds';
 const INDEX_LOCK_POLL_MS = 500;
 const PROGRESS_INTERVAL_MS = 10_000;
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
 /**
  * Applies the missing migrations: the transactional ones in one transaction under an advisory lock (two processes
  * starting at once migrate once), refreshing the `max_block` view with `version`; then the index migrations
@@ -214,6 +218,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  */
 export async function migrate(db: SqlClient, indexerVersion: string, options: MigrateOptions = {}): Promise<MigrationReport> {
   const upTo = options.upTo ?? SCHEMA_VERSION;
+  const clock = options.clock ?? systemClock;
   const wanted = MIGRATIONS.filter((migration) => migration.version <= upTo);
   const concurrently = db.backend === 'postgresql';
   const builtIndexes: IndexBuildReport[] = [];
@@ -230,7 +235,7 @@ export async function migrate(db: SqlClient, indexerVersion: string, options: Mi
       if (done.has(migration.version)) continue;
       if (isIndexMigration(migration)) {
         if (concurrently) continue;
-        for (const index of migration.indexes) builtIndexes.push(await buildIndex(tx, index, false, options.onProgress));
+        for (const index of migration.indexes) builtIndexes.push(await buildIndex(tx, index, false, clock, options.onProgress));
       } else {
         await tx.exec(migration.sql);
       }
@@ -255,6 +260,7 @@ export async function migrate(db: SqlClient, indexerVersion: string, options: Mi
 export async function buildPendingIndexes(db: SqlClient, options: IndexBuildOptions = {}): Promise<{ applied: string[]; builtIndexes: IndexBuildReport[] }> {
   const upTo = options.upTo ?? SCHEMA_VERSION;
   const { signal } = options;
+  const clock = options.clock ?? systemClock;
   const applied: string[] = [];
   const builtIndexes: IndexBuildReport[] = [];
   await db.session(async (session) => {
@@ -263,13 +269,13 @@ export async function buildPendingIndexes(db: SqlClient, options: IndexBuildOpti
     const cancel = () => void db.query('SELECT pg_cancel_backend($1)', [self?.pid]).catch(() => undefined);
     signal?.addEventListener('abort', cancel, { once: true });
     try {
-      const started = Date.now();
+      const started = clock.now();
       let told = false;
       while (!(await session.query(`SELECT pg_try_advisory_lock(hashtext('${INDEX_BUILD_LOCK}')) AS locked`))[0]?.locked) {
         signal?.throwIfAborted();
-        if (!told) options.onProgress?.({ index: '*', event: 'waiting for another process', elapsedMs: Date.now() - started });
+        if (!told) options.onProgress?.({ index: '*', event: 'waiting for another process', elapsedMs: clock.now() - started });
         told = true;
-        await sleep(INDEX_LOCK_POLL_MS);
+        await sleep(clock, INDEX_LOCK_POLL_MS, signal);
       }
       // No unlock needed: the session's connection is closed when this returns or throws, which releases the lock.
       // A statement_timeout set on the login would cancel a long build and leave an INVALID index to rebuild at
@@ -280,7 +286,7 @@ export async function buildPendingIndexes(db: SqlClient, options: IndexBuildOpti
         if (migration.version > upTo || done.has(migration.version) || !isIndexMigration(migration)) continue;
         for (const index of migration.indexes) {
           signal?.throwIfAborted();
-          builtIndexes.push(await buildIndex(session, index, true, options.onProgress, db));
+          builtIndexes.push(await buildIndex(session, index, true, clock, options.onProgress, db));
         }
         await record(session, migration);
         applied.push(`${migration.version} ${migration.name}`);
@@ -324,22 +330,22 @@ async function buildIndex(
   q: SqlQuery,
   index: IndexDefinition,
   concurrently: boolean,
+  clock: Clock,
   onProgress: IndexBuildOptions['onProgress'],
   monitor?: SqlQuery,
 ): Promise<IndexBuildReport> {
-  const started = Date.now();
+  const started = clock.now();
   const qualified = `"${index.schema}"."${index.name}"`;
   const validity = await indexValidity(q, index);
   if (validity === true) return { name: index.name, concurrently, replacedInvalid: false, ms: 0 };
   // CREATE INDEX … IF NOT EXISTS would keep an invalid index as it is: drop it first.
   if (validity === false) await q.query(`DROP INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF EXISTS ${qualified}`);
   const [pid] = concurrently ? await q.query('SELECT pg_backend_pid() AS pid') : [];
-  let polling: ReturnType<typeof setInterval> | undefined;
+  let building = true;
+  let timer: unknown;
   if (onProgress && monitor && pid) {
-    let busy = false;
-    polling = setInterval(() => {
-      if (busy) return;
-      busy = true;
+    // One report every PROGRESS_INTERVAL_MS, the next one armed once the last one's query answered (never two at once).
+    const report = () => {
       monitor
         .query(
           `SELECT phase, blocks_done::text AS blocks_done, blocks_total::text AS blocks_total, tuples_done::text AS tuples_done,
@@ -347,11 +353,11 @@ async function buildIndex(
           [pid.pid],
         )
         .then(([p]) => {
-          if (polling === undefined || p === undefined) return;
+          if (!building || p === undefined) return;
           onProgress({
             index: index.name,
             event: 'building',
-            elapsedMs: Date.now() - started,
+            elapsedMs: clock.now() - started,
             phase: String(p.phase),
             blocksDone: Number(p.blocks_done),
             blocksTotal: Number(p.blocks_total),
@@ -360,18 +366,21 @@ async function buildIndex(
           });
         })
         .catch(() => undefined)
-        .finally(() => (busy = false));
-    }, PROGRESS_INTERVAL_MS);
+        .finally(() => {
+          if (building) timer = clock.setTimeout(report, PROGRESS_INTERVAL_MS);
+        });
+    };
+    timer = clock.setTimeout(report, PROGRESS_INTERVAL_MS);
   }
   try {
     await q.query(`CREATE INDEX ${concurrently ? 'CONCURRENTLY ' : ''}IF NOT EXISTS "${index.name}" ON "${index.schema}"."${index.table}" (${index.columns})`);
   } finally {
-    clearInterval(polling);
-    polling = undefined;
+    building = false;
+    clock.clearTimeout(timer);
   }
   // A concurrent build that fails raises its error (and leaves the index INVALID for the next start to rebuild).
   if ((await indexValidity(q, index)) !== true) throw new Error(`index ${index.name} is not valid after its build`);
-  const report = { name: index.name, concurrently, replacedInvalid: validity === false, ms: Date.now() - started };
+  const report = { name: index.name, concurrently, replacedInvalid: validity === false, ms: clock.now() - started };
   onProgress?.({ index: index.name, event: 'built', elapsedMs: report.ms });
   return report;
 }

@@ -13,13 +13,13 @@ import { captureLogger } from '../support/logger.js';
 import { rawRequest } from '../support/raw-http.js';
 
 const KEY = 'k'.repeat(40);
-const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } | { type: 'hold' } } }).createMachine({
+const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } | { type: 'hold' } | { type: 'reset' } } }).createMachine({
   id: 'adminTestWorker',
   initial: 'waiting',
   states: {
     waiting: { on: { ping: 'pinged', 'system.shutdown': 'done' } },
     // `hold` is taken and never answered: an ask that waits, for the operator view.
-    pinged: { on: { hold: { actions: () => undefined }, 'system.shutdown': 'done' } },
+    pinged: { on: { hold: { actions: () => undefined }, reset: 'waiting', 'system.shutdown': 'done' } },
     done: { type: 'final' },
   },
 });
@@ -87,7 +87,16 @@ test('GET /actors draws the supervision tree with states, statuses and restart c
     const svc = root.children[0];
     assert.equal(svc.systemId, 'svc');
     assert.equal(svc.machineId, 'supervisor');
-    assert.deepEqual(svc.children[0], { systemId: 'svc.worker', machineId: 'adminTestWorker', state: 'pinged', status: 'running', restarts: 0, asks: { inFlight: 0 } });
+    assert.deepEqual(svc.children[0], {
+      systemId: 'svc.worker',
+      machineId: 'adminTestWorker',
+      state: 'pinged',
+      status: 'running',
+      restarts: 0,
+      asks: { inFlight: 0 },
+      // What the page marks as the last transition taken.
+      lastTransitions: [{ source: 'adminTestWorker.waiting', eventType: 'ping', targets: ['adminTestWorker.pinged'] }],
+    });
   });
 });
 
@@ -119,7 +128,7 @@ test('GET /actors/{systemId} gives the snapshot summary and recent events', asyn
   });
 });
 
-test('GET /machines lists machines; .json and .mmd give the definition and a Mermaid diagram', async () => {
+test('GET /machines lists machines; .json, .mmd and .svg give the definition, a Mermaid diagram and the drawing', async () => {
   await withAdmin(KEY, async (_port, get) => {
     const list = await get('/machines', KEY);
     assert.ok(list.body.machines.some((m: { id: string }) => m.id === refreshCycleMachine.id));
@@ -127,14 +136,13 @@ test('GET /machines lists machines; .json and .mmd give the definition and a Mer
     assert.equal(definition.status, 200);
     assert.equal(definition.body.id, refreshCycleMachine.id);
     assert.ok(definition.body.states.idle);
-    // Eventless transitions are part of the definition (XState's own toJSON leaves them out).
-    assert.deepEqual(
-      definition.body.states.deciding.always.map((t: { target: string[]; guard?: { type: string } }) => [t.target, t.guard?.type]),
-      [
-        [[`#${refreshCycleMachine.id}.storing`], 'hasSnapshotToStore'],
-        [[`#${refreshCycleMachine.id}.idle`], undefined],
-      ],
-    );
+    // The config as written, guards by name (test/statecharts-export.test.ts gives it to createMachine).
+    assert.deepEqual(definition.body.states.deciding.always, [{ guard: 'hasSnapshotToStore', target: 'storing' }, { target: 'idle' }]);
+    const drawing = await get(`/machines/${refreshCycleMachine.id}.svg`, KEY);
+    assert.equal(drawing.status, 200);
+    assert.match(drawing.text, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+    assert.match(drawing.text, /data-id="ratesRefreshCycle\.idle"/);
+    assert.equal((await get('/machines/nope.svg', KEY)).status, 404);
     const mermaid = await get(`/machines/${refreshCycleMachine.id}.mmd`, KEY);
     assert.equal(mermaid.status, 200);
     assert.ok(mermaid.text.startsWith('stateDiagram-v2\n'));
@@ -184,5 +192,55 @@ test('bad percent-encoding in the path or the query is a 4xx {error}, never a 50
       assert.deepEqual(Object.keys(body), ['error'], label);
       if (error !== undefined) assert.equal(body.error, error, label);
     }
+  });
+});
+
+test('GET /actors.svg draws the supervision tree: each actor a box with its strategy or machine, state, status and restarts', async () => {
+  await withAdmin(KEY, async (_port, get) => {
+    assert.equal((await get('/actors.svg')).status, 401);
+    const { status, text } = await get('/actors.svg', KEY);
+    assert.equal(status, 200);
+    for (const id of ['root', 'svc', 'svc.worker']) assert.match(text, new RegExp(`<g class="box actor [^"]*" data-id="${id.replace('.', '\\.')}"`), id);
+    assert.match(text, /<text[^>]*>supervisor one_for_one<\/text>/);
+    assert.match(text, /<text class="field-state"[^>]*>state pinged<\/text>/);
+    assert.match(text, /<text class="field-status"[^>]*>running · restarts 0<\/text>/);
+    assert.equal(text.match(/class="arrow supervises"/g)?.length, 2, 'root → svc → svc.worker');
+  });
+});
+
+test('GET /inspect: the present as @xstate.actor and @xstate.snapshot, then a long poll delivers a state change', async () => {
+  await withAdmin(KEY, async (_port, get, runtime) => {
+    assert.equal((await get('/inspect')).status, 401);
+    const first = await get('/inspect', KEY);
+    assert.equal(first.status, 200);
+    const session = runtime.inspector.get('svc.worker')!.sessionId!;
+    assert.ok(session, 'the worker has an XState session');
+    const actor = first.body.events.find((e: { type: string; name?: string }) => e.type === '@xstate.actor' && e.name === 'svc.worker');
+    assert.equal(actor.sessionId, session);
+    assert.equal(actor.parentId, 'svc', 'a supervisor is named by its systemId');
+    assert.equal(actor.rootId, 'root');
+    const present = first.body.events.find((e: { type: string; sessionId: string }) => e.type === '@xstate.snapshot' && e.sessionId === session);
+    assert.deepEqual(present.snapshot, { status: 'active', value: 'pinged' });
+    for (const event of first.body.events) assert.deepEqual(Object.keys(event).filter((k) => ['id', 'createdAt', '_version', 'rootId', 'sessionId'].includes(k)).length, 5);
+
+    // The next poll waits: the state change arrives while it is open.
+    const poll = get(`/inspect?after=${first.body.next}&wait=10000`, KEY);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    runtime.registry.lookup('svc.worker')!.send({ type: 'reset' });
+    const { status, body } = await poll;
+    assert.equal(status, 200);
+    assert.equal(body.missed, 0);
+    assert.ok(body.next > first.body.next);
+    const event = body.events.find((e: { type: string }) => e.type === '@xstate.event');
+    assert.deepEqual([event.sessionId, event.event], [session, { type: 'reset' }], 'the event type only, never a payload');
+    const snapshot = body.events.find((e: { type: string }) => e.type === '@xstate.snapshot');
+    assert.equal(snapshot.sessionId, session);
+    assert.deepEqual(snapshot.event, { type: 'reset' });
+    assert.equal(snapshot.snapshot.value, 'waiting');
+    assert.equal(snapshot.snapshot.status, 'active');
+
+    // Nothing new: the poll answers empty once its wait is over.
+    const idle = await get(`/inspect?after=${body.next}&wait=100`, KEY);
+    assert.deepEqual([idle.body.events, idle.body.next], [[], body.next]);
   });
 });

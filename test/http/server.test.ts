@@ -5,7 +5,8 @@ import { createHash, randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { PayloadTooLargeError } from '../../http/body.js';
+import { SimulatedClock } from 'xstate';
+import { PayloadTooLargeError, RequestTimeoutError } from '../../http/body.js';
 import { HttpServer, type HttpServerOptions } from '../../http/server.js';
 import { captureLogger } from '../support/logger.js';
 import { closedWithin, openSocket, readResponse, sleep } from '../support/raw-http.js';
@@ -289,6 +290,63 @@ test('a client gone while a large body answered inside the callback is still goi
     assert.equal((await get(port, '/small')).body.toString(), 'ok');
   } finally {
     await server.close();
+  }
+});
+
+test('body deadlines run on the listener clock: a stalled body, a trickled one and a slow one are cut with 408 when the clock says so, never before', async () => {
+  const clock = new SimulatedClock();
+  const server = newServer({
+    clock,
+    mapError: (error) => (error instanceof RequestTimeoutError ? { status: 408, body: error.deadline } : { status: 500, body: 'other' }),
+  });
+  const deadlines = { idleMs: 5_000, totalMs: 60_000, floorBytes: 1024, floorWindowMs: 20_000 };
+  server.route('post', '/idle', (request) => ({ status: 200, body: `got ${request.body?.length}` }), { body: { maxBytes: 1 << 20, deadlines } });
+  server.route('post', '/floor', (request) => ({ status: 200, body: `got ${request.body?.length}` }), { body: { maxBytes: 1 << 20, deadlines: { ...deadlines, idleMs: 60_000 } } });
+  server.route('post', '/total', (request) => ({ status: 200, body: `got ${request.body?.length}` }), {
+    body: { maxBytes: 1 << 20, deadlines: { ...deadlines, idleMs: 60_000, totalMs: 8_000, floorBytes: 1 } },
+  });
+  const port = await server.listen();
+  /** A POST declaring more than it sends (`first` now), its answer watched. */
+  const started = async (path: string, first: number) => {
+    const socket = await openSocket(port);
+    const answer = readResponse(socket, 10_000);
+    let settled = false;
+    void answer.then(() => (settled = true), () => (settled = true));
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n`);
+    socket.write(Buffer.alloc(first, 97));
+    await sleep(50); // the bytes reach the listener (real time; the clock stands still)
+    return { socket, answer, get settled() { return settled; } };
+  };
+  /** Moves the clock by `seconds` ticks of 1 s (the deadlines' resolution), letting the listener run after each. */
+  const ticks = async (seconds: number, each?: () => unknown) => {
+    for (let i = 0; i < seconds; i++) {
+      each?.();
+      clock.increment(1_000);
+      await sleep(5);
+    }
+  };
+  // Each body: what it sends at once, the ticks (1 s each) it sends `each` bytes on before its deadline, the deadline.
+  const cases = [
+    // Idle: no byte for more than idleMs after the tick that saw the last ones (at 1 s): cut at 7 s, not at 6 s.
+    { path: '/idle', first: 10, ticksBefore: 6, each: 0, deadline: 'idle' },
+    // Floor: 50 bytes a second is under 1024 per 20 s window; the window closes at the tick of 20 s.
+    { path: '/floor', first: 0, ticksBefore: 19, each: 50, deadline: 'floor' },
+    // Total: bytes keep coming, the whole body may take 8 s from its start: cut at the tick past it (9 s).
+    { path: '/total', first: 10, ticksBefore: 8, each: 10, deadline: 'total' },
+  ] as const;
+  try {
+    for (const { path, first, ticksBefore, each, deadline } of cases) {
+      const body = await started(path, first);
+      await ticks(ticksBefore, () => each > 0 && body.socket.write(Buffer.alloc(each, 97)));
+      await sleep(50);
+      assert.equal(body.settled, false, `${path}: no answer before the ${deadline} deadline on the clock`);
+      await ticks(1);
+      const answer = await body.answer;
+      assert.deepEqual([answer.status, answer.body], [408, deadline], path);
+      assert.ok(await closedWithin(body.socket, 5_000), `${path}: the connection is closed`);
+    }
+  } finally {
+    await server.close(0);
   }
 });
 

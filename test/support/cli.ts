@@ -59,7 +59,9 @@ export function startCli(args: readonly string[], env: Record<string, string | u
     for (const wake of waiters) wake();
   });
 
-  const exited = (timeoutMs = 15_000) =>
+  // A bound on a process that must exit, not a speed check: a --check-config run takes ~2 s alone and up to 10 s on a
+  // loaded 2-core machine, and some tests run several in a row.
+  const exited = (timeoutMs = 30_000) =>
     Promise.race([exit, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`process did not exit within ${timeoutMs} ms`)), timeoutMs).unref())]);
 
   return {

@@ -1,8 +1,11 @@
 // The operator page's script (plain ES module, no build step, no library). It polls the operator
-// listener's JSON routes with the admin key and draws: the supervision tree (state, status, restarts;
-// an expanded actor shows its recent events), and one machine's statechart as nested boxes built from
-// GET /machines/{id}.json with the running actor's current states marked `.active`.
-// Every piece of data goes into the DOM as text (textContent / text nodes), never as HTML.
+// listener's routes with the admin key and shows: the supervision tree drawn as boxes and arrows (GET /actors.svg)
+// and as a list (state, status, restarts; an expanded actor shows its recent events), and one machine's statechart
+// (GET /machines/{id}.svg) with the running actor's active states lit and its last transitions marked. The drawings
+// are laid out by the listener (src/diagram.ts, the layout `npm run statecharts` uses too); this script only adopts
+// them, lights them and pans and zooms them.
+// Every piece of data goes into the DOM as text (textContent / text nodes), never as HTML; the drawings are parsed
+// as XML (no script runs from them; the Content-Security-Policy forbids inline code and style as well).
 
 /** Polling is enough here: a handful of small JSON answers every two seconds on a loopback listener. */
 const POLL_MS = 2_000;
@@ -16,8 +19,10 @@ let running = false;
 let pending = false;
 /** systemIds whose details (GET /actors/{systemId}) are open. */
 const expanded = new Set();
-/** Machine definitions by id: fixed for the life of the process, fetched once per session. */
-const definitions = new Map();
+/** Machine drawings (SVG text) by id: fixed for the life of the process, fetched once per session. */
+const drawings = new Map();
+/** Pan and zoom of each drawing (its viewBox), kept across redraws. */
+const views = new Map();
 /** GET /machines: ids and the actors running each. */
 let machines = [];
 let machinesShown = '';
@@ -50,7 +55,7 @@ class ApiError extends Error {
   }
 }
 
-async function api(path) {
+async function api(path, as = 'json') {
   // no-store and no credentials: the key header is the only authentication, and no answer is kept.
   const response = await fetch(path, { headers: { 'x-api-key': apiKey }, cache: 'no-store', credentials: 'omit' });
   if (response.status === 401) throw new ApiError('The admin key was refused (401 Unauthorized). Enter it again.', true);
@@ -58,7 +63,7 @@ async function api(path) {
     throw new ApiError('The operator listener has no admin key configured (503 Service not configured): set ADMIN_API_KEY and restart the process.', true);
   }
   if (!response.ok) throw new ApiError(`${path} answered ${response.status}`, false);
-  return response.json();
+  return as === 'text' ? response.text() : response.json();
 }
 
 function showMessage(text, kind = '') {
@@ -122,7 +127,7 @@ function refreshSoon() {
 
 async function refresh(session) {
   try {
-    const [tree, list] = await Promise.all([api('/actors'), api('/machines')]);
+    const [tree, list, treeDrawing] = await Promise.all([api('/actors'), api('/machines'), api('/actors.svg', 'text')]);
     const details = new Map(
       await Promise.all(
         [...expanded].map(async (id) => {
@@ -137,6 +142,7 @@ async function refresh(session) {
     );
     if (session !== generation) return;
     machines = list.machines;
+    showDrawing($('tree-drawing'), 'supervision', treeDrawing);
     renderTree(tree.roots, details);
     renderMachineChoice();
     await renderChart(session, tree.roots);
@@ -253,82 +259,147 @@ function findActor(nodes, systemId) {
 async function renderChart(session, roots) {
   const id = selected.machine;
   if (!id) {
-    $('chart').replaceChildren(h('p', { class: 'hint' }, 'Choose a machine, or “statechart” on an actor of the tree.'));
+    $('chart-caption').textContent = 'Choose a machine, or “statechart” on an actor of the tree.';
+    $('chart').replaceChildren();
     return;
   }
-  let definition = definitions.get(id);
-  if (!definition) {
-    definition = await api(`/machines/${encodeURIComponent(id)}.json`);
+  let drawing = drawings.get(id);
+  if (!drawing) {
+    drawing = await api(`/machines/${encodeURIComponent(id)}.svg`, 'text');
     if (session !== generation) return;
-    definitions.set(id, definition);
+    drawings.set(id, drawing);
   }
   const actor = selected.actor ? findActor(roots, selected.actor) : undefined;
-  const active = new Set(actor ? activeIds(id, actor.state) : []);
-  $('chart').replaceChildren(
-    h('p', { class: 'chart-caption' }, actor ? `${actor.systemId}: ${stateText(actor.state)} (${actor.status})` : 'No running actor selected: the definition only.'),
-    stateBox(definition, definition.id, active, { root: true }),
-  );
+  if ($('chart').dataset.machine !== id) {
+    showDrawing($('chart'), id, drawing);
+    $('chart').dataset.machine = id;
+  }
+  $('chart-caption').textContent = actor ? `${actor.systemId}: ${stateText(actor.state)} (${actor.status})` : 'No running actor selected: the definition only.';
+  light($('chart').querySelector('svg'), actor ? new Set(activeIds(id, actor.state)) : new Set(), actor?.lastTransitions ?? []);
 }
 
-/** A transition's event as operators read it: `done: fetchSources`, `after refreshPeriod`, `always`. */
-function eventLabel(transition, node) {
-  const type = transition.eventType ?? '';
-  const invoked = (prefix) => {
-    const invokeId = type.slice(prefix.length);
-    const src = (node.invoke ?? []).find((i) => i.id === invokeId)?.src;
-    return typeof src === 'string' ? src : invokeId;
+/** Lights the active states and marks the arrows of the last transitions taken. */
+function light(svg, active, transitions) {
+  if (!svg) return;
+  for (const box of svg.querySelectorAll('.box[data-id]')) box.classList.toggle('active', active.has(box.dataset.id));
+  for (const arrow of svg.querySelectorAll('.arrow.transition')) {
+    const { source, target, event } = arrow.dataset;
+    const taken = transitions.some((t) => t.source === source && t.eventType === event && (t.targets.length === 0 ? target === source : t.targets.includes(target)));
+    arrow.classList.toggle('last', taken);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Drawings: adopted from the listener's SVG, panned by dragging, zoomed by the wheel (around the pointer)
+
+/** Parses a drawing as XML; anything but one <svg> is refused. */
+function parseSvg(text) {
+  const parsed = new DOMParser().parseFromString(text, 'image/svg+xml');
+  const root = parsed.documentElement;
+  if (root.namespaceURI !== 'http://www.w3.org/2000/svg' || root.localName !== 'svg' || parsed.querySelector('parsererror')) throw new Error('the drawing is not an SVG');
+  return document.importNode(root, true);
+}
+
+/** The drawing each container shows, as text: an unchanged drawing is not swapped (a drag goes on undisturbed). */
+const shown = new Map();
+
+/** Shows `text` in `container`, keeping the pan and zoom of the drawing called `key`. */
+function showDrawing(container, key, text) {
+  if (shown.get(container) === text && container.dataset.view === key && container.firstChild) return;
+  shown.set(container, text);
+  const svg = parseSvg(text);
+  const full = svg.getAttribute('viewBox');
+  svg.dataset.fullView = full;
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  const view = views.get(key);
+  if (view) svg.setAttribute('viewBox', view);
+  container.replaceChildren(svg);
+  container.dataset.view = key;
+}
+
+function viewBox(svg) {
+  return svg.getAttribute('viewBox').split(/[\s,]+/).map(Number);
+}
+
+function setView(container, svg, [x, y, w, h]) {
+  const text = `${x} ${y} ${w} ${h}`;
+  svg.setAttribute('viewBox', text);
+  views.set(container.dataset.view, text);
+}
+
+/** The drawing's own coordinates of a point on screen. */
+function drawingPoint(svg, clientX, clientY) {
+  return new DOMPoint(clientX, clientY).matrixTransform(svg.getScreenCTM().inverse());
+}
+
+function zoom(container, factor, clientX, clientY) {
+  const svg = container.querySelector('svg');
+  if (!svg) return;
+  const [x, y, w, h] = viewBox(svg);
+  const rect = svg.getBoundingClientRect();
+  const at = drawingPoint(svg, clientX ?? rect.left + rect.width / 2, clientY ?? rect.top + rect.height / 2);
+  setView(container, svg, [at.x - (at.x - x) * factor, at.y - (at.y - y) * factor, w * factor, h * factor]);
+}
+
+function fit(container) {
+  const svg = container.querySelector('svg');
+  if (!svg) return;
+  svg.setAttribute('viewBox', svg.dataset.fullView);
+  views.delete(container.dataset.view);
+}
+
+/** A press that moves less than this (px) is a click, not a drag. */
+const DRAG_PX = 3;
+
+function panZoom(container) {
+  let drag;
+  container.addEventListener('wheel', (event) => {
+    event.preventDefault();
+    zoom(container, event.deltaY > 0 ? 1.15 : 1 / 1.15, event.clientX, event.clientY);
+  }, { passive: false });
+  container.addEventListener('pointerdown', (event) => {
+    const svg = container.querySelector('svg');
+    if (!svg || event.button !== 0) return;
+    drag = { svg, pointerId: event.pointerId, x: event.clientX, y: event.clientY, from: drawingPoint(svg, event.clientX, event.clientY), moved: false };
+  });
+  container.addEventListener('pointermove', (event) => {
+    if (!drag || event.pointerId !== drag.pointerId) return;
+    if (!drag.moved) {
+      if (Math.hypot(event.clientX - drag.x, event.clientY - drag.y) < DRAG_PX) return;
+      // Captured only once it is a drag: a click keeps its target (an actor's box).
+      drag.moved = true;
+      container.setPointerCapture(event.pointerId);
+    }
+    const at = drawingPoint(drag.svg, event.clientX, event.clientY);
+    const [x, y, w, h] = viewBox(drag.svg);
+    setView(container, drag.svg, [x - (at.x - drag.from.x), y - (at.y - drag.from.y), w, h]);
+  });
+  const end = () => {
+    if (drag?.moved) container.dataset.dragged = '1';
+    drag = undefined;
   };
-  if (type === '') return 'always';
-  if (type.startsWith('xstate.done.actor.')) return `done: ${invoked('xstate.done.actor.')}`;
-  if (type.startsWith('xstate.error.actor.')) return `error: ${invoked('xstate.error.actor.')}`;
-  if (type.startsWith('xstate.after.')) return `after ${transition.delay ?? type.split('.')[2]}`;
-  return type;
+  container.addEventListener('pointerup', end);
+  container.addEventListener('pointercancel', end);
 }
 
-function guardLabel(guard) {
-  if (!guard) return '';
-  return typeof guard === 'string' ? guard : typeof guard.type === 'string' ? guard.type : 'guard';
+for (const [container, controls] of [[$('tree-drawing'), $('tree-controls')], [$('chart'), $('chart-controls')]]) {
+  panZoom(container);
+  controls.querySelector('.zoom-in').addEventListener('click', () => zoom(container, 1 / 1.25));
+  controls.querySelector('.zoom-out').addEventListener('click', () => zoom(container, 1.25));
+  controls.querySelector('.zoom-fit').addEventListener('click', () => fit(container));
 }
 
-function transitionList(node, machineId) {
-  // `always` is listed when the definition carries it (eventless transitions).
-  const transitions = [...(node.transitions ?? []), ...(node.always ?? []).map((t) => ({ ...t, eventType: '' }))];
-  if (transitions.length === 0) return null;
-  const short = (target) => String(target).replace(/^#/, '').replace(`${machineId}.`, '');
-  return h(
-    'ul',
-    { class: 'transitions' },
-    transitions.map((t) => {
-      const guard = guardLabel(t.guard);
-      const targets = (t.target ?? []).map(short);
-      return h(
-        'li',
-        {},
-        h('span', { class: 'event' }, eventLabel(t, node)),
-        guard ? h('span', { class: 'guard' }, ` [${guard}]`) : null,
-        ' → ',
-        h('span', { class: 'target' }, targets.length > 0 ? targets.join(', ') : '(stays)'),
-      );
-    }),
-  );
-}
-
-/** One state node as a box: name, its transitions, its child states nested inside. */
-function stateBox(node, machineId, active, { root = false, initial = false } = {}) {
-  const children = Object.values(node.states ?? {});
-  const initialIds = new Set((node.initial?.target ?? []).map((t) => String(t).replace(/^#/, '')));
-  const type = String(node.type).replace(/[^a-z]/gi, '');
-  const classes = ['state-node', `type-${type}`, root && 'root', initial && 'initial', active.has(node.id) && 'active'].filter(Boolean).join(' ');
-  return h(
-    'div',
-    { class: classes, data: { stateId: node.id } },
-    h('div', { class: 'state-name' }, root ? node.id : node.key, type === 'final' || type === 'parallel' ? h('span', { class: 'tag' }, type) : null),
-    transitionList(node, machineId),
-    children.length > 0
-      ? h('div', { class: 'children' }, children.map((child) => stateBox(child, machineId, active, { initial: initialIds.has(child.id) })))
-      : null,
-  );
-}
+// A click (not the end of a drag) on an actor of the drawn tree opens its statechart.
+$('tree-drawing').addEventListener('click', (event) => {
+  if ($('tree-drawing').dataset.dragged) {
+    delete $('tree-drawing').dataset.dragged;
+    return;
+  }
+  const id = event.target.closest?.('.box.actor')?.dataset.id;
+  const node = id && machines.find((m) => m.actors.includes(id));
+  if (node) selectChart(node.id, id);
+});
 
 // ---------------------------------------------------------------------------------------------
 // Session
@@ -337,9 +408,12 @@ function forget(message, kind = 'error') {
   apiKey = '';
   generation++;
   clearTimeout(timer);
-  definitions.clear();
+  drawings.clear();
   $('tree').replaceChildren();
+  $('tree-drawing').replaceChildren();
   $('chart').replaceChildren();
+  delete $('chart').dataset.machine;
+  $('chart-caption').textContent = '';
   $('updated').textContent = '';
   $('key-form').hidden = false;
   $('disconnect').hidden = true;

@@ -8,7 +8,7 @@ import { createServer, type Server } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import { nodeClient, NodeOutcomeUnknownError, NodeUnavailableError } from '../../../actors/console/ordered-node-client.js';
 import { MAX_NODE_RESPONSE_BYTES } from '../../../storage/console/adamant-node.http.js';
-import { onAbort } from '../../../storage/http-client.js';
+import { onAbort } from '../../../src/cancellation.js';
 import { AbortedError } from '../../../src/errors.js';
 import { freePort } from '../../support/cli.js';
 

@@ -7,9 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { FsBlockstore } from 'blockstore-fs';
-import { fixedSize } from 'ipfs-unixfs-importer/chunker';
-import { contiguousChunker, InFlightBlocks, UploadSession } from '../../../actors/files/upload-session.js';
-import { prng } from '../../support/random.js';
+import { InFlightBlocks, UploadSession } from '../../../actors/files/upload-session.js';
 
 /** notes B.1: `det(n)` = sha256("adm-0") ‖ sha256("adm-1") ‖ … truncated to n bytes. */
 export function det(n: number): Buffer {
@@ -92,53 +90,3 @@ test('rollback keeps blocks another in-flight session created or a pin protects'
     assert.equal(await blockstore.has(a.cid), false);
   });
 });
-
-test('the contiguous chunker cuts exactly as fixedSize, hands out views where the pieces lie next to each other, copies only across buffers', async () => {
-  const random = prng(2711);
-  const collect = async (chunks: AsyncIterable<Uint8Array>) => {
-    const out: Uint8Array[] = [];
-    for await (const chunk of chunks) out.push(chunk);
-    return out;
-  };
-  const size = 1000;
-  for (let round = 0; round < 60; round++) {
-    const total = round === 0 ? 0 : Math.floor(random() * 5 * size) + (round % 3 === 0 ? size - (round % 7) : 0);
-    const bytes = Uint8Array.from({ length: total }, () => Math.floor(random() * 256));
-    // The body as the edge hands it on: views of a few slabs, cut at random, with now and then a piece of its own
-    // (the multipart parser's copy of a boundary look-behind) and an empty piece.
-    const slabBytes = 1 + Math.floor(random() * 3 * size);
-    const pieces: Uint8Array[] = [];
-    let slab = new Uint8Array(0);
-    let slabUsed = 0;
-    for (let offset = 0; offset < total; ) {
-      const length = Math.min(total - offset, 1 + Math.floor(random() * size * 0.7));
-      if (random() < 0.1) {
-        pieces.push(bytes.slice(offset, offset + length));
-        if (random() < 0.3) pieces.push(new Uint8Array(0));
-        offset += length;
-        continue;
-      }
-      if (slabUsed + length > slab.byteLength) {
-        slab = new Uint8Array(Math.max(slabBytes, length));
-        slabUsed = 0;
-      }
-      slab.set(bytes.subarray(offset, offset + length), slabUsed);
-      pieces.push(slab.subarray(slabUsed, slabUsed + length));
-      slabUsed += length;
-      offset += length;
-    }
-    const expected = await collect(fixedSize({ chunkSize: size })(toIterable(pieces)));
-    const actual = await collect(contiguousChunker(size)(toIterable(pieces)));
-    assert.deepEqual(actual.map((chunk) => Buffer.from(chunk).toString('hex')), expected.map((chunk) => Buffer.from(chunk).toString('hex')), `round ${round}: ${total} bytes`);
-  }
-  // One slab, cut into many pieces: every whole chunk is a view of it.
-  const slab = Uint8Array.from({ length: 3 * size + 17 }, (_, index) => index % 251);
-  const pieces = Array.from({ length: Math.ceil(slab.byteLength / 97) }, (_, index) => slab.subarray(index * 97, (index + 1) * 97));
-  const views = await collect(contiguousChunker(size)(toIterable(pieces)));
-  assert.deepEqual(views.map((chunk) => chunk.byteLength), [size, size, size, 17]);
-  assert.ok(views.every((chunk) => chunk.buffer === slab.buffer), 'no chunk was copied');
-});
-
-async function* toIterable(pieces: readonly Uint8Array[]): AsyncGenerator<Uint8Array> {
-  yield* pieces;
-}
