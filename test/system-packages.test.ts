@@ -12,7 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { repositoryRoot } from './support/fixtures.js';
 import { startPostgres } from './support/postgres.js';
-import { chromiumPackage, postgresServerPackage, skipWithout, type SystemPackage } from './support/system-packages.js';
+import { chromiumPackage, netnsPackage, nftablesPackage, postgresServerPackage, skipWithout, type SystemPackage } from './support/system-packages.js';
 
 const NOWHERE = join(tmpdir(), 'adm-infra-no-such-folder', 'really-not-here');
 const CHROMIUM_INSTALL = 'apt-get install -y --no-install-recommends chromium';
@@ -58,6 +58,25 @@ describe('skipWithout', () => {
     assert.equal(postgres.install, POSTGRES_INSTALL);
     // What the PostgreSQL suites then hit with CI set: the message they always gave.
     await assert.rejects(startPostgres({ root: NOWHERE }), { message: `PostgreSQL ≥ 15 server binaries not found under ${NOWHERE} (apt-get install postgresql-15)` });
+  });
+
+  test('network namespaces: a capability, so the skip says why they are unusable (probed once); nftables', () => {
+    let probes = 0;
+    const netns = netnsPackage(() => (probes++, 'network namespaces need root (this process is not uid 0)'));
+    const notices: string[] = [];
+    const skip = skipWithout(netns, 'the files fault suite', { env: {}, notify: (n) => notices.push(n) });
+    assert.equal(
+      skip,
+      'SKIPPED: network namespaces (root and iproute2) are not usable here: network namespaces need root (this process is not uid 0); ' +
+        'install it with `apt-get install -y iproute2 (and run the tests as root)` (with CI set this fails instead)',
+    );
+    assert.match(notices[0]!, /!!! network namespaces \(root and iproute2\) are not usable here: .*: SKIPPING the files fault suite\./);
+    assert.equal(probes, 1);
+    assert.equal(skipWithout(netnsPackage(() => undefined), 'the files fault suite', { env: {}, notify: () => assert.fail('no notice') }), false);
+    const nft = nftablesPackage(() => false);
+    assert.equal(nft.install, 'apt-get install -y nftables');
+    assert.match(skipWithout(nft, 'the one-way cut', { env: {}, notify: () => {} }) as string, /^SKIPPED: nftables \(nft\) is not installed; install it with `apt-get install -y nftables`/);
+    assert.equal(skipWithout(nft, 'the one-way cut', { env: { CI: '1' }, notify: () => {} }), false);
   });
 });
 

@@ -19,10 +19,10 @@
 //   takes its hold BEFORE it waits for its CID: the collector's releases, which it sends while holding the lease,
 //   must never queue behind a pin that waits for that same lease.
 //
-// Record writes are synchronous (better-sqlite3): an operation that only writes (a commit, a backfill) runs at once
-// when its CIDs are free.
+// Record writes are synchronous (better-sqlite3): an operation that only writes (a commit) runs at once when its CIDs
+// are free.
 
-import type { CID } from 'multiformats/cid';
+import { CID } from 'multiformats/cid';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { deadline, type Clock } from '../../src/clock.js';
@@ -88,14 +88,17 @@ export type StoreEvent =
   /** Writes a session's records and removes its intent markers in one transaction (notes A.8, C22). */
   | { type: 'store.commitSession'; sessionId: string; entries: readonly SessionRecord[]; reply: Reply<FileRecord[]> }
   /**
-   * A session that did not commit: removes the pins it made (`unpin`) unless a committed record relies on one by
-   * now or another session's intent covers it, then its intent markers (`intents`: all of the session's, or those of
-   * the listed CIDs).
+   * A session that did not commit: removes the pins it made (`unpin`) and those under its intents unless a committed
+   * record relies on one by now or another session's intent covers it, then its intent markers (`intents`: all of the
+   * session's, or those of the listed CIDs).
    */
   | { type: 'store.rollbackSession'; sessionId: string; unpin: readonly CID[]; intents: 'all' | readonly CID[]; reply: Reply<void> }
   /** The startup walk: an interrupted session's intent; the pin is made to agree with the record, then the marker goes. */
   | { type: 'store.settleIntent'; intent: PinIntent; cid: CID; reply: Reply<void> }
-  /** The startup walk: registers a pin the registry does not know; false when a record exists by now. */
+  /**
+   * The startup walk: registers a pin the registry does not know; false when a record exists by now, a live session's
+   * intent covers the pin, or the pin is gone.
+   */
   | { type: 'store.backfill'; record: FileRecord; reply: Reply<boolean> }
   /** The collector's pin verification (rule 6): a lost pin of a record that must be pinned, restored from local blocks. */
   | { type: 'store.restorePin'; cid: CID; reply: Reply<RestoredPin> }
@@ -316,16 +319,21 @@ export function storeLogic(options: StoreOptions) {
           );
         case 'store.rollbackSession': {
           let intentCids: string[];
+          let released: Map<string, CID>;
           try {
             intentCids =
               event.intents === 'all'
                 ? holder.get().registry.intents().filter((intent) => intent.sessionId === event.sessionId).map((intent) => intent.cid)
                 : event.intents.map(String);
+            // Every CID under the session's intents too, not only the pins it made: a pin another session made and
+            // kept for this one when it rolled back (this session's intent covered it) is this session's to release
+            // now, as the startup walk would (store.settleIntent). Found by the fault harness (issue 29).
+            released = new Map([...event.unpin, ...intentCids.map((cid) => CID.parse(cid))].map((cid) => [cid.toString(), cid]));
           } catch (error) {
             return event.reply.reject(error as Error);
           }
           return enqueue([...event.unpin.map(String), ...intentCids], event.reply, async (node, signal) => {
-            for (const cid of event.unpin) {
+            for (const cid of released.values()) {
               await releaseUnrelied(node, cid, event.sessionId, signal).catch((error: unknown) => {
                 if (signal.aborted) throw error;
                 logger.warn({ err: error }, 'rollback could not release a pin');
@@ -342,8 +350,14 @@ export function storeLogic(options: StoreOptions) {
             node.registry.removeIntent(event.intent.cid, event.intent.sessionId);
           });
         case 'store.backfill':
-          return enqueue([event.record.cid], event.reply, (node) => {
-            if (node.registry.get(event.record.cid)) return false;
+          // Only a pin nothing else explains: the walk runs with the API open, so a pin it listed may belong to a live
+          // session (an upload or an incoming copy pins under its intent before it registers; a strict stage never
+          // does unless committed) or may be gone by this turn (a rollback).
+          return enqueue([event.record.cid], event.reply, async (node, signal) => {
+            const { cid } = event.record;
+            if (node.registry.get(cid)) return false;
+            if (node.registry.intents().some((intent) => intent.cid === cid)) return false;
+            if (!(await node.pins.has(CID.parse(cid), signal))) return false;
             node.registry.put(event.record);
             return true;
           });

@@ -9,10 +9,14 @@ export interface RootPins {
    * Whether `cid` has a root pin of its own. Not `pins.isPinned`: helia marks each block as it walks the DAG, the
    * root first, so a `pins.add` that failed or was aborted midway leaves `isPinned(root)` true with no pin behind it
    * (seen with helia 6). Block-level questions ("does any pin protect this block?") still use `isPinned`.
+   * Rejects once `signal` is aborted: an aborted read never counts as "not pinned".
    */
   has(cid: CID, signal?: AbortSignal): Promise<boolean>;
   /** Pins `cid` and its whole DAG; `offline` reads only local blocks (a missing block fails instead of fetching). */
   add(cid: CID, options?: { signal?: AbortSignal; offline?: boolean }): Promise<void>;
-  /** Releases the root pin of `cid`; a CID that is not pinned as a root (only inside another DAG) is left alone. */
+  /**
+   * Releases the root pin of `cid`; a CID that is not pinned as a root (only inside another DAG) is left alone.
+   * Rejects once `signal` is aborted, even when the pin could not be read: the caller must not take it as removed.
+   */
   remove(cid: CID, signal?: AbortSignal): Promise<void>;
 }

@@ -7,6 +7,7 @@
 // Importing this module does nothing (node --test runs every file under dist/test/).
 
 import { existsSync } from 'node:fs';
+import { netnsUnavailable, nftBinary } from './faults/network.js';
 import { postgresBinDirectory, POSTGRES_ROOT } from './postgres.js';
 
 export interface SystemPackage {
@@ -16,6 +17,8 @@ export interface SystemPackage {
   readonly present: () => boolean;
   /** The exact command that installs it on Debian. */
   readonly install: string;
+  /** How its absence reads after the name (default `is not installed`), e.g. when it is a capability. */
+  readonly absence?: () => string;
 }
 
 /** Where the operator page test finds Chromium (playwright's own browser downloads are never used). */
@@ -37,6 +40,26 @@ export function postgresServerPackage(root = POSTGRES_ROOT): SystemPackage {
     present: () => postgresBinDirectory(root) !== undefined,
     install: 'apt-get install -y postgresql',
   };
+}
+
+/**
+ * Network namespaces for the files fault suite (test/acceptance/files-faults.test.ts): root, iproute2's `ip`, and a
+ * namespace that can be created. `probe` is a parameter for the helper's own test; its answer is kept.
+ */
+export function netnsPackage(probe: () => string | undefined = netnsUnavailable): SystemPackage {
+  let reason: string | undefined | null = null;
+  const why = () => (reason === null ? (reason = probe()) : reason);
+  return {
+    name: 'network namespaces (root and iproute2)',
+    present: () => why() === undefined,
+    install: 'apt-get install -y iproute2 (and run the tests as root)',
+    absence: () => `are not usable here: ${why()}`,
+  };
+}
+
+/** Debian's nftables, for the fault suite's one-way cut (the other faults need only `ip`). */
+export function nftablesPackage(present: () => boolean = () => nftBinary() !== undefined): SystemPackage {
+  return { name: 'nftables (nft)', present, install: 'apt-get install -y nftables' };
 }
 
 export interface SkipOptions {
@@ -62,12 +85,13 @@ export function skipWithout(pkg: SystemPackage, skipped: string, options: SkipOp
   if (pkg.present()) return false;
   const env = options.env ?? process.env;
   if (env.CI) return false;
-  const reason = `SKIPPED: ${pkg.name} is not installed; install it with \`${pkg.install}\` (with CI set this fails instead)`;
+  const absence = pkg.absence?.() ?? 'is not installed';
+  const reason = `SKIPPED: ${pkg.name} ${absence}; install it with \`${pkg.install}\` (with CI set this fails instead)`;
   const notify = options.notify ?? notifyOncePerProcess(pkg.name);
   notify(
     [
       '',
-      `!!! ${pkg.name} is not installed: SKIPPING ${skipped}.`,
+      `!!! ${pkg.name} ${absence}: SKIPPING ${skipped}.`,
       `!!! Install it (as root) with:  ${pkg.install}`,
       '!!! (.ci/run installs it; with the CI environment variable set, these tests fail instead of skipping.)',
       '',

@@ -242,8 +242,31 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     assert.deepEqual(registry.intents(), []);
     assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(cid.toString(), NOW, 'pin', 1) }), false);
     const fresh = await cidOf('backfilled');
+    pins.pinned.add(fresh.toString());
     assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(fresh.toString(), NOW, 'backfill', 1) }), true);
     assert.equal(registry.get(fresh.toString())?.origin, 'backfill');
+  });
+
+  // Seen while investigating a fault run (issue 29, seed 22; the run's failure itself was the aborted pin removal of
+  // storage/files/root-pins.helia.ts): the startup walk runs with the API and libp2p open (a node's log showed its
+  // listener up before the walk's backfill), so a pin it lists may be a live session's (a strict stage, an upload not
+  // yet committed). Registered, the stage of an upload that is then refused stays as a confirmed file, and repair
+  // spreads it; and a pin the walk listed may be gone by the time it asks.
+  it('the startup walk never registers a pin a live session made (a staged copy), nor a pin that is gone', async () => {
+    const staged = await cidOf('staged while the walk runs');
+    await store.ask({ type: 'store.openSession', sessionId: 'strict-1' });
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'strict-1', cid: staged }), true);
+    // The walk lists the pin, finds no record and asks for a backfill.
+    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(staged.toString(), NOW, 'backfill', 5) }), false);
+    assert.equal(registry.get(staged.toString()), undefined, 'the staged copy stays unregistered');
+    // The uploader missed its quorum: the abort rolls the stage back and nothing of it is left.
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'strict-1', unpin: [staged], intents: [staged] });
+    store.tell({ type: 'store.closeSession', sessionId: 'strict-1' });
+    assert.equal(pins.pinned.has(staged.toString()), false);
+    assert.equal(registry.get(staged.toString()), undefined);
+    // A walk that listed the pin before the rollback asks afterwards: the pin is gone, nothing is registered.
+    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(staged.toString(), NOW, 'backfill', 5) }), false);
+    assert.equal(registry.get(staged.toString()), undefined);
   });
 
   it('a rolled-back session keeps a pin another session is about to commit', async () => {
@@ -257,6 +280,31 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     await store.ask({ type: 'store.rollbackSession', sessionId: 'b', unpin: [cid], intents: [cid] });
     assert.equal(pins.pinned.has(cid.toString()), false, 'nothing relies on it any more');
     assert.deepEqual(registry.intents(), []);
+  });
+
+  // Found by the fault harness (issue 29, `npm run faults -- --seed 22`): two strict uploads carrying the same bytes
+  // both missed their quorum on a node, and that node kept the file's pin with no record. The first session made the
+  // pin and, rolling back, kept it for the second (whose intent covered it); the second had found the pin there, so it
+  // had nothing in its own list to unpin, and the pin outlived both.
+  it('a pin kept for another session is released when that session rolls back too, though it did not make the pin', async () => {
+    const cid = await cidOf('same bytes in two strict uploads');
+    for (const sessionId of ['first', 'second']) await store.ask({ type: 'store.openSession', sessionId });
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'first', cid }), true, 'the first session makes the pin');
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'second', cid }), false, 'the second finds it');
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'first', unpin: [cid], intents: 'all' });
+    assert.equal(pins.pinned.has(cid.toString()), true, "the second session's intent covers the pin");
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'second', unpin: [], intents: 'all' });
+    assert.equal(pins.pinned.has(cid.toString()), false, 'nothing relies on the pin any more');
+    assert.deepEqual(registry.intents(), []);
+    assert.equal(registry.get(cid.toString()), undefined);
+    // A pin a committed record relies on stays, whichever session rolls back.
+    const durable = await cidOf('durable and uploaded again');
+    registry.put(confirmedRecord(durable.toString(), NOW, 'upload', 5));
+    pins.pinned.add(durable.toString());
+    assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'third', cid: durable }), false);
+    await store.ask({ type: 'store.rollbackSession', sessionId: 'third', unpin: [], intents: 'all' });
+    assert.equal(pins.pinned.has(durable.toString()), true);
+    for (const sessionId of ['first', 'second']) store.tell({ type: 'store.closeSession', sessionId });
   });
 
   it('the startup walk: an intent without a pinned record loses its pin; one with a record keeps it', async () => {
