@@ -21,7 +21,7 @@ import { runtimeMachine, type RuntimeStarted } from '../../machines/files/runtim
 import { openNodeStore } from '../../storage/files/node-store.js';
 import { openSqliteRegistry } from '../../storage/files/registry.sqlite.js';
 import type { FilesNode, NodeHolder } from './node.js';
-import { heliaRootPins } from '../../storage/files/root-pins.helia.js';
+import { datastoreRootPins } from '../../storage/files/root-pins.datastore.js';
 
 export interface RuntimeOptions {
   /** `<home>/<storeFolder>`. */
@@ -61,7 +61,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
     });
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
     await helia.start();
-    const pins = heliaRootPins(helia.pins);
+    const pins = datastoreRootPins({ datastore: helia.datastore, blockstore: helia.blockstore, getCodec: helia.getCodec });
     return { helia, libp2p, unixfs: unixfs(helia), store, registry, pins, peerId: peerIdFromPrivateKey(privateKey).toString() };
   } catch (error) {
     registry?.close();

@@ -17,7 +17,7 @@ import { requireCron } from '../../../src/cron.js';
 import { gcLogic } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { heliaRootPins } from '../../../storage/files/root-pins.helia.js';
+import type { RootPins } from '../../../storage/files/root-pins.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { RunInProgressError } from '../../../src/files/errors.js';
 import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
@@ -85,26 +85,22 @@ class FakeNode {
       helia: {
         pins: {
           isPinned: async (cid: CID) => self.pinned.has(key(cid)),
-          // The fake keeps no partial pin walks: a root pin exists exactly when its CID is marked.
-          get: async (cid: CID) => {
-            if (!self.pinned.has(key(cid))) throw Object.assign(new Error('not pinned'), { name: 'NotFoundError' });
-            return { cid, depth: Infinity, metadata: {} };
-          },
-          async *rm(cid: CID) {
-            if (!self.pinned.delete(key(cid))) throw Object.assign(new Error('not pinned'), { name: 'NotFoundError' });
-            yield cid;
-          },
-          async *add(cid: CID, options: { offline?: boolean }) {
-            assert.equal(options.offline, true, 'pins are restored from local blocks only');
-            if (self.unrestorable.has(cid.toString())) throw new Error(`block ${cid} not found while offline`);
-            self.pinned.add(key(cid));
-            yield cid;
-          },
         },
       },
+      // The fake keeps no partial pin walks: a root pin exists exactly when its CID is marked.
+      pins: {
+        has: async (cid: CID) => self.pinned.has(key(cid)),
+        async remove(cid: CID) {
+          self.pinned.delete(key(cid));
+        },
+        async add(cid: CID, options: { offline?: boolean } = {}) {
+          assert.equal(options.offline, true, 'pins are restored from local blocks only');
+          if (self.unrestorable.has(cid.toString())) throw new Error(`block ${cid} not found while offline`);
+          self.pinned.add(key(cid));
+        },
+      } satisfies RootPins,
     } as unknown as FilesNode;
-    const pins = heliaRootPins(node.helia.pins);
-    return { ...node, pins };
+    return node;
   }
 
   async add(record: Omit<FileRecord, 'cid'>, text: string, size = 10): Promise<string> {
@@ -351,8 +347,7 @@ describe('files.gc', () => {
     const now = Date.now();
     const cid = await fake.add(temporary(now - 5_000, now - 1_000), 'unpin fails');
     const node = fake.node();
-    (node.helia.pins as { rm: unknown }).rm = async function* (failing: CID) {
-      yield* [];
+    node.pins.remove = async (failing: CID) => {
       throw new Error(`pin ${failing} could not be removed`);
     };
     const holder = new NodeHolder();

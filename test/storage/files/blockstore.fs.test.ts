@@ -14,7 +14,6 @@ import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { LINKS_ONLY, WholeBlockFsBlockstore } from '../../../storage/files/blockstore.fs.js';
-import { heliaRootPins } from '../../../storage/files/root-pins.helia.js';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
 
 async function gather(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
@@ -186,24 +185,3 @@ test('LINKS_ONLY (a pin walk): a raw block is proven present, never read; a dag-
   });
 });
 
-test("the root pins ask helia's pin walk for links only, keeping the caller's options", async () => {
-  const seen: Array<Record<string, unknown>> = [];
-  const pins = heliaRootPins({
-    async *add(_cid: CID, options: Record<string, unknown>) {
-      seen.push(options);
-      yield _cid;
-    },
-    async *rm(_cid: CID, options: Record<string, unknown>) {
-      seen.push(options);
-      yield _cid;
-    },
-  } as unknown as Parameters<typeof heliaRootPins>[0]);
-  const cid = await rawBlock(bytesOf(10, 1));
-  const { signal } = new AbortController();
-  await pins.add(cid, { signal, offline: true });
-  await pins.remove(cid, signal);
-  assert.deepEqual(seen, [
-    { signal, offline: true, linksOnly: true },
-    { signal, linksOnly: true },
-  ]);
-});
