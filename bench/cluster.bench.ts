@@ -268,18 +268,17 @@ interface Cluster {
   readonly nodes: NodeList;
 }
 
-const cpuOf = (handles: readonly NodeHandle[]): number | undefined => {
-  let total = 0;
-  for (const handle of handles) {
-    const cpu = cpuSecondsOf(handle.node.process.pid);
-    if (cpu === undefined) return undefined;
-    total += cpu;
-  }
-  return total;
-};
+/** CPU seconds of each node so far (undefined where /proc could not be read). */
+const cpuOf = (handles: readonly NodeHandle[]): Array<number | undefined> => handles.map((handle) => cpuSecondsOf(handle.node.process.pid));
 
-const cpuShare = (before: number | undefined, after: number | undefined, ms: number): string =>
-  before !== undefined && after !== undefined ? `${fmt(((after - before) * 1000 * 100) / ms, 0)}%` : '-';
+/** Each node's CPU over a measurement per MiB uploaded, `A / B / C` (ms/MiB). */
+const cpuPerMib = (before: ReadonlyArray<number | undefined>, after: ReadonlyArray<number | undefined>): number[] =>
+  before.map((start, index) => {
+    const end = after[index];
+    return start === undefined || end === undefined ? Number.NaN : ((end - start) * 1000) / (UPLOAD_SIZE / MIB);
+  });
+const cpuCell = (perMib: readonly number[]): string => perMib.map((value) => (Number.isNaN(value) ? '-' : fmt(value, 1))).join(' / ');
+const CPU_COLUMN = 'node CPU ms/MiB (A / B / C)';
 
 // ---------------------------------------------------------------------------------------------
 // 1. Upload of 64 MiB: 3 copies against 1.
@@ -293,32 +292,36 @@ async function benchUpload(cluster: Cluster, single: NodeHandle, agent: Agent): 
   const lines: string[][] = [];
   const replicatedMs: number[] = [];
   const singleMs: number[] = [];
+  const replicatedCpu: number[][] = [];
+  const singleCpu: number[][] = [];
   for (let round = 0; round < UPLOAD_ROUNDS; round++) {
     const seed = UPLOAD_SEED_BASE + round;
     const runSingle = async () => {
       const cpuBefore = cpuOf([single]);
       const answer = await uploadFile(single.node.port, agent, `bench-${seed}.bin`, seededBytes(seed, UPLOAD_SIZE), UPLOAD_SIZE);
-      const cpuAfter = cpuOf([single]);
+      const cpu = cpuPerMib(cpuBefore, cpuOf([single]));
       if (answer.status !== 200 || answer.cid === undefined) throw new Error(`upload to the single-copy node answered ${answer.status}: ${answer.body.slice(0, 500)}`);
       singleMs.push(answer.ms);
-      lines.push([`round ${round + 1}`, 'baseline: 1 copy (replication off)', seconds(answer.ms), mibPerSecond(UPLOAD_SIZE, answer.ms), String(acknowledgedOf(answer) ?? '-'), cpuShare(cpuBefore, cpuAfter, answer.ms), answer.cid]);
+      singleCpu.push(cpu);
+      lines.push([`round ${round + 1}`, 'baseline: 1 copy (replication off)', seconds(answer.ms), mibPerSecond(UPLOAD_SIZE, answer.ms), String(acknowledgedOf(answer) ?? '-'), cpuCell(cpu), answer.cid]);
       return answer;
     };
     const runReplicated = async () => {
       const cpuBefore = cpuOf(members);
       const answer = await uploadFile(cluster.a.node.port, agent, `bench-${seed}.bin`, seededBytes(seed, UPLOAD_SIZE), UPLOAD_SIZE);
-      const cpuAfter = cpuOf(members);
+      const cpu = cpuPerMib(cpuBefore, cpuOf(members));
       if (answer.status !== 200 || answer.cid === undefined) throw new Error(`upload to A answered ${answer.status}: ${answer.body.slice(0, 500)}`);
       const acknowledged = acknowledgedOf(answer);
-      lines.push([`round ${round + 1}`, `A, ${COPIES} copies`, seconds(answer.ms), mibPerSecond(UPLOAD_SIZE, answer.ms), String(acknowledged ?? '-'), cpuShare(cpuBefore, cpuAfter, answer.ms), answer.cid]);
+      lines.push([`round ${round + 1}`, `A, ${COPIES} copies`, seconds(answer.ms), mibPerSecond(UPLOAD_SIZE, answer.ms), String(acknowledged ?? '-'), cpuCell(cpu), answer.cid]);
       if (acknowledged !== COPIES) {
-        say(table(['round', 'side', 'time', 'throughput', 'acknowledged', 'CPU (sum of the side\'s nodes)', 'CID'], lines));
+        say(table(['round', 'side', 'time', 'throughput', 'acknowledged', CPU_COLUMN, 'CID'], lines));
         throw new InvalidRunError(
           `round ${round + 1}: A answered acknowledged ${acknowledged}, not ${COPIES}: the replicated upload did not place every copy, so its time is no result ` +
             `(replication report: ${JSON.stringify((answer.json as { files?: Array<{ replication?: unknown }> })?.files?.[0]?.replication)})`,
         );
       }
       replicatedMs.push(answer.ms);
+      replicatedCpu.push(cpu);
       return answer;
     };
     let one: UploadAnswer;
@@ -333,7 +336,12 @@ async function benchUpload(cluster: Cluster, single: NodeHandle, agent: Agent): 
     if (one.cid !== three.cid) throw new Error(`round ${round + 1}: A stored CID ${three.cid}, the single-copy node ${one.cid}: not the same bytes or importer settings`);
   }
   say();
-  say(table(['round', 'side', 'time', 'throughput', 'acknowledged', "CPU (sum of the side's nodes)", 'CID'], lines));
+  say(table(['round', 'side', 'time', 'throughput', 'acknowledged', CPU_COLUMN, 'CID'], lines));
+  const medianOf = (rows: number[][], index: number) => median(rows.map((row) => row[index]!).filter((value) => !Number.isNaN(value)));
+  say(
+    `node CPU per MiB uploaded (medians): single-copy node ${fmt(medianOf(singleCpu, 0), 1)}; ` +
+      `A ${fmt(medianOf(replicatedCpu, 0), 1)}, B ${fmt(medianOf(replicatedCpu, 1), 1)}, C ${fmt(medianOf(replicatedCpu, 2), 1)} ms/MiB`,
+  );
   say();
   const replicated = median(replicatedMs);
   const base = median(singleMs);

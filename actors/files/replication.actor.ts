@@ -17,7 +17,6 @@
 // registers it, `abort` puts the pre-request pin back. A stage nobody settles is aborted after STAGE_TTL_FACTOR ×
 // requestTimeoutMs, and a restart before that rolls it back too (the marker has no record).
 
-import { unixfs, type CatOptions } from '@helia/unixfs';
 import { peerIdFromString } from '@libp2p/peer-id';
 import { CID } from 'multiformats/cid';
 import { code as RAW_CODEC } from 'multiformats/codecs/raw';
@@ -40,6 +39,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { StorePort } from './store.actor.js';
+import { walkDag } from '../../storage/files/dag-walk.js';
 import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
@@ -149,9 +149,10 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
 
   /** Brings the blocks of `cid` into the blockstore, from `source` where it can. */
   const fetchFrom = async (node: FilesNode, cid: CID, source: string, signal: AbortSignal): Promise<void> => {
-    // helia's pin walk fetches one block at a time (one bitswap round trip per 1 MiB leaf); reading the file
-    // with the exporter's read-ahead first brings the blocks in parallel, and the pin walk then finds them local.
-    const read: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: COPY_FETCH_CONCURRENCY };
+    // helia's pin walk would fetch one block at a time (one bitswap round trip per 1 MiB leaf); this walk brings
+    // COPY_FETCH_CONCURRENCY blocks in at once without reading them back (storage/files/dag-walk.ts), and the pin
+    // walk then finds them local.
+    const walk = { getCodec: node.helia.getCodec, concurrency: COPY_FETCH_CONCURRENCY, signal };
     // The blocks come from the asking peer only, through a bitswap session. The plain blockstore broadcasts every
     // want-block to all connected peers; in a cluster the other replicas fetch the same file at the same moment, keep
     // this node's wants and push each leaf to it as soon as they have it themselves, before the cancel arrives:
@@ -160,25 +161,16 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     // nothing, 2.3-3.2 s CPU each, 4.5-5.2 s.
     // A single raw block (every file up to one chunk) is one want either way; a session would only add its
     // provider round trip (measured: repair of 1,000 1 KiB files fell from 13-17 to 9 copies/s with sessions).
-    if (cid.code === RAW_CODEC) {
-      for await (const _ of node.unixfs.cat(cid, read)) {
-        // the bytes land in the blockstore; nothing to do with them here
-      }
-      return;
-    }
+    if (cid.code === RAW_CODEC) return walkDag(cid, { ...walk, blockstore: node.helia.blockstore });
     // (helia's typing of createSession names only AbortOptions; the networked blockstore passes `providers` on)
     const sessionOptions = { signal, providers: [peerIdFromString(source)] };
     const fromSource = node.helia.blockstore.createSession(cid, sessionOptions);
     try {
-      for await (const _ of unixfs({ blockstore: fromSource }).cat(cid, read)) {
-        // the bytes land in the blockstore; nothing to do with them here
-      }
+      await walkDag(cid, { ...walk, blockstore: fromSource });
     } catch (error) {
       if (signal.aborted) throw error;
       // The asker could not serve a block after all (it lost it meanwhile): ask every connected peer, as before.
-      for await (const _ of node.unixfs.cat(cid, read)) {
-        // as above
-      }
+      await walkDag(cid, { ...walk, blockstore: node.helia.blockstore });
     } finally {
       fromSource.close();
     }

@@ -8,16 +8,40 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { FsDatastore } from 'datastore-fs';
+import type { Key } from 'interface-datastore';
 import { WholeBlockFsBlockstore } from './blockstore.fs.js';
 
+/** Key prefix of libp2p's peer store records (@libp2p/peer-store). */
+const PEER_RECORD_PREFIX = '/peers/';
+/** Peer records kept in memory once written to disk; beyond this the oldest goes first (a stranger's many peer ids). */
+const PEER_RECORD_CACHE_LIMIT = 1_000;
+/** How long a changed peer record may wait in memory before it is written. */
+const PEER_RECORD_FLUSH_MS = 5_000;
+
 /**
- * FsDatastore that takes no writes once closed. libp2p saves its own peer record from a debounced callback
- * that can fire about a second after the node stopped; written then, it would recreate the store's folders
- * after the process (or a test) considered the store finished and removed them. The record is a cache
- * rebuilt at the next start, so dropping that late write loses nothing.
+ * FsDatastore with two changes, both for libp2p's use of it:
+ * - It takes no writes once closed. libp2p saves its own peer record from a debounced callback that can fire about
+ *   a second after the node stopped; written then, it would recreate the store's folders after the process (or a
+ *   test) considered the store finished and removed them. The record is a cache rebuilt at the next start, so
+ *   dropping that late write loses nothing.
+ * - Peer records are written back, not through. libp2p merges into the peer's record on every stream opened or
+ *   accepted (bitswap opens one per message), each merge a file read and a write (mkdir, temp file, rename), since
+ *   the record carries its last update time: ~1.5 s of a node's CPU per 64 MiB replicated to two peers (issue 29,
+ *   profiled). Here a record is read from disk once, and a changed one is written within PEER_RECORD_FLUSH_MS, before
+ *   a query lists records, and when the store closes: the original's layout keeps its peer store, and a crash loses
+ *   at most the last seconds of a cache that identify rebuilds.
  */
 class ClosableFsDatastore extends FsDatastore {
   #closed = false;
+  /** Peer records as last written or read, by key. */
+  readonly #peerRecords = new Map<string, { key: Key; value: Uint8Array }>();
+  /** Keys of records changed in memory and not yet on disk. */
+  readonly #dirty = new Set<string>();
+  /** Counts changes of peer records: a disk read that raced one is not kept (it may hold the older value). */
+  #peerChanges = 0;
+  #flushTimer: NodeJS.Timeout | undefined;
+  /** The write-back in progress: one at a time, so an older value never lands after a newer one. */
+  #flushing: Promise<void> = Promise.resolve();
 
   override async open(): Promise<void> {
     this.#closed = false;
@@ -25,14 +49,100 @@ class ClosableFsDatastore extends FsDatastore {
   }
 
   override async close(): Promise<void> {
+    await this.#flush();
     this.#closed = true;
+    this.#peerRecords.clear();
     await super.close();
   }
 
   override async put(...args: Parameters<FsDatastore['put']>): ReturnType<FsDatastore['put']> {
     if (this.#closed) return args[0];
-    return super.put(...args);
+    const [key, value] = args;
+    const name = peerRecordName(key);
+    if (name === undefined) return super.put(...args);
+    this.#peerChanges++;
+    this.#peerRecords.delete(name);
+    this.#peerRecords.set(name, { key, value });
+    this.#dirty.add(name);
+    this.#trim();
+    this.#flushTimer ??= setTimeout(() => void this.#flush(), PEER_RECORD_FLUSH_MS).unref();
+    return key;
   }
+
+  override async get(...args: Parameters<FsDatastore['get']>): ReturnType<FsDatastore['get']> {
+    const name = peerRecordName(args[0]);
+    if (name === undefined) return super.get(...args);
+    const known = this.#peerRecords.get(name);
+    if (known) {
+      args[1]?.signal?.throwIfAborted();
+      return known.value;
+    }
+    const changes = this.#peerChanges;
+    const value = await super.get(...args);
+    if (changes === this.#peerChanges) this.#remember(name, args[0], value);
+    return value;
+  }
+
+  override async has(...args: Parameters<FsDatastore['has']>): ReturnType<FsDatastore['has']> {
+    const name = peerRecordName(args[0]);
+    if (name !== undefined && this.#peerRecords.has(name)) return true;
+    return super.has(...args);
+  }
+
+  override async delete(...args: Parameters<FsDatastore['delete']>): ReturnType<FsDatastore['delete']> {
+    const name = peerRecordName(args[0]);
+    if (name !== undefined) {
+      this.#peerChanges++;
+      this.#peerRecords.delete(name);
+      this.#dirty.delete(name);
+    }
+    return super.delete(...args);
+  }
+
+  override async *query(...args: Parameters<FsDatastore['query']>): ReturnType<FsDatastore['query']> {
+    // Listings read the disk: changed records go there first.
+    await this.#flush();
+    yield* super.query(...args);
+  }
+
+  #remember(name: string, key: Key, value: Uint8Array): void {
+    this.#peerRecords.set(name, { key, value });
+    this.#trim();
+  }
+
+  /** Drops the oldest records beyond the limit; only records already on disk may go. */
+  #trim(): void {
+    for (const [oldest] of this.#peerRecords) {
+      if (this.#peerRecords.size <= PEER_RECORD_CACHE_LIMIT) break;
+      if (!this.#dirty.has(oldest)) this.#peerRecords.delete(oldest);
+    }
+  }
+
+  /** Writes the changed peer records (after any write-back still running). */
+  #flush(): Promise<void> {
+    clearTimeout(this.#flushTimer);
+    this.#flushTimer = undefined;
+    this.#flushing = this.#flushing.then(async () => {
+      for (const name of [...this.#dirty]) {
+        const record = this.#peerRecords.get(name);
+        this.#dirty.delete(name);
+        if (!record || this.#closed) continue;
+        try {
+          await super.put(record.key, record.value);
+        } catch {
+          // Tried again at the next write-back; the record in memory stays the one libp2p reads.
+          if (!this.#dirty.has(name) && this.#peerRecords.get(name) === record) this.#dirty.add(name);
+        }
+      }
+    });
+    return this.#flushing;
+  }
+}
+
+/** The key's name when it is a peer record of libp2p's peer store. */
+function peerRecordName(key: Key): string | undefined {
+  const name = key.toString();
+  return name.startsWith(PEER_RECORD_PREFIX) ? name : undefined;
 }
 
 export interface NodeStore {

@@ -22,9 +22,8 @@ import * as cborg from 'cborg';
 import type { Datastore } from 'interface-datastore';
 import { Key } from 'interface-datastore';
 import { base36 } from 'multiformats/bases/base36';
-import { createUnsafe } from 'multiformats/block';
 import type { CID } from 'multiformats/cid';
-import { LINKS_ONLY } from './blockstore.fs.js';
+import { walkDag, type WalkBlockstore } from './dag-walk.js';
 import type { RootPins } from './root-pins.js';
 
 /** Blocks read and records written at once by one pin walk. */
@@ -40,19 +39,6 @@ interface PinRecord {
 interface PinnedBlock {
   pinCount: number;
   pinnedBy: Uint8Array[];
-}
-
-interface WalkOptions {
-  readonly signal?: AbortSignal;
-  /** Local blocks only: a missing block fails (or is skipped) instead of being fetched from a peer. */
-  readonly offline?: boolean;
-  /** A missing block's own record is still visited, the DAG under it is not (a removal frees what it can reach). */
-  readonly skipMissing?: boolean;
-}
-
-/** What the walk needs of a blockstore: helia's networked one, which fetches a missing block unless `offline`. */
-export interface WalkBlockstore {
-  get(cid: CID, options?: { signal?: AbortSignal; offline?: boolean; linksOnly?: boolean }): AsyncIterable<Uint8Array> | Promise<Uint8Array>;
 }
 
 export interface DatastoreRootPinsOptions {
@@ -76,11 +62,6 @@ function equals(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((byte, index) => byte === b[index]);
 }
 
-/** A block not held here: helia's storage refuses to fetch it while offline (or the blockstore lost it). */
-function missingBlock(error: unknown, signal: AbortSignal | undefined): boolean {
-  return absent(error, signal) || (error as Error).name === 'BlockNotFoundWhileOfflineError';
-}
-
 /** Takes `root` out of a block's record; false when the record does not count it. */
 function uncount(pinned: PinnedBlock, root: CID): boolean {
   const others = pinned.pinnedBy.filter((by) => !equals(by, root.bytes));
@@ -95,23 +76,9 @@ function uncount(pinned: PinnedBlock, root: CID): boolean {
   return true;
 }
 
-async function bytesOf(read: AsyncIterable<Uint8Array> | Promise<Uint8Array>): Promise<Uint8Array> {
-  if (read instanceof Promise) return read;
-  const pieces: Uint8Array[] = [];
-  for await (const piece of read) pieces.push(piece);
-  if (pieces.length === 1) return pieces[0]!;
-  const whole = new Uint8Array(pieces.reduce((sum, piece) => sum + piece.length, 0));
-  let at = 0;
-  for (const piece of pieces) {
-    whole.set(piece, at);
-    at += piece.length;
-  }
-  return whole;
-}
-
 export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
-  const { datastore, blockstore, getCodec } = options;
-  const concurrency = options.concurrency ?? BLOCK_CONCURRENCY;
+  const { datastore } = options;
+  const walking = { blockstore: options.blockstore, getCodec: options.getCodec, concurrency: options.concurrency ?? BLOCK_CONCURRENCY };
   /** The last update queued per block record key: each update of a record starts after the one before it. */
   const chains = new Map<string, Promise<void>>();
 
@@ -143,66 +110,6 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
     return turn;
   }
 
-  /**
-   * Visits every block of the DAG under `root` once, down to `depth` (helia's pin depth), `concurrency` blocks at a
-   * time; `visit` runs after the block was read. The first failure stops the walk (the blocks in flight finish) and
-   * is thrown.
-   */
-  async function walk(root: CID, depth: number, visit: (cid: CID) => Promise<void>, walkOptions: WalkOptions): Promise<void> {
-    const seen = new Set<string>();
-    const waiting: Array<{ cid: CID; depth: number }> = [];
-    let running = 0;
-    let failure: { error: unknown } | undefined;
-    const { promise: finished, resolve, reject } = Promise.withResolvers<void>();
-
-    const step = async (cid: CID, remaining: number): Promise<void> => {
-      const { signal, offline, skipMissing } = walkOptions;
-      signal?.throwIfAborted();
-      let bytes: Uint8Array;
-      try {
-        bytes = await bytesOf(blockstore.get(cid, { signal, offline, ...LINKS_ONLY }));
-      } catch (error) {
-        if (!(skipMissing && missingBlock(error, signal))) throw error;
-        bytes = new Uint8Array(0);
-      }
-      await visit(cid);
-      if (remaining <= 0 || bytes.length === 0) return;
-      const block = createUnsafe({ bytes, cid, codec: await getCodec(cid.code) });
-      for (const [, link] of block.links()) enqueue(link, remaining - 1);
-    };
-    const pump = (): void => {
-      while (!failure && running < concurrency && waiting.length > 0) {
-        const next = waiting.shift()!;
-        running++;
-        step(next.cid, next.depth).then(
-          () => {
-            running--;
-            pump();
-          },
-          (error: unknown) => {
-            running--;
-            failure ??= { error };
-            pump();
-          },
-        );
-      }
-      if (running === 0) {
-        if (failure) reject(failure.error);
-        else if (waiting.length === 0) resolve();
-      }
-    };
-    function enqueue(cid: CID, remaining: number): void {
-      const name = base36.encode(cid.multihash.bytes);
-      if (seen.has(name)) return;
-      seen.add(name);
-      waiting.push({ cid, depth: remaining });
-    }
-
-    enqueue(root, depth);
-    pump();
-    return finished;
-  }
-
   return {
     async has(cid, signal) {
       try {
@@ -221,24 +128,20 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
       const depth = Infinity;
       const counted: CID[] = [];
       try {
-        await walk(
-          cid,
-          depth,
-          (block) =>
-            updateBlock(
-              block,
-              (pinned) => {
-                // A block already counted for this root (an earlier add cut short) is not counted again.
-                if (pinned.pinnedBy.some((by) => equals(by, cid.bytes))) return false;
-                pinned.pinCount++;
-                pinned.pinnedBy.push(cid.bytes);
-                counted.push(block);
-                return true;
-              },
-              signal,
-            ),
-          { signal, offline: addOptions.offline },
-        );
+        const count = (block: CID) =>
+          updateBlock(
+            block,
+            (pinned) => {
+              // A block already counted for this root (an earlier add cut short) is not counted again.
+              if (pinned.pinnedBy.some((by) => equals(by, cid.bytes))) return false;
+              pinned.pinCount++;
+              pinned.pinnedBy.push(cid.bytes);
+              counted.push(block);
+              return true;
+            },
+            signal,
+          );
+        await walkDag(cid, { ...walking, depth, signal, offline: addOptions.offline }, count);
         const record: PinRecord = { depth, metadata: {} };
         await datastore.put(key, cborg.encode(record), { signal });
       } catch (error) {
@@ -260,17 +163,8 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
         throw error;
       }
       await datastore.delete(key, { signal });
-      await walk(
-        cid,
-        record.depth,
-        (block) =>
-          updateBlock(
-            block,
-            (pinned) => uncount(pinned, cid),
-            signal,
-          ),
-        { signal, offline: true, skipMissing: true },
-      );
+      const uncounted = (block: CID) => updateBlock(block, (pinned) => uncount(pinned, cid), signal);
+      await walkDag(cid, { ...walking, depth: record.depth, signal, offline: true, skipMissing: true }, uncounted);
     },
   };
 }

@@ -1,0 +1,99 @@
+// The node store's datastore (storage/files/node-store.ts): libp2p's peer records are kept in memory and written back
+// (before a listing, when the store closes, within seconds otherwise); other keys are written through and never
+// cached; nothing is written once the store is closed. (A disk read racing a change of the same record is not staged
+// here: the real FsDatastore gives no hook to order them; the change counter in node-store.ts covers it.)
+
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { FsDatastore } from 'datastore-fs';
+import { Key } from 'interface-datastore';
+import { openNodeStore } from '../../../storage/files/node-store.js';
+
+const bytes = (text: string) => new TextEncoder().encode(text);
+const text = (value: Uint8Array) => new TextDecoder().decode(value);
+
+describe('the node store’s datastore', () => {
+  const home = mkdtempSync(join(tmpdir(), 'node-store-'));
+  after(() => rmSync(home, { recursive: true, force: true }));
+
+  /** The same folder through a plain FsDatastore: what is on disk, bypassing the node's copy in memory. */
+  const onDisk = async (directory: string) => {
+    const plain = new FsDatastore(join(directory, 'datastore'));
+    await plain.open();
+    return plain;
+  };
+
+  it('keeps peer records in memory and writes them back: before a listing, when closed, and within seconds', async () => {
+    const directory = join(home, 'peers');
+    const store = await openNodeStore(directory);
+    const disk = await onDisk(directory);
+    const peer = new Key('/peers/bafzaapeer');
+    await store.datastore.put(peer, bytes('v1'));
+    assert.equal(text(await store.datastore.get(peer)), 'v1');
+    assert.equal(await store.datastore.has(peer), true);
+    assert.equal(await disk.has(peer), false, 'not written yet: libp2p rewrites a record on every stream');
+
+    // A listing reads the disk, so it writes the changed records first.
+    const listed: string[] = [];
+    for await (const { key, value } of store.datastore.query({ prefix: '/peers/' })) listed.push(`${key.toString()}=${text(value)}`);
+    assert.deepEqual(listed, ['/peers/bafzaapeer=v1']);
+    assert.equal(text(await disk.get(peer)), 'v1');
+
+    // Changed behind the store's back: the store still answers its own copy, so it read the disk no more.
+    await disk.put(peer, bytes('changed on disk'));
+    assert.equal(text(await store.datastore.get(peer)), 'v1');
+
+    // A record first read from disk is kept too.
+    const known = new Key('/peers/bafzaaknown');
+    await disk.put(known, bytes('from disk'));
+    assert.equal(text(await store.datastore.get(known)), 'from disk');
+    await disk.put(known, bytes('changed on disk'));
+    assert.equal(text(await store.datastore.get(known)), 'from disk');
+
+    await store.datastore.delete(peer);
+    assert.equal(await disk.has(peer), false);
+    await assert.rejects(store.datastore.get(peer), { name: 'NotFoundError' });
+
+    // Closing writes what changed since.
+    await store.datastore.put(peer, bytes('v2'));
+    await store.close();
+    assert.equal(text(await disk.get(peer)), 'v2');
+  });
+
+  it('writes a changed peer record back on its own within seconds', async () => {
+    const directory = join(home, 'timer');
+    const store = await openNodeStore(directory);
+    const disk = await onDisk(directory);
+    const peer = new Key('/peers/bafzaatimer');
+    await store.datastore.put(peer, bytes('soon'));
+    const started = Date.now();
+    while (!(await disk.has(peer)) && Date.now() - started < 8_000) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(text(await disk.get(peer)), 'soon');
+    await store.close();
+  });
+
+  it('writes other keys through and reads them from disk every time', async () => {
+    const directory = join(home, 'other');
+    const store = await openNodeStore(directory);
+    const disk = await onDisk(directory);
+    const pin = new Key('/pin/bafyother');
+    await store.datastore.put(pin, bytes('pin v1'));
+    assert.equal(text(await disk.get(pin)), 'pin v1');
+    await disk.put(pin, bytes('pin v2'));
+    assert.equal(text(await store.datastore.get(pin)), 'pin v2');
+    await store.close();
+  });
+
+  it('takes no writes once closed', async () => {
+    const directory = join(home, 'closed');
+    const store = await openNodeStore(directory);
+    await store.close();
+    const peer = new Key('/peers/bafzaalate');
+    await store.datastore.put(peer, bytes('late'));
+    const disk = await onDisk(directory);
+    assert.equal(await disk.has(peer), false);
+  });
+});
