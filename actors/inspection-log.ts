@@ -1,6 +1,7 @@
 // The running system's inspection events, kept for the operator listener's `GET /inspect` (issue 31), which hands them
 // out in @statelyai/inspect's format (http/admin/inspect.ts). Recorded only while someone reads: each read arms the log
-// for ARMED_MS, so a process nobody inspects pays nothing per event. Bounded: an inspector that falls more than
+// for ARMED_MS, and an open inspection socket (GET /inspect/ws) holds it on while it is open, so a process nobody
+// inspects pays nothing per event. Bounded: an inspector that falls more than
 // LOG_LIMIT events behind is told how many it missed.
 //
 // What is kept of an event is its type, never its payload (it may carry request data), and of a snapshot its status,
@@ -30,13 +31,25 @@ export class InspectionLog {
   readonly #events: LoggedEvent[] = [];
   #seq = 0;
   #armedUntil = -Infinity;
+  /** Open inspection sockets: each keeps recording on until it closes. */
+  #holders = 0;
   readonly #waiters = new Set<() => void>();
 
   constructor(private readonly now: () => number) {}
 
-  /** Whether events are recorded now (someone read within ARMED_MS). */
+  /** Whether events are recorded now (a socket is open, or someone read within ARMED_MS). */
   get recording(): boolean {
-    return this.now() < this.#armedUntil;
+    return this.#holders > 0 || this.now() < this.#armedUntil;
+  }
+
+  /** A reader that stays (an inspection socket): recording until the returned function is called. */
+  hold(): () => void {
+    this.#holders++;
+    let held = true;
+    return () => {
+      if (held) this.#holders--;
+      held = false;
+    };
   }
 
   /** A reader came by: record for another ARMED_MS. */

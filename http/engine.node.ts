@@ -1,13 +1,16 @@
 // The node:http engine (http/engine.ts): HTTP/1.0 and 1.1, keep-alive, pipelined requests answered in order, 400 for
 // a malformed request line or header and for HTTP/1.1 without Host, 431 for oversized headers; it runs on any Node
 // version. Routes match with uWS's rules (http/router.ts); each response offers the uWS surface the edge uses.
+// WebSockets are the `ws` package's (README "Dependencies"), in its `noServer` mode behind node:http's 'upgrade'.
 
 import { createHook } from 'node:async_hooks';
 // Imported rather than read from globalThis, where Node defines `Buffer` as an accessor (a getter call per use).
 import { Buffer } from 'node:buffer';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, ServerResponse, type IncomingMessage, type Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { EdgeRequest, EdgeResponse, Engine, EngineMethod, RouteCallback } from './engine.js';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { EdgeRequest, EdgeResponse, EdgeWebSocket, Engine, EngineMethod, RouteCallback, WebSocketBehavior } from './engine.js';
 import { Router, type RouteMatch } from './router.js';
 
 export interface NodeEngineOptions {
@@ -87,6 +90,8 @@ export class NodeEngine implements Engine {
   readonly #staticMatches = new Map<string, Map<string, RouteMatch<RouteCallback> | typeof NO_MATCH>>();
   readonly #sockets = new Set<Socket>();
   readonly #server: Server;
+  /** WebSocket routes (GET only), each with the `ws` server that speaks the protocol on its sockets. */
+  readonly #webSockets = new Router<{ readonly behavior: WebSocketBehavior; readonly wss: WebSocketServer }>();
 
   constructor(options: NodeEngineOptions = {}) {
     const serverOptions = {
@@ -109,6 +114,14 @@ export class NodeEngine implements Engine {
     this.#staticMatches.clear();
   }
 
+  webSocket(pattern: string, behavior: WebSocketBehavior): void {
+    // Compression off (as on uWS): a compressed reader's backlog would not be the bytes it is sent.
+    const wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: behavior.maxPayloadLength });
+    // With an 'upgrade' listener node:http hands every request with `Upgrade` to it, on any path (#upgrade).
+    if (this.#server.listenerCount('upgrade') === 0) this.#server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.#upgrade(req, socket, head));
+    this.#webSockets.add('get', pattern, { behavior, wss });
+  }
+
   listen(host: string, port: number): Promise<number> {
     return new Promise((resolve, reject) => {
       const onError = (error: Error) => reject(new Error(`cannot listen on ${host}:${port}: ${error.message}`));
@@ -128,6 +141,46 @@ export class NodeEngine implements Engine {
   closeAll(): void {
     this.#server.close();
     for (const socket of this.#sockets) socket.destroy();
+  }
+
+  /**
+   * A request with `Upgrade` (node:http has already taken the socket off its parser). To a WebSocket route: the route
+   * accepts it (the `ws` server answers 101) or answers it over HTTP. Anywhere else, and refusals: answered as the
+   * route table answers it, as uWS does (a client cannot insist on a protocol change), with the connection closed
+   * after the answer (the parser is gone, so no next request can be read on it).
+   */
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const target = requestTarget(req.url ?? '/');
+    const method = lowerMethod(req.method ?? 'GET');
+    const match = this.#webSockets.match(method, target.path);
+    const res = new ServerResponse(req);
+    res.shouldKeepAlive = false;
+    const answerOverHttp = () => {
+      res.on('finish', () => socket.end());
+      // Unassigned, a ServerResponse keeps what it is given; assigning the socket writes it (or lets later writes through).
+      res.assignSocket(socket as Socket);
+    };
+    if (!match) {
+      answerOverHttp();
+      this.#dispatch(req, res);
+      return;
+    }
+    const { behavior, wss } = match.value;
+    let accepted = false;
+    behavior.upgrade(new NodeResponse(req, res), new NodeRequest(req, method, target.path, target.query, match.params), (session) => {
+      accepted = true;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        const edge = new NodeWebSocket(ws, behavior.idleTimeoutSeconds);
+        // A protocol error (an oversized or malformed frame) closes the socket with its code; nothing to report.
+        ws.on('error', () => undefined);
+        ws.on('close', (code, reason) => {
+          edge.stopHeartbeat();
+          session.closed(code, reason.toString());
+        });
+        session.open(edge);
+      });
+    });
+    if (!accepted) answerOverHttp();
   }
 
   #dispatch(req: IncomingMessage, res: ServerResponse): void {
@@ -165,6 +218,60 @@ function requestTarget(url: string): { path: string; query: string | undefined }
   }
   const mark = target.indexOf('?');
   return mark === -1 ? { path: target, query: undefined } : { path: target.slice(0, mark), query: target.slice(mark + 1) };
+}
+
+/**
+ * The `ws` package's WebSocket as the edge's, with uWS's idle rule: a peer that answered nothing (pong or message)
+ * between two pings is cut. `ws` pings only when asked, so each socket pings every half idle timeout.
+ */
+class NodeWebSocket implements EdgeWebSocket {
+  #heard = true;
+  readonly #heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly ws: WebSocket,
+    idleTimeoutSeconds: number,
+  ) {
+    const heard = () => (this.#heard = true);
+    ws.on('pong', heard);
+    // Inbound messages are ignored beyond proving the peer alive (their size is bounded by maxPayload).
+    ws.on('message', heard);
+    if (idleTimeoutSeconds > 0) {
+      this.#heartbeat = setInterval(() => {
+        if (!this.#heard) {
+          ws.terminate();
+          return;
+        }
+        this.#heard = false;
+        ws.ping();
+      }, (idleTimeoutSeconds * 1000) / 2);
+      this.#heartbeat.unref();
+    }
+  }
+
+  stopHeartbeat(): void {
+    clearInterval(this.#heartbeat);
+  }
+
+  send(text: string): void {
+    if (this.ws.readyState === this.ws.OPEN) this.ws.send(text);
+  }
+
+  bufferedAmount(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  cork(work: () => void): void {
+    work();
+  }
+
+  end(code: number, reason: string): void {
+    this.ws.close(code, reason);
+  }
+
+  terminate(): void {
+    this.ws.terminate();
+  }
 }
 
 class NodeRequest implements EdgeRequest {

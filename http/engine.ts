@@ -9,7 +9,8 @@
 // - `node`: node:http. HTTP/1.0, keep-alive, pipelining in order, 400/431 for malformed requests; any Node version.
 //
 // The response surface is the part of uWS's HttpResponse the edge uses, with uWS's meaning (tryEnd/onWritable
-// backpressure, cork, pause/resume); the node engine implements the same meaning over ServerResponse.
+// backpressure, cork, pause/resume); the node engine implements the same meaning over ServerResponse. WebSockets
+// (EdgeWebSocket) are each engine's own: uWS's `app.ws`, and on node:http the `ws` package (README "Dependencies").
 
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -65,6 +66,47 @@ export interface EdgeResponse {
   getRemoteAddressAsText(): ArrayBuffer;
 }
 
+/**
+ * One WebSocket connection as an engine offers it (issue 31: the operator listener's inspection socket). Text messages
+ * go out; what the peer sends is dropped (a message over the route's `maxPayloadLength` closes it, the engine's own
+ * check). Never touched after the session's `closed` ran.
+ */
+export interface EdgeWebSocket {
+  /** Sends one text message. */
+  send(text: string): void;
+  /** Bytes sent and not yet handed to the connection (the reader's backlog). */
+  bufferedAmount(): number;
+  /** Packs the sends of `work` into as few writes as possible (uWS's cork; node:http has nothing to pack). */
+  cork(work: () => void): void;
+  /** Closes with a close frame: `code` and a `reason` of at most 123 bytes (RFC 6455 §5.5). */
+  end(code: number, reason: string): void;
+  /** Cuts the connection at once, without a close frame. */
+  terminate(): void;
+}
+
+/** What the edge does with one accepted WebSocket; the engine calls it. */
+export interface WebSocketSession {
+  open(socket: EdgeWebSocket): void;
+  /** The socket closed, for whatever reason (peer, `end`, idle, engine closing): it must not be used any more. */
+  closed(code: number, reason: string): void;
+}
+
+/** A WebSocket route as the engines implement it natively (uWS's `app.ws`, the `ws` package on node:http). */
+export interface WebSocketBehavior {
+  /** An inbound message longer than this closes the socket (`ws`: 1009; uWS: cut without a close frame). */
+  readonly maxPayloadLength: number;
+  /** The engine pings a quiet peer and closes a socket that answered nothing (pong or message) for about this long. */
+  readonly idleTimeoutSeconds: number;
+  /**
+   * An upgrade request to the route. Decides within the call: `accept(session)` switches protocols, anything else
+   * answers `res` as an HTTP response (the socket is never opened). uWS calls this only for a request whose
+   * Sec-WebSocket-Key is 24 characters long and hands any other to the route's plain GET handler; node:http calls
+   * it for every request with an `Upgrade` header. The edge registers a GET route on the same pattern and checks the
+   * handshake itself, so both engines answer a malformed one the same way.
+   */
+  upgrade(res: EdgeResponse, req: EdgeRequest, accept: (session: WebSocketSession) => void): void;
+}
+
 export type EngineMethod = 'get' | 'post' | 'put' | 'del' | 'patch' | 'head' | 'options' | 'any';
 export type RouteCallback = (res: EdgeResponse, req: EdgeRequest) => void;
 
@@ -72,6 +114,8 @@ export interface Engine {
   readonly name: EngineName;
   /** Routes match like uWS: static segments before `:params` before `/*`, a method before `any`. */
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void;
+  /** A WebSocket endpoint at `pattern` (GET upgrades); register it before a plain GET route on the same pattern. */
+  webSocket(pattern: string, behavior: WebSocketBehavior): void;
   /** Binds; resolves with the bound port. */
   listen(host: string, port: number): Promise<number>;
   /** Stops accepting new connections; open ones stay. */

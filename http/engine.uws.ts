@@ -1,7 +1,50 @@
 // The uWebSockets.js engine (http/engine.ts): uWS's own router, its responses used as they are.
 
-import type { TemplatedApp, us_listen_socket } from 'uWebSockets.js';
-import { uwsOrThrow, type Engine, type EngineMethod, type RouteCallback } from './engine.js';
+import type { TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
+import { uwsOrThrow, type EdgeWebSocket, type Engine, type EngineMethod, type RouteCallback, type WebSocketBehavior, type WebSocketSession } from './engine.js';
+
+interface SocketData {
+  readonly session: WebSocketSession;
+  socket?: UwsWebSocket;
+}
+
+/**
+ * uWS's WebSocket as the edge's. uWS throws on any use of a closed socket (and runs `close` inside `end`), so every
+ * method checks `closed` first.
+ */
+class UwsWebSocket implements EdgeWebSocket {
+  closed = false;
+
+  constructor(private readonly ws: WebSocket<SocketData>) {}
+
+  send(text: string): void {
+    // Never dropped by uWS: its maxBackpressure is set above any backlog the edge lets build (http/server.ts).
+    if (!this.closed) this.ws.send(text, false, false);
+  }
+
+  bufferedAmount(): number {
+    return this.closed ? 0 : this.ws.getBufferedAmount();
+  }
+
+  cork(work: () => void): void {
+    if (this.closed) work();
+    else this.ws.cork(work);
+  }
+
+  end(code: number, reason: string): void {
+    if (!this.closed) this.ws.end(code, reason);
+  }
+
+  terminate(): void {
+    if (!this.closed) this.ws.close();
+  }
+}
+
+/**
+ * uWS drops a message sent past `maxBackpressure` without a word; the edge closes a reader long before (its own
+ * bound, checked after every send), so uWS's is only a backstop far above it.
+ */
+const UWS_MAX_BACKPRESSURE = 64 * 1024 * 1024;
 
 export class UwsEngine implements Engine {
   readonly name = 'uws' as const;
@@ -11,6 +54,37 @@ export class UwsEngine implements Engine {
 
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void {
     this.#app[method](pattern, callback);
+  }
+
+  webSocket(pattern: string, behavior: WebSocketBehavior): void {
+    this.#app.ws<SocketData>(pattern, {
+      maxPayloadLength: behavior.maxPayloadLength,
+      idleTimeout: behavior.idleTimeoutSeconds,
+      sendPingsAutomatically: true,
+      maxBackpressure: UWS_MAX_BACKPRESSURE,
+      compression: this.#uws.DISABLED,
+      upgrade: (res, req, context) => {
+        // Read before anything else: `req` is valid only until the first write to `res`.
+        const key = req.getHeader('sec-websocket-key');
+        const extensions = req.getHeader('sec-websocket-extensions');
+        behavior.upgrade(res, req, (session) => {
+          // No subprotocol is chosen (an empty one is left out of the answer) and no extension is offered (compression off).
+          res.upgrade<SocketData>({ session }, key, '', extensions, context);
+        });
+      },
+      open: (ws) => {
+        const data = ws.getUserData();
+        data.socket = new UwsWebSocket(ws);
+        data.session.open(data.socket);
+      },
+      // Inbound messages are ignored (the inspection socket only sends); their size is bounded by maxPayloadLength.
+      message: () => undefined,
+      close: (ws, code, message) => {
+        const data = ws.getUserData();
+        if (data.socket) data.socket.closed = true;
+        data.session.closed(code, Buffer.from(message).toString());
+      },
+    });
   }
 
   listen(host: string, port: number): Promise<number> {

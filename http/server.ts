@@ -20,6 +20,7 @@ import { STATUS_CODES } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
 import { resolveEngine, type EdgeRequest, type EdgeResponse, type Engine, type EngineMethod, type EngineName } from './engine.js';
+import { CLOSE_GRACE_MS, WebSocketRoute, type WebSocketRouteOptions } from './websocket.js';
 import { NodeEngine, type NodeEngineOptions } from './engine.node.js';
 import { UwsEngine } from './engine.uws.js';
 import type { Logger } from '../src/logger.js';
@@ -632,6 +633,7 @@ export class HttpServer {
   readonly #options: HttpServerOptions;
   readonly #engine: Engine;
   readonly #core: ListenerCore;
+  readonly #webSockets: WebSocketRoute[] = [];
   #port = 0;
   #killed = false;
   #closed: Promise<void> | undefined;
@@ -658,6 +660,37 @@ export class HttpServer {
 
   route(method: Method, pattern: string, handler: Handler, options: RouteOptions = {}): this {
     this.#bind(method, pattern, this.#route(pattern, handler, options));
+    return this;
+  }
+
+  /**
+   * A WebSocket endpoint at `pattern` (http/websocket.ts): a GET with a valid opening handshake, allowed by
+   * `options.authorize` while the route has room, is upgraded; any other request to it gets the refusal as an HTTP
+   * answer. Upgrades count in the route's metrics (101 as 1xx).
+   */
+  webSocket(pattern: string, options: WebSocketRouteOptions): this {
+    const route = new WebSocketRoute(options);
+    this.#webSockets.push(route);
+    const metrics = this.metrics.route(this.#options.name, pattern);
+    const core = this.#core;
+    const paramCount = paramCountOf(pattern);
+    this.#engine.webSocket(pattern, {
+      maxPayloadLength: options.maxPayloadLength,
+      idleTimeoutSeconds: options.idleTimeoutSeconds,
+      upgrade: (res, req, accept) => {
+        const started = performance.now();
+        core.totals.started();
+        const request = copiedRequest(req, paramCount, res);
+        const refusal = core.closing ? { status: 503, body: '' } : route.refusal(request);
+        const status = refusal ? refusal.status : 101;
+        observe(metrics, status, performance.now() - started);
+        core.totals.finished(status, false, performance.now() - started);
+        if (refusal) core.write(res, refusal, ANSWERED_IN_CALLBACK, 'keep', NO_HEADERS);
+        else accept(route.session(request));
+      },
+    });
+    // Requests the engine does not upgrade (no or a malformed handshake) reach this route and get the same refusal.
+    this.route('get', pattern, (request) => route.refusal(request) ?? { status: 400, body: '' });
     return this;
   }
 
@@ -703,6 +736,8 @@ export class HttpServer {
   async #close(drainMs: number): Promise<void> {
     const core = this.#core;
     this.#engine.stopAccepting();
+    // WebSockets get a close frame now and answer it while requests drain (each is cut after CLOSE_GRACE_MS anyway).
+    const socketsClosed = Promise.all(this.#webSockets.map((route) => route.closeAll('server closing')));
     if (core.inFlight.size > 0) {
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, drainMs);
@@ -716,6 +751,11 @@ export class HttpServer {
       this.#options.logger.info({ listener: this.#options.name, inFlight: core.inFlight.size }, 'drain time over; requests in flight go on');
       await new Promise<void>((resolve) => (core.drained = resolve));
     }
+    if (this.#webSockets.some((route) => route.size > 0) && !this.#killed) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([socketsClosed, new Promise((resolve) => (timer = setTimeout(resolve, Math.min(drainMs, CLOSE_GRACE_MS))))]);
+      clearTimeout(timer);
+    }
     for (const exchange of core.inFlight) exchange.cancel(new AbortedError('server closing'));
     this.#engine.closeAll();
     this.#options.logger.info({ listener: this.#options.name, abandoned: core.inFlight.size }, 'closed');
@@ -723,7 +763,7 @@ export class HttpServer {
 
   /** What a route needs per request, worked out once at registration. */
   #route(pattern: string, handler: Handler, options: RouteOptions): Route {
-    return { pattern, handler, options, paramCount: (pattern.match(/\/:/g) ?? []).length, metrics: this.metrics.route(this.#options.name, pattern), cors: 'answer' };
+    return { pattern, handler, options, paramCount: paramCountOf(pattern), metrics: this.metrics.route(this.#options.name, pattern), cors: 'answer' };
   }
 
   /** One engine callback per route, made once: each request is one Exchange. */
@@ -731,6 +771,28 @@ export class HttpServer {
     const core = this.#core;
     this.#engine.route(method, pattern, (res, req) => new Exchange(core, route, res, req).run());
   }
+}
+
+/** How many `:name` segments a route pattern has. */
+const paramCountOf = (pattern: string) => (pattern.match(/\/:/g) ?? []).length;
+
+/** The writers' view of an answer written inside the engine's callback (a WebSocket refusal: small, never streamed). */
+const ANSWERED_IN_CALLBACK: AnswerState = { aborted: false, answerOutlivesCallback: () => undefined };
+
+/** A WebSocket upgrade request copied out of `req` (valid only during the engine's callback). */
+function copiedRequest(req: EdgeRequest, paramCount: number, res: EdgeResponse): HttpRequest {
+  const headers: Record<string, string> = {};
+  req.forEach((name, value) => (headers[name] = value));
+  const params: string[] = [];
+  for (let i = 0; i < paramCount; i++) params.push(req.getParameter(i) ?? '');
+  return {
+    method: methodName(req.getMethod()),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+    params,
+    remoteAddress: Buffer.from(res.getRemoteAddressAsText()).toString(),
+  };
 }
 
 /** A request stand-in for mapping errors that happen after the handler returned (mid-stream). */

@@ -2,8 +2,9 @@
 // unless configured otherwise, every data route behind the admin key (`x-api-key`). It serves the supervision
 // tree (as JSON and drawn), one actor's snapshot summary and recent events, each machine's definition (a config
 // XState's createMachine accepts), Mermaid diagram and drawing, the inspection stream in @statelyai/inspect's format
-// (inspect.ts), plus the operator page (`/`, admin.page.ts), which holds no data and so is the only thing served
-// without the key: it asks the operator for the key and sends it with every call to the other routes.
+// (inspect.ts) as a WebSocket and as a long poll, plus the operator page (`/`, admin.page.ts), which holds no data and
+// so is the only thing served without the key: it asks the operator for the key and sends it with every call to the
+// other routes.
 
 import type { Runtime } from '../../actors/runtime.js';
 import { summarizeContext } from '../../actors/inspector.js';
@@ -11,11 +12,28 @@ import { activeStateIds, machineDiagram, MACHINES, toDefinition, toMermaid } fro
 import { drawDiagram } from '../../src/diagram.js';
 import { adminRefusal } from '../auth.js';
 import { operatorPage } from './admin.page.js';
-import { inspect } from './inspect.js';
+import { inspect, inspectSocket } from './inspect.js';
 import { drawSupervisionTree, type TreeNode } from './supervision-diagram.js';
 import type { HttpMetrics } from '../metrics.js';
 import { HttpServer, type HttpReply, type HttpRequest, type RequestContext } from '../server.js';
 import type { EngineName } from '../engine.js';
+import type { WebSocketRouteOptions } from '../websocket.js';
+
+/** The inspection socket's bounds (README "Inspection stream"); tests lower them. */
+export type InspectSocketBounds = Pick<WebSocketRouteOptions, 'maxSockets' | 'maxBacklogBytes' | 'idleTimeoutSeconds'>;
+
+export const INSPECT_SOCKET_BOUNDS: InspectSocketBounds = {
+  // Inspectors are people's tools: a handful at once; more is a leak or an attack.
+  maxSockets: 8,
+  // Far above the present a socket gets first (every actor, each with its machine's definition: the 12 machines'
+  // definitions are ~13 KB together) and above any burst of events; a reader this far behind has stopped reading.
+  maxBacklogBytes: 1024 * 1024,
+  // uWS counts in steps of 4 s; both engines ping a quiet peer before the timeout runs out.
+  idleTimeoutSeconds: 60,
+};
+
+/** The inspection socket reads nothing: a peer's messages are dropped, and one longer than this closes it. */
+const INSPECT_SOCKET_MAX_PAYLOAD = 1024;
 
 export interface AdminListenerOptions {
   readonly host: string;
@@ -27,6 +45,7 @@ export interface AdminListenerOptions {
   readonly metrics?: HttpMetrics;
   /** `ADMIN_ENGINE` (http/engine.ts). */
   readonly engine?: EngineName;
+  readonly inspectSocket?: Partial<InspectSocketBounds>;
 }
 
 const json = (status: number, body: unknown): HttpReply => ({
@@ -63,11 +82,12 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
     metrics: options.metrics,
   });
 
-  /** Refuses the request unless it carries the admin key; undefined means allowed. */
-  const guard = (request: HttpRequest): HttpReply | undefined => {
-    const refusal = adminRefusal(request.headers['x-api-key'], options.apiKey);
+  /** Refuses a request that does not carry the admin key `provided`; undefined means allowed. */
+  const refuse = (provided: string | undefined): HttpReply | undefined => {
+    const refusal = adminRefusal(provided, options.apiKey);
     return refusal && json(refusal.status, { error: refusal.error });
   };
+  const guard = (request: HttpRequest): HttpReply | undefined => refuse(request.headers['x-api-key']);
   const guarded =
     (handler: (request: HttpRequest, context: RequestContext) => HttpReply | Promise<HttpReply>) =>
     (request: HttpRequest, context: RequestContext) =>
@@ -98,6 +118,15 @@ export function adminServer(runtime: Runtime, options: AdminListenerOptions): Ht
 
   server.route('get', '/actors', guarded(() => json(200, { roots: options.roots.map((id) => node(id)) })));
   server.route('get', '/actors.svg', guarded(async () => svg(await drawSupervisionTree(options.roots.map((id) => node(id))))));
+  // A browser's WebSocket cannot send headers, nor can Stately's createWebSocketReceiver (it takes only a URL): the
+  // socket also takes the key as `?key=` (compared the same way; the logger scrubs `key=` from what it prints).
+  server.webSocket('/inspect/ws', {
+    ...INSPECT_SOCKET_BOUNDS,
+    ...options.inspectSocket,
+    maxPayloadLength: INSPECT_SOCKET_MAX_PAYLOAD,
+    authorize: (request) => refuse(request.headers['x-api-key'] ?? new URLSearchParams(request.query).get('key') ?? undefined),
+    open: (socket) => inspectSocket(inspector, runtime.clock, options.roots, socket),
+  });
   server.route('get', '/inspect', guarded(async (request, { signal }) => json(200, await inspect(inspector, runtime.clock, options.roots, request.query, signal))));
 
   server.route(

@@ -1,9 +1,12 @@
-// `GET /inspect` (issue 31): the running system's inspection events in the format of @statelyai/inspect, so a tool
-// that speaks that protocol can follow the actors. Stately's adapters carry one JSON event per WebSocket or
-// postMessage message; the edge here answers HTTP requests (it has no WebSocket or open-ended stream on both of its
-// engines), so the stream is a long poll: each answer is `{ next, missed, events }`, and the next request asks for the
-// events `after=next`, waiting up to `wait` ms for the first one. The first request (no `after`) gets every live
-// actor as `@xstate.actor` with its current `@xstate.snapshot`, so a late inspector starts from the present.
+// `GET /inspect` and `GET /inspect/ws` (issue 31): the running system's inspection events in the format of
+// @statelyai/inspect, so a tool that speaks that protocol can follow the actors. Two ways to read the same recording
+// (actors/inspection-log.ts):
+// - the socket (`inspectSocket`): one JSON event per WebSocket text message, as Stately's `createWebSocketReceiver`
+//   expects them; on connect every live actor as `@xstate.actor` with its current `@xstate.snapshot`, then each new
+//   event as it is recorded;
+// - the long poll (`inspect`), for what cannot open a WebSocket: each answer is `{ next, missed, events }`, and the next
+//   request asks for the events `after=next`, waiting up to `wait` ms for the first one. The first request (no `after`)
+//   gets the present as the socket does, so a late inspector starts from it.
 //
 // Names follow the protocol: `sessionId` is XState's session of the machine (a supervisor, which is no XState actor,
 // goes by its systemId), `parentId` the supervisor's, `rootId` the supervision root's; `name` is the systemId and
@@ -14,6 +17,7 @@ import type { Inspector } from '../../actors/inspector.js';
 import type { LoggedEvent } from '../../actors/inspection-log.js';
 import { MACHINES, toDefinition } from '../../actors/statechart.js';
 import type { Clock } from '../../src/clock.js';
+import type { BoundedWebSocket } from '../websocket.js';
 
 /** The @statelyai/inspect release whose event types (its `StatelyInspectionEvent`) these follow. */
 export const INSPECT_PROTOCOL_VERSION = '0.7.2';
@@ -113,6 +117,49 @@ class Converter {
     for (const root of roots) visit(root, 0);
     return out;
   }
+}
+
+/** RFC 6455 §7.4.1 "try again later": more events came at once than the log keeps; a new socket starts from the present. */
+export const CLOSE_EVENTS_LOST = 1013;
+
+const messages = (events: readonly StatelyInspectionEvent[]) => events.map((event) => JSON.stringify(event));
+
+/**
+ * One inspection socket, from its open to its close: the present, then the events recorded after it, one message
+ * each, sent in a batch per turn of the event loop (an XState macrostep is recorded whole before the batch goes).
+ * The socket holds the log's recording on while it is open; its backlog is bounded by the socket (http/websocket.ts).
+ */
+export function inspectSocket(inspector: Inspector, clock: Clock, roots: readonly string[], socket: BoundedWebSocket): void {
+  const log = inspector.log;
+  const release = log.hold();
+  let cursor = log.head;
+  let waiting: { promise: Promise<void>; cancel(): void } | undefined;
+  let closed = false;
+  const whenClosed = new Promise<void>((resolve) =>
+    socket.onClose(() => {
+      closed = true;
+      release();
+      waiting?.cancel();
+      resolve();
+    }),
+  );
+  socket.send(messages(new Converter(inspector, roots).present(roots, clock.now())));
+  void (async () => {
+    while (!closed && socket.open) {
+      waiting = log.next();
+      await Promise.race([waiting.promise, whenClosed]);
+      waiting.cancel();
+      if (closed || !socket.open) return;
+      const { events, missed } = log.since(cursor);
+      cursor = log.head;
+      if (missed > 0) {
+        socket.end(CLOSE_EVENTS_LOST, `${missed} inspection events lost; reconnect for the present`);
+        return;
+      }
+      const converter = new Converter(inspector, roots);
+      socket.send(messages(events.map((event) => converter.logged(event))));
+    }
+  })();
 }
 
 /** `after` and `wait` from the query string; undefined `after`: the reader starts now. */

@@ -2,61 +2,9 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setup } from 'xstate';
-import { actorChild } from '../../actors/actor-child.js';
-import { systemClock } from '../../src/clock.js';
-import { createRuntime, type Runtime } from '../../actors/runtime.js';
-import { supervisorSpec, Supervisor } from '../../actors/supervisor.js';
-import { adminServer } from '../../http/admin/admin.routes.js';
 import { refreshCycleMachine } from '../../machines/rates/refresh-cycle.machine.js';
-import { captureLogger } from '../support/logger.js';
+import { ADMIN_TEST_KEY as KEY, withAdmin } from '../support/admin-listener.js';
 import { rawRequest } from '../support/raw-http.js';
-
-const KEY = 'k'.repeat(40);
-const worker = setup({ types: { events: {} as { type: 'system.shutdown' } | { type: 'ping' } | { type: 'hold' } | { type: 'reset' } } }).createMachine({
-  id: 'adminTestWorker',
-  initial: 'waiting',
-  states: {
-    waiting: { on: { ping: 'pinged', 'system.shutdown': 'done' } },
-    // `hold` is taken and never answered: an ask that waits, for the operator view.
-    pinged: { on: { hold: { actions: () => undefined }, reset: 'waiting', 'system.shutdown': 'done' } },
-    done: { type: 'final' },
-  },
-});
-
-async function withAdmin(
-  apiKey: string | undefined,
-  run: (port: number, fetchJson: (path: string, key?: string) => Promise<{ status: number; body: any; text: string }>, runtime: Runtime) => Promise<void>,
-) {
-  const runtime = createRuntime(systemClock, captureLogger().logger);
-  const root = new Supervisor(
-    { id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 1_000, children: [supervisorSpec({ id: 'svc', strategy: 'one_for_one', intensity: 1, periodMs: 1_000, children: [actorChild({ systemId: 'svc.worker', logic: () => worker })] })] },
-    runtime,
-  );
-  runtime.inspector.record('root').children = ['svc'];
-  await root.start();
-  runtime.registry.lookup('svc.worker')!.send({ type: 'ping' });
-  const server = adminServer(runtime, { host: '127.0.0.1', port: 0, apiKey, roots: ['root'] });
-  const port = await server.listen();
-  const fetchJson = async (path: string, key?: string) => {
-    const response = await fetch(`http://127.0.0.1:${port}${path}`, { headers: { connection: 'close', ...(key ? { 'x-api-key': key } : {}) } });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    return { status: response.status, body, text };
-  };
-  try {
-    await run(port, fetchJson, runtime);
-  } finally {
-    await server.close();
-    root.shutdown();
-    await root.exited;
-  }
-}
 
 test('without a configured key every route answers 503 Service not configured', async () => {
   await withAdmin(undefined, async (_port, get) => {
