@@ -38,6 +38,14 @@ export interface RuntimeOptions {
 /** Concurrent operator pings per connection, each way. */
 const PING_STREAMS = 4;
 const MAX_CONNECTIONS = 100;
+/**
+ * Bytes a libp2p TCP socket takes before it asks its writer to wait (Node's default is 16 KiB). A noise frame is up to
+ * 64 KiB, so at the default every frame of a block sent to a peer stopped the connection's send loop until the
+ * socket drained; with room for several frames one loop sends them together. `highWaterMark` is net's option
+ * (net.connect and net.createServer pass it to each socket); @libp2p/tcp hands these options to both.
+ */
+const SOCKET_WRITE_BUFFER_BYTES = 256 * 1024;
+const SOCKET_OPTIONS = { highWaterMark: SOCKET_WRITE_BUFFER_BYTES } as { noDelay?: boolean };
 
 export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode> {
   const store = await openNodeStore(options.storeDirectory);
@@ -49,7 +57,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
       privateKey,
       datastore: store.datastore,
       addresses: { listen: [...options.listen] },
-      transports: [tcp()],
+      transports: [tcp({ dialOpts: SOCKET_OPTIONS, listenOpts: SOCKET_OPTIONS })],
       connectionEncrypters: [noise()],
       streamMuxers: [yamux()],
       peerDiscovery: [],
