@@ -86,16 +86,20 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
   function updateBlock(cid: CID, change: (block: PinnedBlock) => boolean, signal?: AbortSignal): Promise<void> {
     const key = blockKey(cid);
     const name = key.toString();
+    // The signal is checked, not handed to datastore-fs: it races each call against the signal with one 'abort'
+    // listener per call, and a walk's 16 updates in flight on one signal passed Node's limit of 10 listeners
+    // (MaxListenersExceededWarning). A record's read and write are short local file operations.
     const run = async (): Promise<void> => {
+      signal?.throwIfAborted();
       let block: PinnedBlock = { pinCount: 0, pinnedBy: [] };
       try {
-        block = cborg.decode(await datastore.get(key, { signal })) as PinnedBlock;
+        block = cborg.decode(await datastore.get(key)) as PinnedBlock;
       } catch (error) {
-        if (!absent(error, signal)) throw error;
+        if ((error as Error).name !== 'NotFoundError') throw error;
       }
       if (!change(block)) return;
-      if (block.pinCount <= 0) await datastore.delete(key, { signal });
-      else await datastore.put(key, cborg.encode(block), { signal });
+      if (block.pinCount <= 0) await datastore.delete(key);
+      else await datastore.put(key, cborg.encode(block));
     };
     const previous = chains.get(name);
     const turn = previous ? previous.then(run, run) : run();

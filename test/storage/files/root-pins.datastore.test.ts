@@ -162,6 +162,24 @@ describe('root pins in helia’s datastore records', () => {
     assert.deepEqual([...(await pinRecords(node)).keys()], []);
   });
 
+  it('a walk of many blocks on one signal adds no abort listener per record (no MaxListenersExceededWarning)', async () => {
+    const node = await startNode('listeners');
+    const root = await fileOf(node, Array.from({ length: 40 }, (_, index) => 100 + index));
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    try {
+      const { signal } = new AbortController();
+      await node.pins.add(root, { signal, offline: true });
+      await node.pins.remove(root, signal);
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    assert.deepEqual(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning')), []);
+    assert.deepEqual([...(await pinRecords(node)).keys()], []);
+  });
+
   it('an aborted removal rejects and leaves the pin; an aborted `has` rejects instead of answering false', async () => {
     const node = await startNode('aborted');
     const bytes = new TextEncoder().encode('a staged copy');
