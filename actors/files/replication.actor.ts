@@ -167,10 +167,11 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     try {
       await pullBlocks(node.libp2p, peerIdFromString(source), cid, {
         linksOf: (block, bytes) => linksOf(node.helia.getCodec, block, bytes),
+        // (no signal into the write: FsBlockstore races it with one listener per write; a local write is short)
         write: async (block, bytes, writeSignal) => {
           if (await node.store.blockstore.has(block)) return;
           writeSignal.throwIfAborted();
-          await node.store.blockstore.put(block, bytes, { signal: writeSignal });
+          await node.store.blockstore.put(block, bytes);
         },
         signal,
       });

@@ -14,7 +14,7 @@
 
 import type { Libp2p, PeerId, Stream, StreamCloseEvent, StreamHandler, StreamMessageEvent } from '@libp2p/interface';
 import type { CID } from 'multiformats/cid';
-import { BlockFrameDecoder, blockFrameHead, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
+import { BlockFrameDecoder, blockFrameHead, MAX_BLOCK_BYTES, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
 import { BlockVerifier, type LinksOf } from '../../src/files/block-verifier.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import { BLOCKS_MAX_REQUEST_BYTES, BLOCKS_PROTOCOL, encodeFrame, parseBlocksRequest, ProtocolMessageError } from '../../src/files/wire.js';
@@ -29,10 +29,13 @@ const WRITES_IN_FLIGHT = 4;
 const PAUSE_AT_FRAMES = 8;
 /**
  * While paused, the sender may still fill the window yamux already granted it: up to yamux's largest stream window
- * (16 MiB, @chainsafe/libp2p-yamux MAX_STREAM_WINDOW). libp2p resets a stream whose paused buffer passes
- * `maxReadBufferLength` (4 MiB by default), so a pulling stream allows that window and a little more.
+ * (16 MiB, @chainsafe/libp2p-yamux MAX_STREAM_WINDOW). And a resume grants the whole window again at once, counting
+ * the bytes still buffered here as consumed: when the buffer's first frames pause the stream again, the rest of
+ * the buffer (up to one window) waits in front of a fresh window's worth (measured: 17.8 MiB buffered for a 64 MiB
+ * copy). libp2p resets a stream whose paused buffer passes `maxReadBufferLength` (4 MiB by default), so a pulling
+ * stream allows two windows and a block. That is the bound of what a slow writer here may buffer per copy.
  */
-const PAUSED_READ_BUFFER_BYTES = 16 * 1024 * 1024 + 1024 * 1024;
+const PAUSED_READ_BUFFER_BYTES = 2 * 16 * 1024 * 1024 + MAX_BLOCK_BYTES;
 
 /** The serving peer refused the pull (or stopped serving it), with its code. */
 export class BlocksRefusedError extends Error {
@@ -209,6 +212,15 @@ export async function pullBlocks(libp2p: Libp2p, source: PeerId, root: CID, opti
       if (!settled && verifier.complete && backlog === 0 && writes.size === 0) succeed();
     };
 
+    // libp2p refuses to pause or resume a readable end that is closing or closed: the server's last bytes have
+    // arrived (all of them were dispatched, and 'end' follows), so there is nothing left to hold back or let through.
+    const pause = () => {
+      if (stream.readStatus === 'readable') stream.pause();
+    };
+    const resume = () => {
+      if (stream.readStatus === 'paused') stream.resume();
+    };
+
     const handle = async (frame: BlockFrame): Promise<void> => {
       if (frame.kind === 'refusal') throw new BlocksRefusedError(frame.code);
       const cid = await verifier.accept(frame.cid, frame.bytes);
@@ -242,7 +254,7 @@ export async function pullBlocks(libp2p: Libp2p, source: PeerId, root: CID, opti
             backlog--;
             if (paused && backlog <= PAUSE_AT_FRAMES / 2) {
               paused = false;
-              stream.resume();
+              resume();
             }
             finishIfDone();
           })
@@ -250,7 +262,7 @@ export async function pullBlocks(libp2p: Libp2p, source: PeerId, root: CID, opti
       }
       if (!paused && backlog >= PAUSE_AT_FRAMES) {
         paused = true;
-        stream.pause();
+        pause();
       }
     };
     // Everything the server sent has been read: once the frames still being checked and written are done, the DAG

@@ -89,13 +89,14 @@ describe('the block pull protocol between real nodes', { timeout: 180_000 }, () 
     const rootBytes = await a.store.blockstore.getBlock(root);
     return [root, ...(await linksOf(a.helia.getCodec, root, rootBytes))];
   };
-  /** B's own pull (no actor), writes recorded. */
-  const pullOnB = (from: FilesNode, root: CID, signal = AbortSignal.timeout(10_000)) => {
+  /** B's own pull (no actor), writes recorded; each write takes at least `writeMs`. */
+  const pullOnB = (from: FilesNode, root: CID, signal = AbortSignal.timeout(10_000), writeMs = 0) => {
     const written: string[] = [];
     const options: PullOptions = {
       linksOf: (cid, bytes) => linksOf(b.helia.getCodec, cid, bytes),
       write: async (cid, bytes) => {
         written.push(cid.toString());
+        if (writeMs > 0) await new Promise((resolve) => setTimeout(resolve, writeMs));
         await b.store.blockstore.put(cid, bytes);
       },
       signal,
@@ -146,6 +147,17 @@ describe('the block pull protocol between real nodes', { timeout: 180_000 }, () 
     const one = pullOnB(a, single);
     assert.deepEqual(await one.pull, { blocks: 1, bytes: 500_000 });
     assert.deepEqual(one.written, [single.toString()]);
+    await stopResponders();
+  });
+
+  it('64 MiB to a writer slower than the network: the stream is paused and resumed (paused, it buffers past libp2p\'s 4 MiB default), every block arrives', async () => {
+    await respond(a);
+    const content = randomBytes(64 * MIB + 5);
+    const cid = await importOnA(content);
+    const { pull, written } = pullOnB(a, cid, AbortSignal.timeout(60_000), 2);
+    assert.equal((await pull).blocks, 66);
+    assert.equal(new Set(written).size, 66);
+    assert.ok((await bytesOn(b, cid)).equals(content));
     await stopResponders();
   });
 
