@@ -13,12 +13,11 @@
 // out, through it-to-buffer in its ledger, and once more when the receiver gathered the message.
 
 import type { Libp2p, PeerId, Stream, StreamCloseEvent, StreamHandler, StreamMessageEvent } from '@libp2p/interface';
-import type { CID } from 'multiformats/cid';
+import { CID } from 'multiformats/cid';
 import { BlockFrameDecoder, blockFrameHead, MAX_BLOCK_BYTES, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
 import { BlockVerifier, type LinksOf } from '../../src/files/block-verifier.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import { BLOCKS_MAX_REQUEST_BYTES, BLOCKS_PROTOCOL, encodeFrame, parseBlocksRequest, ProtocolMessageError } from '../../src/files/wire.js';
-import { CID as CIDClass } from 'multiformats/cid';
 import { readFrame } from './protocol-stream.libp2p.js';
 
 /** Blocks the server reads ahead of the one it sends (1 MiB each: this bounds a stream's memory on the sender). */
@@ -51,6 +50,9 @@ export class BlockStreamEndedError extends Error {
   static readonly NAME = 'BlockStreamEndedError';
   override readonly name = BlockStreamEndedError.NAME;
 }
+
+/** The identity multihash: the block is the CID's own digest. */
+const IDENTITY_HASH = 0x00;
 
 const pieces = (data: Uint8Array | Iterable<Uint8Array>): Iterable<Uint8Array> => (data instanceof Uint8Array ? [data] : data);
 
@@ -101,7 +103,7 @@ async function sendDag(stream: Stream, root: CID, options: BlockServerOptions, s
     await send(stream, bytes, signal);
     for (const link of await options.linksOf(cid, bytes)) {
       const key = link.toString();
-      if (link.multihash.code === 0 || seen.has(key)) continue;
+      if (link.multihash.code === IDENTITY_HASH || seen.has(key)) continue;
       seen.add(key);
       order.push(link);
     }
@@ -123,7 +125,7 @@ export function blockServer(options: BlockServerOptions): StreamHandler {
       try {
         let root: CID;
         try {
-          root = CIDClass.parse(parseBlocksRequest(await readFrame(stream, BLOCKS_MAX_REQUEST_BYTES, signal)).cid);
+          root = CID.parse(parseBlocksRequest(await readFrame(stream, BLOCKS_MAX_REQUEST_BYTES, signal)).cid);
         } catch (error) {
           if (signal.aborted || (error as Error).name !== ProtocolMessageError.NAME) throw error;
           return await refuse('invalid');
