@@ -28,6 +28,7 @@ import { confirmedRecord } from '../../src/files/lifecycle.js';
 import { KeyedQueue } from '../../src/keyed-queue.js';
 import type { FileRecord } from '../../src/files/types.js';
 import {
+  BLOCKS_PROTOCOL,
   parseReplicationRequest,
   REPLICATION_MAX_FRAME_BYTES,
   REPLICATION_PROTOCOL,
@@ -39,13 +40,19 @@ import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { StorePort } from './store.actor.js';
-import { walkDag } from '../../storage/files/dag-walk.js';
+import { blockServer, pullBlocks } from '../../storage/files/block-pull.libp2p.js';
+import { linksOf, walkDag } from '../../storage/files/dag-walk.js';
 import { changeProtocols, frameHandler } from '../../storage/files/protocol-stream.libp2p.js';
 
 /** Streams per connection for this protocol, each way: an upload places several files on one peer at once. */
 const PROTOCOL_STREAMS = 32;
 /** Leaves fetched at once while pulling a copy (1 MiB each, so this bounds the memory a copy holds too). */
 const COPY_FETCH_CONCURRENCY = 16;
+/**
+ * Block pull streams this node serves at once (BLOCKS_PROTOCOL), over all peers; beyond it a peer is refused `busy`
+ * and fetches over bitswap. Each holds up to 5 blocks (4 read ahead and one being sent), so ~80 MiB at most.
+ */
+const BLOCK_STREAMS = 16;
 /** A stage not committed or aborted within this many request timeouts is aborted here. */
 const STAGE_TTL_FACTOR = 4;
 
@@ -147,8 +154,38 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     return store.ask({ type: 'store.pinForSession', sessionId: session, cid }, { signal });
   };
 
-  /** Brings the blocks of `cid` into the blockstore, from `source` where it can. */
+  /**
+   * Brings the blocks of `cid` into the blockstore, from `source` where it can: over the block pull protocol first
+   * (storage/files/block-pull.libp2p.ts: one stream, every block checked against its CID before it is written), and
+   * over bitswap when that fails for any reason (the source does not offer the protocol, refuses, lacks a block,
+   * sends a block that fails its check, or the stream breaks). Blocks written by a failed pull were verified; the
+   * bitswap walk finds them local. Either way the caller's storage hold covers them until the pin.
+   */
   const fetchFrom = async (node: FilesNode, cid: CID, source: string, signal: AbortSignal): Promise<void> => {
+    // A file of one block: `withCopySlot`'s stat has already brought it in.
+    if (cid.code === RAW_CODEC && (await node.store.blockstore.has(cid))) return;
+    try {
+      await pullBlocks(node.libp2p, peerIdFromString(source), cid, {
+        linksOf: (block, bytes) => linksOf(node.helia.getCodec, block, bytes),
+        // (no signal into the write: FsBlockstore races it with one listener per write; a local write is short)
+        write: async (block, bytes, writeSignal) => {
+          if (await node.store.blockstore.has(block)) return;
+          writeSignal.throwIfAborted();
+          await node.store.blockstore.put(block, bytes);
+        },
+        signal,
+      });
+      return;
+    } catch (error) {
+      if (signal.aborted) throw error;
+      // Only the kind: a peer's refusal code and text stay out of the logs (spec §2.1).
+      logger.debug({ kind: (error as Error).name }, 'the block pull failed; fetching the copy over bitswap');
+    }
+    await fetchOverBitswap(node, cid, source, signal);
+  };
+
+  /** The copy's blocks over bitswap (before the block pull protocol, the only way; now its fallback). */
+  const fetchOverBitswap = async (node: FilesNode, cid: CID, source: string, signal: AbortSignal): Promise<void> => {
     // helia's pin walk would fetch one block at a time (one bitswap round trip per 1 MiB leaf); this walk brings
     // COPY_FETCH_CONCURRENCY blocks in at once without reading them back (storage/files/dag-walk.ts), and the pin
     // walk then finds them local.
@@ -335,7 +372,8 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
   };
 
   return fromCallback(() => {
-    const libp2p = holder.get().libp2p;
+    const node = holder.get();
+    const libp2p = node.libp2p;
     // Work in flight ends with the actor: a copy finishing after the stop would pin for nobody.
     const lifetime = new AbortController();
     const bounded = (raw: unknown, remotePeer: string, signal: AbortSignal) => answer(raw, remotePeer, AbortSignal.any([signal, lifetime.signal]));
@@ -345,10 +383,30 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     changeProtocols(libp2p, () =>
       libp2p.handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
     ).catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
+    // The block pull's serving side: members pull the copies this node asks them to keep.
+    let blockStreams = 0;
+    const blocks = blockServer({
+      read: (cid, signal) => node.store.blockstore.getBlock(cid, { signal }),
+      linksOf: (cid, bytes) => linksOf(node.helia.getCodec, cid, bytes),
+      authorized: (peerId) => members.has(peerId),
+      trySlot: () => {
+        if (blockStreams >= BLOCK_STREAMS) return undefined;
+        blockStreams++;
+        return () => void blockStreams--;
+      },
+      timeoutMs: options.requestTimeoutMs,
+      clock,
+      lifetime: lifetime.signal,
+      onError: (error) => logger.debug({ kind: (error as Error | undefined)?.name }, 'a block pull stream failed'),
+    });
+    changeProtocols(libp2p, () =>
+      libp2p.handle(BLOCKS_PROTOCOL, blocks, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
+    ).catch((error: unknown) => logger.error({ err: error }, 'the block pull protocol could not be registered'));
     return () => {
       lifetime.abort(new Error('the replication actor stopped'));
       for (const key of [...staged.keys()]) void abortStaged(key).catch(() => {});
       void changeProtocols(libp2p, () => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
+      void changeProtocols(libp2p, () => libp2p.unhandle(BLOCKS_PROTOCOL)).catch(() => {});
     };
   });
 }

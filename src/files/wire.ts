@@ -1,16 +1,25 @@
-// The two peer protocols of a files cluster (docs/specs/files-node.md §1.4, §2.3, §9.4; docs/notes/files-node.md A.6, C24,
+// The peer protocols of a files cluster (docs/specs/files-node.md §1.4, §2.3, §9.4; docs/notes/files-node.md A.6, C24,
 // C25, C27): framing and message shapes, pure. One request and one response per stream, each a frame of a 4-byte
-// big-endian length followed by that many bytes of UTF-8 JSON. A frame above the protocol's bound is a protocol
+// big-endian length followed by that many bytes of UTF-8 JSON (the block pull answers its request with block frames
+// instead: src/files/block-frames.ts). A frame above the protocol's bound is a protocol
 // violation: the reader stops at the length prefix, never buffers it.
 
 /** Copies between nodes. Offered in its one current version only (spec §9.4); storage metrics report it. */
 export const REPLICATION_PROTOCOL = '/adamant/replication/1.0.0';
+/**
+ * A copy's blocks, pulled by the replica from the member that asked it to keep the copy: one request frame `{cid}`
+ * (this file's framing), then the DAG's blocks as block frames (src/files/block-frames.ts). Our own addition, not the
+ * original's: a peer without it (the original node, an older version) is asked over bitswap instead.
+ */
+export const BLOCKS_PROTOCOL = '/adamant/blocks/1.0.0';
 /** Round attestations between nodes of one membership (spec §2.3 rules 5-7). */
 export const HEALTH_PROTOCOL = '/adamant/health/1.0.0';
 
 /** Requests are an op, a CID and at most a session id; anything larger is not a request of ours. */
 export const REPLICATION_MAX_FRAME_BYTES = 4096;
 export const HEALTH_MAX_FRAME_BYTES = 1024;
+/** A block pull's request is a CID. */
+export const BLOCKS_MAX_REQUEST_BYTES = 256;
 
 const LENGTH_PREFIX_BYTES = 4;
 
@@ -149,6 +158,18 @@ export function parseReplicationResponse(value: unknown, request: ReplicationReq
       return { ok: true, op: request.op };
   }
   throw new ProtocolMessageError('response fields do not match the operation');
+}
+
+/** A block pull's request (BLOCKS_PROTOCOL): the root of the DAG to send. */
+export interface BlocksRequest {
+  readonly cid: string;
+}
+
+export function parseBlocksRequest(value: unknown): BlocksRequest {
+  if (typeof value !== 'object' || value === null) throw new ProtocolMessageError('request is not an object');
+  const { cid } = value as Record<string, unknown>;
+  if (typeof cid !== 'string' || cid === '' || cid.length > MAX_CID_CHARS) throw new ProtocolMessageError('request has no valid CID');
+  return { cid };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -13,6 +13,9 @@ import { createUnsafe } from 'multiformats/block';
 import type { CID } from 'multiformats/cid';
 import { LINKS_ONLY } from './blockstore.fs.js';
 
+/** The raw codec (multicodec 0x55): a leaf without links. */
+const RAW_CODE = 0x55;
+
 /** A block as blockstores hand it over: in pieces (sync or async), or whole. */
 type BlockRead = Iterable<Uint8Array> | AsyncIterable<Uint8Array> | Promise<Uint8Array>;
 
@@ -33,6 +36,13 @@ export interface DagWalkOptions {
   readonly offline?: boolean;
   /** A missing block is still visited, the DAG under it is not (a removal frees what it can reach). */
   readonly skipMissing?: boolean;
+}
+
+/** The links of a block, decoded with its codec (a raw block has none and is not decoded). */
+export async function linksOf(getCodec: Helia<Libp2p>['getCodec'], cid: CID, bytes: Uint8Array): Promise<CID[]> {
+  if (cid.code === RAW_CODE) return [];
+  const block = createUnsafe({ bytes, cid, codec: await getCodec(cid.code) });
+  return [...block.links()].map(([, link]) => link);
 }
 
 /** A block not held here: helia's storage refuses to fetch it while offline, or the blockstore lacks it. */
