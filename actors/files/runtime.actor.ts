@@ -61,7 +61,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
     });
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
     await helia.start();
-    const pins = heliaRootPins(helia.pins);
+    const pins = heliaRootPins(helia.pins, store.datastore);
     return { helia, libp2p, unixfs: unixfs(helia), store, registry, pins, peerId: peerIdFromPrivateKey(privateKey).toString() };
   } catch (error) {
     registry?.close();

@@ -2,6 +2,9 @@
 
 import type { Helia } from '@helia/utils';
 import type { Libp2p } from '@libp2p/interface';
+import type { Datastore } from 'interface-datastore';
+import { base36 } from 'multiformats/bases/base36';
+import { CID } from 'multiformats/cid';
 import { LINKS_ONLY } from './blockstore.fs.js';
 import type { RootPins } from './root-pins.js';
 
@@ -23,7 +26,15 @@ function absent(error: unknown, signal: AbortSignal | undefined): boolean {
   return (error as Error).name === 'NotFoundError';
 }
 
-export function heliaRootPins(pins: Helia<Libp2p>['pins']): RootPins {
+/**
+ * Where helia keeps a root pin: one datastore key per pin, `/pin/<the CID as v1 in base36>` (@helia/utils 2,
+ * pins.ts `DATASTORE_PIN_PREFIX` and `toDSKey`; `pins.ls` parses the same keys back, and reads each record's value
+ * besides). The test beside this file compares `roots` with `pins.ls`, so a helia that moves its pins fails there.
+ */
+const PIN_KEY_PREFIX = '/pin/';
+
+/** `datastore` is the one helia keeps its pins in (the store's FsDatastore): `roots` reads its keys. */
+export function heliaRootPins(pins: Helia<Libp2p>['pins'], datastore: Pick<Datastore, 'queryKeys'>): RootPins {
   return {
     async has(cid, signal) {
       try {
@@ -44,6 +55,12 @@ export function heliaRootPins(pins: Helia<Libp2p>['pins']): RootPins {
         await drain(pins.rm(cid, { signal, ...LINKS_ONLY }));
       } catch (error) {
         if (!absent(error, signal)) throw error;
+      }
+    },
+    async *roots(signal) {
+      // Keys only: datastore-fs lists the files of the pin folder and opens none of them.
+      for await (const key of datastore.queryKeys({ prefix: PIN_KEY_PREFIX }, { signal })) {
+        yield CID.parse(key.toString().slice(PIN_KEY_PREFIX.length), base36);
       }
     },
   };

@@ -103,7 +103,7 @@ class FakeNode {
         },
       },
     } as unknown as FilesNode;
-    const pins = heliaRootPins(node.helia.pins);
+    const pins = heliaRootPins(node.helia.pins, node.store.datastore);
     return { ...node, pins };
   }
 

@@ -197,7 +197,7 @@ test("the root pins ask helia's pin walk for links only, keeping the caller's op
       seen.push(options);
       yield _cid;
     },
-  } as unknown as Parameters<typeof heliaRootPins>[0]);
+  } as unknown as Parameters<typeof heliaRootPins>[0], { async *queryKeys() {} });
   const cid = await rawBlock(bytesOf(10, 1));
   const { signal } = new AbortController();
   await pins.add(cid, { signal, offline: true });

@@ -46,6 +46,23 @@ describe('root pins on helia and datastore-fs: an aborted call never reads as "n
     await assert.rejects(node.pins.has(cid, gone.signal), (error: Error) => error.name !== 'NotFoundError');
   });
 
+  it("roots: every root pin from the pin set's keys, the same CIDs helia's own pins.ls reads from the records", async () => {
+    const more = await Promise.all(['second', 'third'].map(async (text) => {
+      const bytes = new TextEncoder().encode(text);
+      const extra = CID.createV1(raw.code, await sha256.digest(bytes));
+      await node.helia.blockstore.put(extra, bytes);
+      await node.pins.add(extra, { offline: true });
+      return extra;
+    }));
+    const fromKeys: string[] = [];
+    for await (const root of node.pins.roots()) fromKeys.push(root.toString());
+    const fromRecords: string[] = [];
+    for await (const pin of node.helia.pins.ls()) fromRecords.push(pin.cid.toString());
+    assert.deepEqual(fromKeys.sort(), fromRecords.sort());
+    assert.deepEqual(fromKeys, [cid, ...more].map(String).sort(), 'the three roots, nothing from the pinned-block index');
+    for (const extra of more) await node.pins.remove(extra);
+  });
+
   it('without an abort, a removal removes and a missing pin is simply absent', async () => {
     await node.pins.remove(cid);
     assert.equal(await node.pins.has(cid), false);
