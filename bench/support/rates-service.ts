@@ -2,13 +2,13 @@
 // `npm run bench -- rates` and `npm run bench -- scale` (the rates part).
 
 import { statSync, writeFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FakeUpstreams } from '../../test/rates/fakes/upstreams.js';
 import { prng } from '../../test/support/random.js';
 import { openSqliteHistory } from '../../storage/rates/history.sqlite.js';
 import type { SourceName } from '../../src/rates/types.js';
+import { freePort } from './files-node.js';
 import { getJson } from './http-json.js';
 import { memoryOf, spawnTracked, type ManagedProcess } from './processes.js';
 import { fmt, fmtInt } from './stats.js';
@@ -87,17 +87,6 @@ export function ratesConfig(fakes: FakeUpstreams, port: number, sqlitePath: stri
 
 // ---------------------------------------------------------------------------------------------
 // The service as a process.
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface Service {
   readonly process: ManagedProcess;
