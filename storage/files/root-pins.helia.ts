@@ -2,7 +2,6 @@
 
 import type { Helia } from '@helia/utils';
 import type { Libp2p } from '@libp2p/interface';
-import type { Datastore } from 'interface-datastore';
 import { base36 } from 'multiformats/bases/base36';
 import { CID } from 'multiformats/cid';
 import { LINKS_ONLY } from './blockstore.fs.js';
@@ -34,7 +33,7 @@ function absent(error: unknown, signal: AbortSignal | undefined): boolean {
 const PIN_KEY_PREFIX = '/pin/';
 
 /** `datastore` is the one helia keeps its pins in (the store's FsDatastore): `roots` reads its keys. */
-export function heliaRootPins(pins: Helia<Libp2p>['pins'], datastore: Pick<Datastore, 'queryKeys'>): RootPins {
+export function heliaRootPins(pins: Helia<Libp2p>['pins'], datastore: Pick<Helia<Libp2p>['datastore'], 'queryKeys'>): RootPins {
   return {
     async has(cid, signal) {
       try {
