@@ -15,20 +15,17 @@
 //             Goal: p50 < 2 ms (point) and < 20 ms (range). Also the service's peak RSS.
 // 3. merge:   applySourceQuotes() x 10 sources + evaluate() over 2,000 pairs, in-process. Goal: < 50 ms a cycle.
 
-import { writeFileSync, statSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startFakeUpstreams, type FakeUpstreams } from '../test/rates/fakes/upstreams.js';
-import { openSqliteHistory } from '../storage/rates/history.sqlite.js';
 import { applySourceQuotes, evaluate, type ResolvedRates, type RetainedQuotes } from '../src/rates/merge.js';
-import { SOURCE_ORDER, type MergeSettings, type Quote, type SourceName } from '../src/rates/types.js';
+import { SOURCE_ORDER, type MergeSettings, type Quote } from '../src/rates/types.js';
 import type { BenchOptions } from './run.js';
 import { captureResponse, startBaseline } from './support/baseline.js';
 import { getJson } from './support/http-json.js';
 import { runLoad, terminateLoadWorkers } from './support/load.js';
 import { measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
-import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
+import { BASE_COINS, generateHistory, historyPairs, HISTORY_BATCH, HISTORY_SNAPSHOTS, JSON_TIMEOUT_MS, memoryLine, seedUpstreams, startService } from './support/rates-service.js';
 import { prng } from '../test/support/random.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, machineHeader, summarizeMs, table } from './support/stats.js';
@@ -44,133 +41,14 @@ const GOAL_HISTORY_RANGE_P50_MS = 20;
 const GOAL_MERGE_CYCLE_MS = 50;
 
 const WARMUP_MS = 1_000;
-const HISTORY_SNAPSHOTS = 100_000;
-const HISTORY_BATCH = 1_000;
-/** 10 minutes between generated snapshots: the default refreshInterval of the original. */
-const HISTORY_STEP_MS = 10 * 60_000;
 const HISTORY_REQUESTS = 2_000;
 const HISTORY_WARMUP_REQUESTS = 100;
 const MERGE_SOURCES = 10;
 const MERGE_PAIRS = 2_000;
 const MERGE_WARMUP = 5;
 const MERGE_ITERATIONS = 30;
-const READY_TIMEOUT_MS = 60_000;
-/** How long a setup check or a sample request (not a measurement) may wait for its answer. */
-const JSON_TIMEOUT_MS = 30_000;
 /** Busy time outside the server and the generator above this (% of a core) marks a run as disturbed. */
 const NOISY_OTHER_CPU = 25;
-
-const DIST = fileURLToPath(new URL('..', import.meta.url));
-const CLI = join(DIST, 'src', 'cli.js');
-const POLYFILL = join(DIST, 'src', 'polyfill.js');
-
-// ---------------------------------------------------------------------------------------------
-// A realistic upstream world: ~30 coins over three crypto sources, fiat over two.
-
-/** USD per unit. */
-const CRYPTO: ReadonlyArray<readonly [string, number]> = [
-  ['BTC', 64_250], ['ETH', 3_150], ['USDT', 1], ['BNB', 580], ['SOL', 145], ['XRP', 0.52], ['USDC', 1], ['ADA', 0.38],
-  ['DOGE', 0.12], ['TRX', 0.16], ['TON', 5.4], ['DOT', 4.3], ['MATIC', 0.41], ['LTC', 66], ['SHIB', 0.0000142],
-  ['AVAX', 26], ['LINK', 11.5], ['BCH', 330], ['XLM', 0.095], ['ATOM', 4.6], ['XMR', 165], ['ETC', 19], ['FIL', 3.6],
-  ['APT', 6.8], ['NEAR', 4.9], ['ARB', 0.55], ['OP', 1.6], ['DASH', 24], ['ZEC', 35], ['ADM', 0.031],
-];
-/** USD per unit. */
-const FIAT: ReadonlyArray<readonly [string, number]> = [
-  ['USD', 1], ['EUR', 1.09], ['RUB', 0.0108], ['GBP', 1.28], ['JPY', 0.0067], ['CNY', 0.138], ['CHF', 1.13], ['CAD', 0.73],
-  ['AUD', 0.66], ['INR', 0.012], ['KRW', 0.00073], ['TRY', 0.029], ['BRL', 0.18], ['AED', 0.272], ['SGD', 0.74],
-];
-const BASE_COINS = ['USD', 'EUR', 'RUB', 'BTC', 'ETH'];
-const CRYPTO_SOURCES: readonly SourceName[] = ['CoinPaprika', 'CoinLore', 'Binance'];
-const FIAT_SOURCES: readonly SourceName[] = ['CurrencyApi', 'ExchangeRateApi'];
-
-/** Coins each crypto source advertises: CoinPaprika all, CoinLore 25, Binance 20 (no USDT market on Binance). */
-function coinsOf(source: SourceName): string[] {
-  const symbols = CRYPTO.map(([symbol]) => symbol);
-  if (source === 'CoinLore') return symbols.slice(0, 25);
-  if (source === 'Binance') return symbols.filter((s) => s !== 'USDT').slice(0, 20);
-  return symbols;
-}
-
-function seedUpstreams(fakes: FakeUpstreams): void {
-  const random = prng(42);
-  for (const source of CRYPTO_SOURCES) {
-    // Sources disagree by up to ±0.5%: one price group per pair, as on a quiet market.
-    for (const [symbol, usd] of CRYPTO.filter(([s]) => coinsOf(source).includes(s))) fakes.setPrice(source, symbol, usd * (1 + (random() - 0.5) / 100));
-  }
-  for (const source of FIAT_SOURCES) for (const [symbol, usd] of FIAT) fakes.setPrice(source, symbol, usd * (1 + (random() - 0.5) / 1000));
-}
-
-function ratesConfig(fakes: FakeUpstreams, port: number, sqlitePath: string): Record<string, unknown> {
-  return {
-    name: 'Currencyinfo',
-    decimals: 12,
-    strategy: 'priority',
-    rateDifferencePercentThreshold: 25,
-    groupPercentage: 65,
-    minSources: 2,
-    priorities: ['CoinPaprika', 'CoinLore', 'Binance', 'ExchangeRateApi', 'CurrencyApi'],
-    // One cycle at startup, then none for an hour: no refresh runs during the measurements.
-    refreshInterval: 60,
-    rateLifetime: 120,
-    server: { port, sqlite: { path: sqlitePath } },
-    log_level: 'warn',
-    base_coins: BASE_COINS,
-    currency_api: { enabled: true, url: fakes.baseUrlFor('CurrencyApi'), codes: FIAT.map(([s]) => s) },
-    exchange_rate_api: { enabled: true, url: fakes.baseUrlFor('ExchangeRateApi'), codes: FIAT.map(([s]) => s) },
-    coinpaprika: { enabled: true, url: fakes.baseUrlFor('CoinPaprika'), coins: coinsOf('CoinPaprika') },
-    coinlore: { enabled: true, url: fakes.baseUrlFor('CoinLore'), coins: coinsOf('CoinLore') },
-    binance: { enabled: true, url: fakes.baseUrlFor('Binance'), coins: coinsOf('Binance') },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------
-// The service as a process.
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-interface Service {
-  readonly process: ManagedProcess;
-  readonly port: number;
-  readonly startupMs: number;
-}
-
-async function startService(name: string, dir: string, fakes: FakeUpstreams, sqlitePath: string): Promise<Service> {
-  const port = await freePort();
-  const configPath = join(dir, `${name}.config.json`);
-  writeFileSync(configPath, JSON.stringify(ratesConfig(fakes, port, sqlitePath), null, 2));
-  const started = Date.now();
-  // A minimal environment: no ADMIN_PORT (operator listener off), no CURRENCYINFO_CONFIG.
-  const managed = spawnTracked(name, process.execPath, ['--import', POLYFILL, CLI, 'rates', '--config', configPath, '--host', '127.0.0.1'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME },
-  });
-  const deadline = Date.now() + READY_TIMEOUT_MS;
-  for (;;) {
-    if (managed.exited()) throw new Error(`${name} exited before its first snapshot:\n${managed.tail()}`);
-    if (Date.now() > deadline) throw new Error(`${name} not ready within ${READY_TIMEOUT_MS} ms:\n${managed.tail()}`);
-    try {
-      const { body } = await getJson(port, '/status', JSON_TIMEOUT_MS);
-      if (body?.ready === true && body?.updating === false) break;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { process: managed, port, startupMs: Date.now() - started };
-}
-
-function memoryLine(service: Service): string {
-  const memory = memoryOf(service.process.pid);
-  return memory ? `peak RSS (VmHWM) ${fmt(memory.peakMiB, 1)} MiB, current RSS ${fmt(memory.rssMiB, 1)} MiB` : 'RSS not available (no /proc)';
-}
 
 // ---------------------------------------------------------------------------------------------
 // Results and goals.
@@ -316,49 +194,6 @@ async function benchGet(options: BenchOptions, dir: string, fakes: FakeUpstreams
 // ---------------------------------------------------------------------------------------------
 // 2. /getHistory over a generated history.
 
-/** 30 pairs: the 25 largest coins against USD, and BTC against 5 fiat. */
-function historyPairs(): string[] {
-  const pairs = CRYPTO.slice(0, 25).map(([s]) => `${s}/USD`);
-  for (const fiat of ['EUR', 'RUB', 'GBP', 'JPY', 'CNY']) pairs.push(`BTC/${fiat}`);
-  return pairs;
-}
-
-async function generateHistory(path: string, endMs: number): Promise<{ firstMs: number; lastMs: number; seconds: number; bytes: number }> {
-  const pairs = historyPairs();
-  const random = prng(7);
-  const start = CRYPTO.map(([, usd]) => usd);
-  const price = pairs.map((pair, i) => (i < 25 ? start[i]! : 60_000 * (1 + i / 10)));
-  const firstMs = endMs - (HISTORY_SNAPSHOTS - 1) * HISTORY_STEP_MS;
-  const store = openSqliteHistory(path);
-  const started = Date.now();
-  try {
-    for (let batchStart = 0; batchStart < HISTORY_SNAPSHOTS; batchStart += HISTORY_BATCH) {
-      const batch: Array<{ date: number; tickers: Record<string, number> }> = [];
-      for (let i = batchStart; i < Math.min(HISTORY_SNAPSHOTS, batchStart + HISTORY_BATCH); i++) {
-        const tickers: Record<string, number> = {};
-        for (let p = 0; p < pairs.length; p++) {
-          price[p] = price[p]! * (1 + (random() - 0.5) / 200); // a random walk, ±0.25% a step
-          tickers[pairs[p]!] = Number(price[p]!.toPrecision(12));
-        }
-        batch.push({ date: firstMs + i * HISTORY_STEP_MS, tickers });
-      }
-      store.appendMany(batch);
-      const done = batchStart + batch.length;
-      if (done % (HISTORY_SNAPSHOTS / 10) === 0) say(`  ${fmtInt(done)} / ${fmtInt(HISTORY_SNAPSHOTS)} snapshots, ${fmt((Date.now() - started) / 1000, 1)} s`);
-    }
-  } finally {
-    await store.close();
-  }
-  let bytes = 0;
-  for (const suffix of ['', '-wal', '-shm']) {
-    try {
-      bytes += statSync(path + suffix).size;
-    } catch {
-      // No such side file.
-    }
-  }
-  return { firstMs, lastMs: endMs, seconds: (Date.now() - started) / 1000, bytes };
-}
 
 async function benchHistory(dir: string, fakes: FakeUpstreams): Promise<void> {
   const pairs = historyPairs();
@@ -367,7 +202,7 @@ async function benchHistory(dir: string, fakes: FakeUpstreams): Promise<void> {
   // The generated history ends a day ago, so the service's own startup snapshot (now) never collides with it.
   const endMs = Math.floor((Date.now() - 86_400_000) / 60_000) * 60_000;
   say(`generating ${path} (appendMany, batches of ${fmtInt(HISTORY_BATCH)}):`);
-  const generated = await generateHistory(path, endMs);
+  const generated = await generateHistory(path, endMs, HISTORY_SNAPSHOTS, say);
   say(`generated in ${fmt(generated.seconds, 1)} s, ${fmt(generated.bytes / 2 ** 20, 1)} MiB on disk`);
 
   const service = await startService('rates-history', dir, fakes, path);

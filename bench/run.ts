@@ -15,11 +15,15 @@ export interface BenchOptions {
   readonly connections: number;
   /** Sections to run (benchmark-specific names); empty = all. */
   readonly only: readonly string[];
+  /** `--size`, for a bench that declares sizes (its first one when none is given); undefined otherwise. */
+  readonly size?: string;
 }
 
 interface Bench {
   readonly description: string;
   readonly sections: readonly string[];
+  /** Data sizes it can run at (`--size`), the default first; a bench without them refuses `--size`. */
+  readonly sizes?: readonly string[];
   /** --duration when none is given (default 10). */
   readonly defaultDurationSeconds?: number;
   run(options: BenchOptions): Promise<void>;
@@ -50,6 +54,15 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
     const { CONSOLE_SECTIONS, runConsoleBench } = await import('./console.bench.js');
     return { description: 'console: JSON-RPC nodeHeight/getAddress through the server vs direct to the node at 32 connections, sendTokens signing tx/s', sections: CONSOLE_SECTIONS, run: runConsoleBench };
   },
+  scale: async () => {
+    const { SCALE_SECTIONS, SCALE_SIZES, runScaleBench } = await import('./scale.bench.js');
+    return {
+      description: 'growth tables: each store filled at several sizes through the storage layer, each operation measured per size (issue 30)',
+      sections: SCALE_SECTIONS,
+      sizes: SCALE_SIZES,
+      run: runScaleBench,
+    };
+  },
   edge: async () => {
     const { EDGE_DEFAULT_DURATION_SECONDS, EDGE_SECTIONS, runEdgeBench } = await import('./edge.bench.js');
     return {
@@ -61,7 +74,7 @@ const BENCHES: Readonly<Record<string, () => Promise<Bench>>> = {
   },
 };
 
-const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...]
+const USAGE = `usage: npm run bench -- <name> [--duration SECONDS] [--connections N] [--only SECTION,...] [--size SIZE]
 
 benchmarks:
   rates   /get throughput, latency and server CPU per request against a plain node:http baseline and a
@@ -92,11 +105,21 @@ benchmarks:
           node/bare ratios; goals (small, at --connections): uWS CPU per request <= 0.7x node's, node's <= 1.3x
           bare node:http's. uWS runs only where its binary loads (Node 20); elsewhere it is skipped with a line.
           --duration: measured seconds per server and connection count, in 3 rotating rounds (default 3)
+  scale   growth tables (issue 30): each store filled from a seed through the project's storage layer (not HTTP) at
+          several sizes, the built CLI restarted on it, and each operation measured per size with the ratio largest /
+          smallest. files (small: 1k, 10k, 30k files; full: 10k, 100k, 1M): restart until HTTP and until health
+          ready, details, storage metrics, file status, 4 KiB download and upload p50 at 1 connection with node CPU
+          per request, GC dry run, RSS, registry size, the startup walk on an original store (no registry);
+          rates (small: 30 and 182 days; full: 1 and 5 years of 10-minute snapshots, 30 pairs): restart until ready,
+          /getHistory point and range p50, SQLite size; transfers: not built yet.
+          --size small (default, a few minutes) or full (the issue's sizes: hours, tens of GiB of disk).
+          --duration and --connections do not apply
 
 options:
   --duration SECONDS   measurement per load run, after a 1 s warm-up (default 10; edge: 3)
   --connections N      concurrent keep-alive connections of the throughput runs (default 50)
   --only LIST          run only these sections of the benchmark
+  --size SIZE          data size of a benchmark that has sizes (scale: small, full)
   -h, --help           this text
 `;
 
@@ -110,6 +133,7 @@ interface ParsedArgs {
   readonly durationSeconds: number | undefined;
   readonly connections: number;
   readonly only: readonly string[];
+  readonly size: string | undefined;
 }
 
 function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
@@ -117,6 +141,7 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
   let durationSeconds: number | undefined;
   let connections = 50;
   let only: string[] = [];
+  let size: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const [flag, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
@@ -143,6 +168,9 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
       case '--only':
         only = value().split(',').map((s) => s.trim()).filter((s) => s !== '');
         break;
+      case '--size':
+        size = value();
+        break;
       default:
         if (flag.startsWith('-')) throw new UsageError(`unknown option ${flag}`);
         if (name !== undefined) throw new UsageError(`unexpected argument ${flag}`);
@@ -150,7 +178,7 @@ function parseArgs(argv: readonly string[]): ParsedArgs | 'help' {
     }
   }
   if (name === undefined) throw new UsageError('which benchmark?');
-  return { name, durationSeconds, connections, only };
+  return { name, durationSeconds, connections, only, size };
 }
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -176,7 +204,13 @@ async function main(argv: readonly string[]): Promise<number> {
     durationSeconds: parsed.durationSeconds ?? bench.defaultDurationSeconds ?? 10,
     connections: parsed.connections,
     only: parsed.only,
+    size: parsed.size ?? bench.sizes?.[0],
   };
+  if (parsed.size !== undefined && !bench.sizes?.includes(parsed.size)) {
+    const known = bench.sizes ? `known: ${bench.sizes.join(', ')}` : 'it has no sizes';
+    process.stderr.write(`unknown size ${parsed.size} of ${parsed.name} (${known})\n\n${USAGE}`);
+    return 2;
+  }
   const unknown = options.only.filter((s) => !bench.sections.includes(s));
   if (unknown.length > 0) {
     process.stderr.write(`unknown section(s) of ${parsed.name}: ${unknown.join(', ')} (known: ${bench.sections.join(', ')})\n\n${USAGE}`);

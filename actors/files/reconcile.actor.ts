@@ -41,13 +41,14 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
 
   let backfilled = 0;
   let skipped = 0;
-  for await (const pin of node.helia.pins.ls({ signal })) {
-    const text = pin.cid.toString();
+  // The pin set's keys only (RootPins.roots): a pin the registry knows costs one indexed lookup and no file read.
+  for await (const cid of node.pins.roots(signal)) {
+    const text = cid.toString();
     if (node.registry.get(text)) continue;
     try {
       // offline: only local blocks count; a missing block fails the walk (notes A.7).
-      const stat = await node.unixfs.stat(pin.cid, { offline: true, signal });
-      await walkLocal(node, pin.cid, signal);
+      const stat = await node.unixfs.stat(cid, { offline: true, signal });
+      await walkLocal(node, cid, signal);
       if (await store.ask({ type: 'store.backfill', record: backfillRecord(text, now, Number((stat as { size?: bigint | number }).size ?? 0)) }, { signal })) backfilled++;
     } catch (error) {
       if (signal.aborted) throw error;

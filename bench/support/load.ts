@@ -55,18 +55,19 @@ export interface PostRequest {
 }
 
 /** The request line and the headers every request carries, up to (not including) the blank line. */
-function requestHead(method: 'GET' | 'POST', port: number, path: string): string {
-  return `${method} ${path} HTTP/1.1\r\nHost: ${LOOPBACK}:${port}\r\nUser-Agent: adm-infra-bench\r\nAccept: */*\r\n`;
+function requestHead(method: 'GET' | 'POST', port: number, path: string, headers: Readonly<Record<string, string>> = {}): string {
+  const extra = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  return `${method} ${path} HTTP/1.1\r\nHost: ${LOOPBACK}:${port}\r\nUser-Agent: adm-infra-bench\r\nAccept: */*\r\n${extra}`;
 }
 
 /** A GET request head for `path` on the loopback port. */
-export function getRequest(port: number, path: string): string {
-  return `${requestHead('GET', port, path)}\r\n`;
+export function getRequest(port: number, path: string, headers?: Readonly<Record<string, string>>): string {
+  return `${requestHead('GET', port, path, headers)}\r\n`;
 }
 
 /** A complete POST request, its body framed by Content-Length (in UTF-8 bytes, as the worker sends it). */
-export function postRequest(port: number, post: PostRequest): string {
-  return `${requestHead('POST', port, post.path)}Content-Type: ${post.contentType}\r\nContent-Length: ${Buffer.byteLength(post.body)}\r\n\r\n${post.body}`;
+export function postRequest(port: number, post: PostRequest, headers?: Readonly<Record<string, string>>): string {
+  return `${requestHead('POST', port, post.path, headers)}Content-Type: ${post.contentType}\r\nContent-Length: ${Buffer.byteLength(post.body)}\r\n\r\n${post.body}`;
 }
 
 export interface LoadOptions {
@@ -75,6 +76,8 @@ export interface LoadOptions {
   readonly paths?: readonly string[];
   /** POSTs, each with its fixed body. */
   readonly posts?: readonly PostRequest[];
+  /** Extra headers every request carries (e.g. an admin key). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly connections: number;
   readonly warmupMs?: number;
   readonly warmupRequests?: number;
@@ -96,7 +99,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadSummary> {
   const spec: LoadRequest = {
     host: LOOPBACK,
     port: options.port,
-    requests: [...(options.paths ?? []).map((path) => getRequest(options.port, path)), ...(options.posts ?? []).map((post) => postRequest(options.port, post))],
+    requests: [
+      ...(options.paths ?? []).map((path) => getRequest(options.port, path, options.headers)),
+      ...(options.posts ?? []).map((post) => postRequest(options.port, post, options.headers)),
+    ],
     connections: options.connections,
     warmupMs: options.warmupMs ?? 0,
     warmupRequests: options.warmupRequests ?? 0,

@@ -2,13 +2,17 @@
 // C21): one long-lived machine per repair actor, holding the persisted cursor and cycle evidence in its context.
 //
 //   idle ──repair.batch──▶ passing ──▶ passed ──one batch, or the cycle completed──▶ idle
-//     └───repair.cycle──▶ passing        └──a cycle goes on──▶ waitingBetweenBatches ──batchDelay──▶ passing
+//     └───repair.cycle──▶ passing        ├──a cycle goes on──▶ waitingBetweenBatches ──batchDelay──▶ passing
+//                                        └──a cycle goes on, the batch asked no peer──▶ passing
 //   passing ──error──▶ idle
 //
 // - `repair.batch` (POST /api/storage/repair) runs exactly ONE next batch and answers its report; only `idle`
 //   accepts it, so the actor answers 409 when `snapshot.can(repair.batch)` is false (a pass or a cycle runs).
 // - `repair.cycle` (after the startup walk and on each `repairSchedule` tick) runs batches separated by
-//   `repairBatchDelayMs` until the cycle completes; it continues from the persisted cursor, so a cycle a manual
+//   `repairBatchDelayMs` until the cycle completes. The pause spares the peers: a batch that asked none (no record in
+//   it had a designated holder to probe, e.g. a node without peers) is followed by the next one at once, or a single
+//   node of a million files would wait 10,000 pauses before its first cycle completes and health can say `ready`
+//   (issue 30); it continues from the persisted cursor, so a cycle a manual
 //   batch (or a previous process) started is finished, not restarted. A tick while running is skipped, not queued.
 // - Repair not required (replication or repair disabled, spec §2.3 rule 2): nothing runs; a manual batch is
 //   answered at once with an empty batch report (200, so an operator's tooling does not break on a disabled node).
@@ -77,6 +81,9 @@ export const repairRunMachine = setup({
     notRequired: ({ context }) => !context.required,
     /** A cycle run whose last batch did not complete the cycle goes on after the delay. */
     cycleContinues: ({ context }) => context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted,
+    /** The same, and the last batch probed no record: it asked no peer, so there is nothing to pace. */
+    cycleContinuesUnpaced: ({ context }) =>
+      context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted && context.lastReport.checked === 0,
   },
   delays: {
     batchDelay: ({ context }) => context.batchDelayMs,
@@ -128,7 +135,7 @@ export const repairRunMachine = setup({
       on: { 'repair.cycle': { actions: 'noteSkipped' } },
     },
     passed: {
-      always: [{ guard: 'cycleContinues', target: 'waitingBetweenBatches' }, { target: 'idle' }],
+      always: [{ guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true }, { guard: 'cycleContinues', target: 'waitingBetweenBatches' }, { target: 'idle' }],
     },
     waitingBetweenBatches: {
       after: { batchDelay: 'passing' },

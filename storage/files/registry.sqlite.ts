@@ -11,6 +11,12 @@
 //   build it afresh from the lifecycle), which must not drop what peers said, and one peer is added or removed
 //   with one statement.
 //
+// - `file_totals` (layout 3): per lifecycle state, how many records and the pinned bytes (sum of `dag_bytes` over
+//   pinned records), kept by triggers on `files` inside the very statement that changes a row, so the totals cannot
+//   drift from the rows whoever writes them. `counts()` and `pinnedBytes()` read three rows instead of the whole
+//   table: the disk actor asks them on every scan, and a registry of a million files took most of a second per
+//   call (issue 30). A registry of layout 2 gets the table filled from its rows once, by the migration.
+//
 // Partial indexes over `state = 'temporary'` serve the collector's two questions (expired by TTL, oldest
 // unconfirmed) without touching confirmed rows, which are the bulk of a long-lived registry.
 
@@ -22,9 +28,9 @@ import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type ListQ
 
 /**
  * `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes.
- * 1: files, pin_intents, gc_runs, kv. 2: + file_acks.
+ * 1: files, pin_intents, gc_runs, kv. 2: + file_acks. 3: + file_totals and its triggers.
  */
-export const SQLITE_REGISTRY_SCHEMA_VERSION = 2;
+export const SQLITE_REGISTRY_SCHEMA_VERSION = 3;
 
 export interface SqliteRegistryOptions {
   /** GC runs kept as evidence; default DEFAULT_GC_RUNS_KEPT (20). */
@@ -39,6 +45,30 @@ CREATE TABLE IF NOT EXISTS file_acks (
   acknowledged_at INTEGER NOT NULL,
   PRIMARY KEY (cid, peer_id)
 ) STRICT, WITHOUT ROWID;
+`;
+
+// What one row adds to its state's totals; the triggers subtract the old row and add the new one.
+const PINNED_BYTES = (row: 'NEW' | 'OLD') => `CASE WHEN ${row}.pinned = 1 THEN COALESCE(${row}.dag_bytes, 0) ELSE 0 END`;
+const ADD_ROW = (row: 'NEW' | 'OLD', sign: '+' | '-') =>
+  `UPDATE file_totals SET files = files ${sign} 1, pinned_bytes = pinned_bytes ${sign} ${PINNED_BYTES(row)} WHERE state = ${row}.state;`;
+
+const TOTALS_SQL = `
+CREATE TABLE IF NOT EXISTS file_totals (
+  state        TEXT    NOT NULL PRIMARY KEY CHECK (state IN ('temporary', 'confirmed', 'expired')),
+  files        INTEGER NOT NULL CHECK (files >= 0),
+  pinned_bytes INTEGER NOT NULL CHECK (pinned_bytes >= 0)
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO file_totals (state, files, pinned_bytes) VALUES ('temporary', 0, 0), ('confirmed', 0, 0), ('expired', 0, 0);
+CREATE TRIGGER IF NOT EXISTS files_totals_insert AFTER INSERT ON files BEGIN ${ADD_ROW('NEW', '+')} END;
+CREATE TRIGGER IF NOT EXISTS files_totals_delete AFTER DELETE ON files BEGIN ${ADD_ROW('OLD', '-')} END;
+CREATE TRIGGER IF NOT EXISTS files_totals_update AFTER UPDATE ON files BEGIN ${ADD_ROW('OLD', '-')} ${ADD_ROW('NEW', '+')} END;
+`;
+
+/** Layout 2 → 3: the totals of the rows already there, then the triggers keep them. */
+const TOTALS_MIGRATION_SQL = `${TOTALS_SQL}
+UPDATE file_totals SET
+  files = (SELECT COUNT(*) FROM files WHERE files.state = file_totals.state),
+  pinned_bytes = (SELECT COALESCE(SUM(dag_bytes), 0) FROM files WHERE files.state = file_totals.state AND pinned = 1);
 `;
 
 const SCHEMA = `
@@ -76,10 +106,16 @@ CREATE TABLE IF NOT EXISTS kv (
   key   TEXT NOT NULL PRIMARY KEY,
   value TEXT NOT NULL
 ) STRICT, WITHOUT ROWID;
-${ACKS_SQL}`;
+${ACKS_SQL}${TOTALS_SQL}`;
 
-/** From layout 1 (registries written before acknowledgements were kept): the new table, empty. */
-const MIGRATIONS = [{ to: 2, sql: ACKS_SQL }];
+/**
+ * From layout 1 (registries written before acknowledgements were kept): the new table, empty. From layout 2: the
+ * totals, computed once from the rows.
+ */
+const MIGRATIONS = [
+  { to: 2, sql: ACKS_SQL },
+  { to: 3, sql: TOTALS_MIGRATION_SQL },
+];
 
 const COLUMNS = 'cid, state, pinned, held_locally, created_at, expires_at, confirmed_at, dag_bytes, origin';
 
@@ -192,8 +228,9 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   const listStateAfter = db.prepare(
     `SELECT ${COLUMNS} FROM files WHERE state = @state AND cid > @after ORDER BY cid LIMIT @limit`,
   );
-  const countsStmt = db.prepare('SELECT state, COUNT(*) AS n FROM files GROUP BY state');
-  const pinnedBytesStmt = db.prepare('SELECT COALESCE(SUM(dag_bytes), 0) FROM files WHERE pinned = 1').pluck();
+  // Three rows kept by the triggers (file_totals above), not a pass over `files`.
+  const countsStmt = db.prepare('SELECT state, files AS n FROM file_totals');
+  const pinnedBytesStmt = db.prepare('SELECT COALESCE(SUM(pinned_bytes), 0) FROM file_totals').pluck();
   // `expires_at < now` is notes C3's `now > expiresAt`; NULL (no expiry) never matches.
   const expiredStmt = db.prepare(
     `SELECT ${COLUMNS} FROM files WHERE state = 'temporary' AND expires_at < @now ORDER BY expires_at, cid LIMIT @limit`,

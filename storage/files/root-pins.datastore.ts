@@ -22,7 +22,7 @@ import * as cborg from 'cborg';
 import type { Datastore } from 'interface-datastore';
 import { Key } from 'interface-datastore';
 import { base36 } from 'multiformats/bases/base36';
-import type { CID } from 'multiformats/cid';
+import { CID } from 'multiformats/cid';
 import { walkDag, type WalkBlockstore } from './dag-walk.js';
 import type { RootPins } from './root-pins.js';
 
@@ -49,7 +49,8 @@ export interface DatastoreRootPinsOptions {
   readonly concurrency?: number;
 }
 
-const pinKey = (cid: CID): Key => new Key(`/pin/${(cid.version === 0 ? cid.toV1() : cid).toString(base36)}`);
+const PIN_PREFIX = '/pin/';
+const pinKey = (cid: CID): Key => new Key(`${PIN_PREFIX}${(cid.version === 0 ? cid.toV1() : cid).toString(base36)}`);
 const blockKey = (cid: CID): Key => new Key(`/pinned-block/${base36.encode(cid.multihash.bytes)}`);
 
 /** A NotFoundError that means absence: after an abort, datastore-fs reports NotFoundError too (it proves nothing). */
@@ -155,6 +156,11 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
         await Promise.all(counted.map((block) => updateBlock(block, (pinned) => uncount(pinned, cid)))).catch(() => {});
         throw error;
       }
+    },
+
+    async *roots(signal) {
+      // Keys only: the store's datastore lists the pin folder's files and opens none of them (storage/files/node-store.ts).
+      for await (const key of datastore.queryKeys({ prefix: PIN_PREFIX }, { signal })) yield CID.parse(key.toString().slice(PIN_PREFIX.length), base36);
     },
 
     async remove(cid, signal) {

@@ -19,4 +19,9 @@ export interface RootPins {
    * Rejects once `signal` is aborted, even when the pin could not be read: the caller must not take it as removed.
    */
   remove(cid: CID, signal?: AbortSignal): Promise<void>;
+  /**
+   * Every root pin, read from the pin set's index alone: no pin record is opened (the startup walk lists a million
+   * pins at every start; reading each record cost a file read apiece, issue 30). Order is the backend's.
+   */
+  roots(signal?: AbortSignal): AsyncIterable<CID>;
 }

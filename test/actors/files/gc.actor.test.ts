@@ -98,6 +98,10 @@ class FakeNode {
           if (self.unrestorable.has(cid.toString())) throw new Error(`block ${cid} not found while offline`);
           self.pinned.add(key(cid));
         },
+        // Only the startup walk lists pins; the collector never does.
+        async *roots(): AsyncGenerator<CID> {
+          throw new Error('the collector does not list the pin set');
+        },
       } satisfies RootPins,
     } as unknown as FilesNode;
     return node;

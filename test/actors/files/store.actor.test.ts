@@ -74,6 +74,10 @@ class FakePins implements RootPins {
     await this.#pass();
     this.pinned.delete(cid.toString());
   }
+
+  async *roots(): AsyncIterable<CID> {
+    for (const text of [...this.pinned]) yield CID.parse(text);
+  }
 }
 
 async function cidOf(text: string): Promise<CID> {

@@ -23,7 +23,7 @@ interface Trace {
 }
 
 /** Batches answer from `sizes` in turn (records fetched), each CID `cid-<running total>`; `fail` rejects instead. */
-function start(options: { sizes: number[]; required?: boolean; restored?: RepairState; fail?: Error; hold?: Promise<void> }) {
+function start(options: { sizes: number[]; required?: boolean; restored?: RepairState; fail?: Error; hold?: Promise<void>; probed?: boolean }) {
   const clock = new SimulatedClock();
   clock.set(T0);
   const trace: Trace = { inputs: [], persisted: [], passes: [], failures: [], skipped: 0 };
@@ -37,7 +37,7 @@ function start(options: { sizes: number[]; required?: boolean; restored?: Repair
         const fetched = options.sizes.shift() ?? 0;
         total += fetched;
         const now = clock.now();
-        return { counts: { ...NO_COUNTS, examined: fetched, checked: fetched }, fetched, lastCid: fetched > 0 ? `cid-${total}` : null, startedAt: now, finishedAt: now + 10 };
+        return { counts: { ...NO_COUNTS, examined: fetched, checked: options.probed === false ? 0 : fetched }, fetched, lastCid: fetched > 0 ? `cid-${total}` : null, startedAt: now, finishedAt: now + 10 };
       }),
     },
     actions: {
@@ -115,6 +115,16 @@ describe('repair-run machine', () => {
     assert.deepEqual(m.trace.persisted.at(-1), state, 'every batch is persisted, the last one too');
     m.clock.increment(DELAY * 3);
     assert.equal(m.trace.inputs.length, 3, 'nothing after the cycle');
+    m.actor.stop();
+  });
+
+  it('a cycle whose batches asked no peer runs them back to back (nothing to pace), still one at a time', async () => {
+    const m = start({ sizes: [100, 100, 100, 5], probed: false });
+    m.actor.send({ type: 'repair.cycle' });
+    await waitFor(() => m.value() === 'idle' && m.trace.passes.length === 4, { what: 'the cycle to complete without the clock moving' });
+    assert.deepEqual(m.trace.inputs, [null, 'cid-100', 'cid-200', 'cid-300'], 'each batch starts after the previous one');
+    assert.equal(m.actor.getSnapshot().context.state.last!.counts.examined, 305);
+    assert.equal(m.trace.skipped, 0);
     m.actor.stop();
   });
 

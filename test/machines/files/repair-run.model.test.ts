@@ -3,7 +3,7 @@
 // goes on) and short (the walk reached the end: the cycle completes); it also fails as a whole. The graph tells states
 // apart by the run, the cursor and whether a cycle is active or completed, not by the counts (they add up forever).
 // Effects checked per step (spec §4.3; notes A.4, C21): every batch is folded, persisted and published; a batch starts
-// at the persisted cursor; a cycle waits `batchDelayMs` between batches; a tick during a run is skipped, not queued; a
+// at the persisted cursor; a cycle waits `batchDelayMs` between batches that asked peers, none after one that asked none; a tick during a run is skipped, not queued; a
 // disabled repair answers a manual batch at once with an empty report and runs nothing; a failure is published.
 
 import assert from 'node:assert/strict';
@@ -17,7 +17,9 @@ const FRESH = freshRepairState('a'.repeat(64));
 const counts = { ...NO_COUNTS, examined: 3, checked: 3, underReplicated: 1, repaired: 1 };
 const full: BatchOutcome = { counts, fetched: REPAIR_BATCH_SIZE, lastCid: 'cid-full', startedAt: T0, finishedAt: T0 + 10 };
 const short: BatchOutcome = { counts, fetched: 3, lastCid: 'cid-end', startedAt: T0 + 20, finishedAt: T0 + 30 };
-const NAMES = new Map<unknown, string>([[full, 'full batch'], [short, 'end of the walk']]);
+/** A full batch in which no record had a holder to probe (a node without peers): no peer was asked. */
+const unprobed: BatchOutcome = { counts: { ...NO_COUNTS, examined: REPAIR_BATCH_SIZE }, fetched: REPAIR_BATCH_SIZE, lastCid: 'cid-quiet', startedAt: T0, finishedAt: T0 + 10 };
+const NAMES = new Map<unknown, string>([[full, 'full batch'], [unprobed, 'full batch, no peer asked'], [short, 'end of the walk']]);
 
 modelTest({
   machine: repairRunMachine,
@@ -26,7 +28,7 @@ modelTest({
     { name: 'not required', input: { required: false, batchDelayMs: DELAY, restored: FRESH } },
   ],
   startAt: T0,
-  outputs: { runBatch: [full, short] },
+  outputs: { runBatch: [full, unprobed, short] },
   errors: { runBatch: [new Error('registry unavailable')] },
   abstract: ({ context: { run, state, lastReport } }) => ({ run, cursor: state.cursor, active: state.active !== null, last: state.last !== null, completed: lastReport?.cycleCompleted ?? null }),
   describe: (event) => NAMES.get(event.output),
@@ -47,7 +49,8 @@ modelTest({
       assert.deepEqual(of('persistState'), [{ state: folded.state }], 'the folded state is persisted');
       assert.deepEqual(of('publishPass'), [{ run: prev.run, report: folded.report }], 'the batch report is published');
       assert.equal(folded.report.cycleCompleted, event.output.fetched < REPAIR_BATCH_SIZE);
-      assert.equal(after.value, prev.run === 'cycle' && !folded.report.cycleCompleted ? 'waitingBetweenBatches' : 'idle', 'only an unfinished cycle goes on');
+      const goesOn = prev.run === 'cycle' && !folded.report.cycleCompleted;
+      assert.equal(after.value, !goesOn ? 'idle' : event.output.counts.checked === 0 ? 'passing' : 'waitingBetweenBatches', 'only an unfinished cycle goes on, paced when it asked peers');
     } else {
       assert.deepEqual(of('persistState'), [], 'nothing is persisted without a batch');
     }

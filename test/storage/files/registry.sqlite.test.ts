@@ -154,6 +154,37 @@ describe('file registry (sqlite): records', () => {
     });
   });
 
+  it('counts and pinned bytes follow every kind of write (kept totals, not a pass over the rows)', () => {
+    withRegistry((registry) => {
+      // What the rows say, recounted the slow way: the kept totals must always equal it.
+      const recount = () => {
+        const rows = registry.list({ limit: 1_000 });
+        const counts = { temporary: 0, confirmed: 0, expired: 0 };
+        for (const row of rows) counts[row.state]++;
+        return { counts, pinnedBytes: rows.filter((row) => row.pinned).reduce((sum, row) => sum + (row.dagBytes ?? 0), 0) };
+      };
+      const check = (step: string) => assert.deepEqual({ counts: registry.counts(), pinnedBytes: registry.pinnedBytes() }, recount(), step);
+      registry.put(temporary('t1', T0));
+      check('insert');
+      registry.put(record('t1', { dagBytes: 300 }));
+      check('upsert that confirms and resizes');
+      registry.put(record('t1', { state: 'expired', pinned: false, heldLocally: false, dagBytes: 300 }));
+      check('upsert that expires and unpins');
+      registry.putMany([record('c1', { dagBytes: 50 }), record('c2', { dagBytes: null }), temporary('t2', T0)]);
+      check('putMany');
+      registry.addIntent('c3', 'up-1', T0);
+      registry.commitUpload([record('c3', { dagBytes: 7 }), record('c1', { dagBytes: 70 })], 'up-1');
+      check('commitUpload (insert and replace)');
+      assert.equal(registry.delete('c1'), true);
+      assert.equal(registry.delete('absent'), false);
+      check('delete');
+      assert.throws(() => registry.putMany([record('c9', { dagBytes: 1 }), record('', { dagBytes: 1 })]));
+      check('a failed transaction leaves the totals as the rows');
+      assert.deepEqual(registry.counts(), { temporary: 1, confirmed: 2, expired: 1 });
+      assert.equal(registry.pinnedBytes(), 7 + 100);
+    });
+  });
+
   it('expiredTemporaries: temporaries with now > expiresAt, soonest expiry first, limited', () => {
     withRegistry((registry) => {
       registry.putMany([
@@ -426,7 +457,7 @@ describe('file registry (sqlite): a registry of an older layout', () => {
     const raw = new Database(path, { readonly: true });
     try {
       assert.equal(raw.pragma('user_version', { simple: true }), SQLITE_REGISTRY_SCHEMA_VERSION);
-      assert.equal(SQLITE_REGISTRY_SCHEMA_VERSION, 2);
+      assert.equal(SQLITE_REGISTRY_SCHEMA_VERSION, 3);
     } finally {
       raw.close();
     }
@@ -436,6 +467,36 @@ describe('file registry (sqlite): a registry of an older layout', () => {
       assert.deepEqual(again.acknowledgedBy(CIDV1), ['peer-a']);
     } finally {
       again.close();
+    }
+  });
+});
+
+describe('file registry (sqlite): a version-2 registry (no kept totals)', () => {
+  it('gains the totals, computed once from its rows, and keeps them from then on', () => {
+    const path = freshPath();
+    openSqliteRegistry(path).close();
+    rmSync(path, { force: true });
+    rmSync(`${path}-wal`, { force: true });
+    rmSync(`${path}-shm`, { force: true });
+    const old = new Database(path);
+    old.exec(VERSION_1_LAYOUT);
+    old.exec('CREATE TABLE file_acks (cid TEXT NOT NULL, peer_id TEXT NOT NULL, acknowledged_at INTEGER NOT NULL, PRIMARY KEY (cid, peer_id)) STRICT, WITHOUT ROWID;');
+    const insert = old.prepare('INSERT INTO files VALUES (?, ?, ?, ?, ?, NULL, NULL, ?, ?)');
+    insert.run('c1', 'confirmed', 1, 1, T0, 100, 'upload');
+    insert.run('c2', 'confirmed', 0, 0, T0, 900, 'upload');
+    insert.run('t1', 'temporary', 1, 1, T0, null, 'upload');
+    insert.run('e1', 'expired', 0, 0, T0, 40, 'upload');
+    old.pragma('user_version = 2');
+    old.close();
+
+    const registry = openSqliteRegistry(path);
+    try {
+      assert.deepEqual(registry.counts(), { temporary: 1, confirmed: 2, expired: 1 });
+      assert.equal(registry.pinnedBytes(), 100);
+      registry.put(record('c2', { dagBytes: 900 }));
+      assert.equal(registry.pinnedBytes(), 1000, 'the triggers keep the migrated totals');
+    } finally {
+      registry.close();
     }
   });
 });

@@ -1,0 +1,46 @@
+// The store folder's size walk (storage/files/disk-usage.ts): every regular file under a tree counted once, read in
+// slices with yields between them (issue 30), a missing folder as empty, an aborted walk rejected.
+
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { directoryBytes } from '../../../storage/files/disk-usage.js';
+
+const root = mkdtempSync(join(tmpdir(), 'disk-usage-'));
+after(() => rmSync(root, { recursive: true, force: true }));
+
+describe('directoryBytes', () => {
+  it('sums every regular file of a tree, across more entries than one slice; symlinks are not followed', async () => {
+    const dir = join(root, 'tree');
+    let expected = 0;
+    // 2,600 files in one flat folder (more than two slices of 1,000) and a nested shard layout beside it.
+    mkdirSync(join(dir, 'flat'), { recursive: true });
+    for (let i = 0; i < 2_600; i++) {
+      writeFileSync(join(dir, 'flat', `${i}.data`), 'x'.repeat(i % 7));
+      expected += i % 7;
+    }
+    for (const shard of ['AA', 'AB', 'ZZ']) {
+      mkdirSync(join(dir, 'blocks', shard), { recursive: true });
+      writeFileSync(join(dir, 'blocks', shard, 'block.data'), Buffer.alloc(1_000));
+      expected += 1_000;
+    }
+    symlinkSync(join(dir, 'blocks'), join(dir, 'link-to-blocks'));
+    assert.equal(await directoryBytes(dir), expected);
+  });
+
+  it('a folder that does not exist counts as empty', async () => {
+    assert.equal(await directoryBytes(join(root, 'never-made')), 0);
+  });
+
+  it('an aborted walk rejects instead of answering a partial size', async () => {
+    const dir = join(root, 'aborted');
+    mkdirSync(dir, { recursive: true });
+    for (let i = 0; i < 1_500; i++) writeFileSync(join(dir, `${i}`), 'y');
+    const controller = new AbortController();
+    const walk = directoryBytes(dir, controller.signal);
+    controller.abort(new Error('the node stopped'));
+    await assert.rejects(walk, /the node stopped/);
+  });
+});
