@@ -1,10 +1,10 @@
 // A files store of N small files for `npm run bench -- scale` (issue 30), written the way the node writes it but
-// without HTTP: the node's own storage layer (startFilesNode: the store's FsBlockstore and FsDatastore, helia's pin
-// set, the SQLite registry), in this process, in batches.
+// without HTTP: the node's own storage layer (startFilesNode: the store's FsBlockstore and FsDatastore, its root pins,
+// the SQLite registry), in this process, in batches.
 //
 // Per file: one raw block of 1-4 KiB (a file of at most one chunk is one raw block, notes B.1) put into the
-// blockstore; for a pinned record, helia's `pins.add` (the same pin records and pinned-block entries the node's
-// uploads leave in the datastore); its registry row, committed with the other rows of its batch in one transaction
+// blockstore; for a pinned record, the node's `pins.add` (the pin record and pinned-block entries its uploads leave
+// in the datastore); its registry row, committed with the other rows of its batch in one transaction
 // (the node commits one per upload: the only shortcut taken, and it changes what the rows are, not what they say).
 // No pin intent is left behind: the store looks like one whose uploads all finished.
 //

@@ -1,6 +1,6 @@
 // The node's root pins, as the files actors need them: the narrow face of the pin set. The store's owner
 // (actors/files/store.actor.ts) alone changes it; the other actors ask `has`.
-// One backend: root-pins.helia.ts.
+// One backend: root-pins.datastore.ts (helia's pin records, written by us).
 
 import type { CID } from 'multiformats/cid';
 

@@ -252,7 +252,7 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
   });
 
   // Seen while investigating a fault run (issue 29, seed 22; the run's failure itself was the aborted pin removal of
-  // storage/files/root-pins.helia.ts): the startup walk runs with the API and libp2p open (a node's log showed its
+  // storage/files/root-pins.datastore.ts now): the startup walk runs with the API and libp2p open (a node's log showed its
   // listener up before the walk's backfill), so a pin it lists may be a live session's (a strict stage, an upload not
   // yet committed). Registered, the stage of an upload that is then refused stays as a confirmed file, and repair
   // spreads it; and a pin the walk listed may be gone by the time it asks.
