@@ -90,8 +90,7 @@ export function walkDag(root: CID, options: DagWalkOptions, visit: (cid: CID) =>
     await visit(cid);
     // A raw leaf comes back empty (it has no links), and so does a missing block that is skipped.
     if (depth <= 0 || bytes.length === 0) return;
-    const block = createUnsafe({ bytes, cid, codec: await getCodec(cid.code) });
-    for (const [, link] of block.links()) enqueue(link, depth - 1);
+    for (const link of await linksOf(getCodec, cid, bytes)) enqueue(link, depth - 1);
   };
   const pump = (): void => {
     while (!failure && running < concurrency && waiting.length > 0) {
