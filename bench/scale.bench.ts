@@ -27,7 +27,13 @@
 // transfers: not built yet (issue 30 names 1M and 10M rows); the section says so and measures nothing.
 
 import { rmSync, readdirSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
+import pg from 'pg';
+import { INDEXER_VERSION } from '../src/transfers/config.js';
+import { ensureAnonRole, migrate } from '../storage/transfers/schema.js';
+import { openPgClient } from '../storage/transfers/sql-client.pg.js';
+import { startAnvil, type Anvil } from '../test/support/anvil.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../test/rates/fakes/upstreams.js';
 import { prng } from '../test/support/random.js';
 import type { BenchOptions } from './run.js';
@@ -36,9 +42,16 @@ import { getJson } from './support/http-json.js';
 import { runLoad, terminateLoadWorkers, type LoadSummary } from './support/load.js';
 import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { generateHistory, historyPairs, HISTORY_STEP_MS, JSON_TIMEOUT_MS, seedUpstreams, startService } from './support/rates-service.js';
+import { GoalReport } from './support/goals.js';
+import { combineRounds, interleave, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
 import { fillFilesStore, type FilledStore } from './support/scale-files.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
-import { fmt, fmtInt, machineHeader, table } from './support/stats.js';
+import { fmt, fmtInt, machineHeader, median, table } from './support/stats.js';
+import { anvilServeCost, prepareChain, runIndexerHarness, type PreparedChain } from './support/transfers-chain.js';
+import { INDEX_BUILDERS, loadTransfers } from './support/transfers-data.js';
+import { serverCpuSeconds, startBenchPostgres, type BenchPostgres } from './support/transfers-postgres.js';
+import { baselinePath, gatewayPath, matchingStatement, QUERY_NAMES, type QueryName, type QuerySubject } from './support/transfers-queries.js';
+import { chooseSubjects, getSideJson, startSide, type SideServer } from './support/transfers-sides.js';
 
 export const SCALE_SECTIONS = ['files', 'rates', 'transfers'] as const;
 export const SCALE_SIZES = ['small', 'full'] as const;
@@ -372,6 +385,265 @@ async function benchRates(size: ScaleSize): Promise<void> {
 }
 
 // ---------------------------------------------------------------------------------------------
+// transfers
+
+/** Medium-popularity addresses read per query (bench/support/transfers-sides.ts chooseSubjects). */
+const TRANSFERS_SUBJECTS = 40;
+/** Answers compared between the gateway and direct pg before anything is measured (per query). */
+const TRANSFERS_CHECKED_SUBJECTS = 3;
+/** Latency at 1 connection: interleaved rounds per side (the side going first alternating), p50 = median of the rounds'. */
+const TRANSFERS_ROUNDS = 3;
+const TRANSFERS_ROUND_MS = 1_000;
+const TRANSFERS_WARMUP_MS = 250;
+/** Sequential counted requests of the busiest address (an exact count reads every row of it), after one. */
+const COUNT_REQUESTS = 5;
+const MAX_BLOCK_REQUESTS = 200;
+const TRANSFERS_SEED = 20_240_601;
+const TRANSFERS_BATCH_ROWS = 10_000;
+const TRANSFERS_ANON_ROLE = 'web_anon';
+/** The backfill's chain (issue 30: 2,000 blocks), prepared once on anvil and indexed into each size's table. */
+const BACKFILL_BLOCKS = 2_000;
+const BACKFILL_TRANSFERS_PER_BLOCK = 50;
+const BACKFILL_TOKEN_SHARE = 0.3;
+const BACKFILL_SEED = 7;
+const BACKFILL_PREPARE_BUDGET_MS = 240_000;
+const BACKFILL_TIMEOUT_MS = 600_000;
+/** Goals of issue 30, judged at the largest size. */
+const GOAL_READ_P50_MS = 1;
+const GOAL_BACKFILL_RATIO = 0.8;
+const TRANSFERS_SIZES: Readonly<Record<ScaleSize, readonly number[]>> = { small: [100_000, 1_000_000], full: [1_000_000, 10_000_000] };
+
+interface TransfersRun {
+  readonly pgc: BenchPostgres;
+  readonly anvil: Anvil;
+  readonly chain: PreparedChain;
+  readonly growth: GrowthTable;
+  readonly goals: GoalReport;
+  readonly largest: boolean;
+}
+
+async function benchTransfersAt(n: number, column: number, run: TransfersRun): Promise<void> {
+  const { pgc, growth } = run;
+  const label = sizeLabel(n);
+  const dbName = `scale_${n}`;
+  say(`-- ${fmtInt(n)} rows (database ${dbName}; load average ${loadavg().map((l) => fmt(l, 2)).join(' ')})`);
+  const dbUrl = await pgc.createDatabase(dbName);
+  const admin = openPgClient({ connection: { connectionString: dbUrl }, maxConnections: INDEX_BUILDERS, applicationName: 'adm-infra scale loader' });
+  let gateway: SideServer | undefined;
+  let baseline: SideServer | undefined;
+  try {
+    // Version 1 (the original's 8 indexes) for the load; migration 2 then runs on the loaded table, as on an upgrade.
+    await migrate(admin, INDEXER_VERSION, { upTo: 1 });
+    const role = await ensureAnonRole(admin, TRANSFERS_ANON_ROLE);
+    if (role.problems.length > 0) throw new Error(`the anonymous role is not set up: ${role.problems.join('; ')}`);
+    const loadStarted = Date.now();
+    const { world, report } = await loadTransfers(admin, { rows: n, seed: TRANSFERS_SEED, batchRows: TRANSFERS_BATCH_ROWS }, (line) => say(`  ${line} (${s(Date.now() - loadStarted)})`));
+    const loadMs = Date.now() - loadStarted;
+    say(
+      `   loaded ${fmtInt(report.rows)} rows in ${fmtInt(report.blocks)} blocks in ${s(loadMs)} (${fmtInt((report.rows / loadMs) * 1000)} rows/s): generating ${s(report.generateMs)}, ` +
+        `INSERT ${s(report.insertMs)}, ${report.indexes.length} indexes ${s(report.indexMs)}, VACUUM ANALYZE ${s(report.vacuumMs)}`,
+    );
+    const upgradeStarted = Date.now();
+    let lastProgress = 0;
+    const upgrade = await migrate(admin, INDEXER_VERSION, {
+      onProgress: (p) => {
+        if (p.event === 'building' && Date.now() - lastProgress >= 15_000) {
+          lastProgress = Date.now();
+          say(`   migration 2: ${p.index} ${p.phase} (${fmtInt(p.blocksDone ?? 0)}/${fmtInt(p.blocksTotal ?? 0)} blocks) after ${s(p.elapsedMs)}`);
+        }
+      },
+    });
+    const migrationMs = Date.now() - upgradeStarted;
+    say(`   migration 2 (${upgrade.builtIndexes.length} indexes ${upgrade.builtIndexes.every((b) => b.concurrently) ? 'CONCURRENTLY' : 'not concurrently'}): ${s(migrationMs)} (${upgrade.builtIndexes.map((b) => `${b.name} ${s(b.ms)}`).join(', ')})`);
+    const [sizes] = await admin.query(`SELECT pg_table_size('public.ethtxs')::text AS t, pg_indexes_size('public.ethtxs')::text AS i`);
+    const tableBytes = Number(sizes?.t);
+    const indexBytes = Number(sizes?.i);
+    growth.set('load: rows/s (generate + INSERT + 8 indexes + VACUUM)', column, (report.rows / loadMs) * 1000, fmtInt((report.rows / loadMs) * 1000));
+    growth.set('migration 2 on the loaded table (4 indexes CONCURRENTLY)', column, migrationMs, s(migrationMs));
+    growth.set('table on disk', column, tableBytes, mib(tableBytes));
+    growth.set('indexes on disk (12)', column, indexBytes, mib(indexBytes));
+
+    const subjects = await chooseSubjects(admin, world, TRANSFERS_SUBJECTS);
+    if (subjects.length < TRANSFERS_SUBJECTS / 2) throw new Error(`only ${subjects.length} of ${TRANSFERS_SUBJECTS} medium addresses have a full first page`);
+    const subjectRows: number[] = [];
+    for (const subject of subjects) {
+      const statement = matchingStatement('keyset', { ...subject, cursorTime: 2 ** 31 - 1, cursorHash: '' });
+      subjectRows.push(Number((await admin.query(statement.text, statement.values as unknown[]))[0]?.n));
+    }
+    const busiest: QuerySubject = { address: world.hot[0]!.toLowerCase(), token: subjects[0]!.token, cursorTime: 0, cursorHash: '' };
+    const busiestStatement = matchingStatement('native', busiest);
+    const busiestRows = Number((await admin.query(busiestStatement.text, busiestStatement.values as unknown[]))[0]?.n);
+    say(`   ${subjects.length} query subjects with ${fmtInt(median(subjectRows))} rows each (median; ${fmtInt(Math.min(...subjectRows))}–${fmtInt(Math.max(...subjectRows))}); the busiest address has ${fmtInt(busiestRows)} native rows`);
+    growth.set('rows of a query subject (median)', column, median(subjectRows), fmtInt(median(subjectRows)));
+    growth.set('native rows of the busiest address', column, busiestRows, fmtInt(busiestRows));
+
+    gateway = await startSide('gateway', dbUrl, `gateway-${label}`);
+    baseline = await startSide('baseline', dbUrl, `direct-pg-${label}`);
+    // Both sides must answer the same rows in the same order before their speed means anything.
+    for (const name of QUERY_NAMES) {
+      for (const subject of subjects.slice(0, TRANSFERS_CHECKED_SUBJECTS)) {
+        const g = await getSideJson(gateway.port, gatewayPath(name, subject));
+        const b = await getSideJson(baseline.port, baselinePath(name, subject));
+        const hashes = (list: unknown) => (Array.isArray(list) ? list.map((row: { txhash?: unknown }) => String(row.txhash).toLowerCase()).join(',') : `(${typeof list})`);
+        if (g.status !== 200 || b.status !== 200 || !Array.isArray(g.body) || g.body.length === 0 || hashes(g.body) !== hashes(b.body)) {
+          throw new Error(`${name}: the gateway (${g.status}, ${g.text.slice(0, 120)}) and direct pg (${b.status}) answer different pages for ${gatewayPath(name, subject)}`);
+        }
+      }
+    }
+
+    const parties = (side: SideServer) => ({ server: () => cpuSecondsOf(side.process.pid), pg: () => serverCpuSeconds(pgc.postmasterPid) });
+    const latency = (name: QueryName, side: SideServer) =>
+      measuredLoad(parties(side), () =>
+        runLoad({
+          port: side.port,
+          paths: subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject))),
+          connections: 1,
+          warmupMs: TRANSFERS_WARMUP_MS,
+          durationMs: TRANSFERS_ROUND_MS,
+        }),
+      );
+    const perRequestMs = (m: MeasuredLoad<'server' | 'pg'>, cpu: number) => (m.requestsPerSecond > 0 ? (cpu / 100 / m.requestsPerSecond) * 1000 : NaN);
+    for (const name of QUERY_NAMES) {
+      const [b, g] = await interleave(TRANSFERS_ROUNDS, () => latency(name, baseline!), () => latency(name, gateway!));
+      const gl = combineRounds(g);
+      const bl = combineRounds(b);
+      if (gl.errors > 0 || bl.errors > 0) throw new Error(`${name}: errors during the latency runs (gateway ${gl.errors}: ${gl.errorDetail}; direct ${bl.errors}: ${bl.errorDetail})`);
+      growth.set(`${name}: gateway p50`, column, gl.p50, ms(gl.p50, 3));
+      growth.set(`${name}: direct pg p50`, column, bl.p50, ms(bl.p50, 3));
+      growth.set(`${name}: PostgreSQL CPU/req (gateway)`, column, perRequestMs(gl, gl.cpu.pg), ms(perRequestMs(gl, gl.cpu.pg), 3));
+      say(
+        `   ${name}: p50 gateway ${ms(gl.p50, 3)} / direct ${ms(bl.p50, 3)}, p99 ${ms(gl.p99, 3)} / ${ms(bl.p99, 3)}; CPU/req gateway ${ms(perRequestMs(gl, gl.cpu.server), 3)} + pg ${ms(perRequestMs(gl, gl.cpu.pg), 3)}, ` +
+          `direct ${ms(perRequestMs(bl, bl.cpu.server), 3)} + pg ${ms(perRequestMs(bl, bl.cpu.pg), 3)}; other work ${fmt(gl.cpu.other, 0)}% / ${fmt(bl.cpu.other, 0)}% of a core`,
+      );
+      if (run.largest) {
+        run.goals.judge(`${name}: gateway p50 at 1 conn, ${label} rows`, ms(gl.p50, 3), ms(bl.p50, 3), `${fmt(gl.p50 / bl.p50, 2)}x`, `< ${GOAL_READ_P50_MS} ms`, gl.p50 < GOAL_READ_P50_MS);
+      }
+    }
+
+    // The busiest address's native history with a count (Prefer, PostgREST semantics; PGRST_DB_MAX_ROWS is 10,000,
+    // so `estimated` counts up to 10,001 rows exactly and asks the planner beyond), and its page without one.
+    const busiestPath = gatewayPath('native', busiest);
+    for (const [what, prefer] of [
+      ['busiest address: native page, no count', undefined],
+      ['busiest address: count=exact', 'count=exact'],
+      ['busiest address: count=estimated', 'count=estimated'],
+    ] as const) {
+      const headers: Record<string, string> = prefer === undefined ? {} : { Prefer: prefer };
+      const answer = await getSideJson(gateway.port, busiestPath, headers, 600_000);
+      if ((answer.status !== 200 && answer.status !== 206) || !Array.isArray(answer.body)) throw new Error(`${what}: the gateway answered ${answer.status}: ${answer.text.slice(0, 200)}`);
+      const before = serverCpuSeconds(pgc.postmasterPid);
+      const load = await runLoad({ port: gateway.port, paths: [busiestPath], headers, connections: 1, warmupRequests: 1, maxRequests: COUNT_REQUESTS });
+      const pgCpuMs = (((serverCpuSeconds(pgc.postmasterPid) ?? NaN) - (before ?? NaN)) * 1000) / (COUNT_REQUESTS + 1);
+      if (load.errors > 0) throw new Error(`${what}: ${load.errors} errors (${load.errorDetail})`);
+      growth.set(`${what} p50`, column, load.p50, ms(load.p50, 2));
+      growth.set(`${what}: PostgreSQL CPU/req`, column, pgCpuMs, ms(pgCpuMs, 2));
+      say(`   ${what}: p50 ${ms(load.p50, 2)} (${COUNT_REQUESTS} sequential requests), PostgreSQL CPU ${ms(pgCpuMs, 2)}/req; Content-Range ${answer.headers.get('content-range')}`);
+      if (run.largest) run.goals.info(`${what} p50, ${label} rows`, ms(load.p50, 2));
+    }
+
+    const maxBlock = await getSideJson(gateway.port, '/max_block');
+    if (maxBlock.status !== 200 || !Array.isArray(maxBlock.body) || maxBlock.body.length !== 1) throw new Error(`/max_block answered ${maxBlock.status}: ${maxBlock.text.slice(0, 200)}`);
+    const mb = await measuredLoad(parties(gateway), () => runLoad({ port: gateway!.port, paths: ['/max_block'], connections: 1, warmupRequests: 20, maxRequests: MAX_BLOCK_REQUESTS }));
+    if (mb.errors > 0) throw new Error(`/max_block: ${mb.errors} errors (${mb.errorDetail})`);
+    growth.set('/max_block p50', column, mb.p50, ms(mb.p50, 3));
+    growth.set('/max_block: PostgreSQL CPU/req', column, perRequestMs(mb, mb.cpu.pg), ms(perRequestMs(mb, mb.cpu.pg), 3));
+    say(`   /max_block ${maxBlock.text}: p50 ${ms(mb.p50, 3)}, PostgreSQL CPU ${ms(perRequestMs(mb, mb.cpu.pg), 3)}/req`);
+    if (run.largest) run.goals.info(`/max_block p50, ${label} rows`, ms(mb.p50, 3));
+    await gateway.process.stop();
+    gateway = undefined;
+    await baseline.process.stop();
+    baseline = undefined;
+
+    // The backfill: the prepared chain's blocks indexed into this table by the indexer machine (block receipts, as
+    // the service picks on anvil), next to what anvil itself takes to serve the same calls. The generated rows sit
+    // at blocks 15,000,000 and up, so the run watches the indexer's cursor, not max_block.
+    const { anvil, chain } = run;
+    const serve = await anvilServeCost(anvil.url, chain.firstBlock, chain.blocks);
+    const backfill = await runIndexerHarness({
+      label: `backfill into ${label} rows`,
+      dbUrl,
+      ethUrl: anvil.url,
+      startBlock: chain.firstBlock,
+      chainHead: chain.lastBlock,
+      until: chain.lastBlock,
+      receiptsMode: 'block',
+      timeoutMs: BACKFILL_TIMEOUT_MS,
+      watch: 'cursor',
+    });
+    const expected = chain.blocks * BACKFILL_TRANSFERS_PER_BLOCK;
+    if (backfill.rows !== expected) throw new Error(`backfill: ${fmtInt(backfill.rows)} rows written for ${fmtInt(backfill.blocks)} blocks, expected ${fmtInt(expected)}`);
+    const indexerRate = (backfill.rows / backfill.ms) * 1000;
+    const anvilRate = (serve.txs / serve.ms) * 1000;
+    const ratio = indexerRate / anvilRate;
+    growth.set(`backfill of ${fmtInt(chain.blocks)} blocks: indexer rows/s`, column, indexerRate, fmtInt(indexerRate));
+    growth.set('backfill: anvil serving the same calls, rows/s', column, anvilRate, fmtInt(anvilRate));
+    growth.set('backfill: indexer / anvil', column, ratio, `${fmt(ratio, 2)}x`);
+    say(
+      `   backfill: ${fmtInt(backfill.rows)} rows of ${fmtInt(backfill.blocks)} blocks in ${s(backfill.ms)} (${fmtInt(indexerRate)} rows/s, ${backfill.failures} retried steps); ` +
+        `anvil serves the same calls (blocks with transactions and their receipts, 10 per request, sequential) in ${s(serve.ms)} (${fmtInt(anvilRate)} rows/s): ${fmt(ratio, 2)}x`,
+    );
+    if (run.largest) {
+      run.goals.judge(`backfill into ${label} rows: indexer rows/s vs anvil serving the same calls`, fmtInt(indexerRate), fmtInt(anvilRate), `${fmt(ratio, 2)}x`, `>= ${GOAL_BACKFILL_RATIO}x`, ratio >= GOAL_BACKFILL_RATIO);
+    }
+  } finally {
+    await gateway?.process.stop();
+    await baseline?.process.stop();
+    await admin.close();
+    const owner = new pg.Client({ connectionString: pgc.url });
+    await owner.connect();
+    try {
+      await owner.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+    } finally {
+      await owner.end();
+    }
+  }
+}
+
+async function benchTransfers(size: ScaleSize): Promise<void> {
+  const sizes = TRANSFERS_SIZES[size];
+  say(
+    `== transfers: tables of ${sizes.map(fmtInt).join(', ')} rows (bench/support/transfers-data.ts, schema version 1 then migration 2); per size: the three spec reads ` +
+      `(${TRANSFERS_SUBJECTS} medium addresses) at 1 connection through the gateway and direct pg (${TRANSFERS_ROUNDS} interleaved rounds of ${fmt(TRANSFERS_ROUND_MS / 1000, 1)} s per side), ` +
+      `the busiest address with Prefer count=exact / count=estimated, /max_block, and a backfill of ${fmtInt(BACKFILL_BLOCKS)} anvil blocks into the table`,
+  );
+  const growth = new GrowthTable(sizes.map(sizeLabel));
+  const goals = new GoalReport();
+  let pgc: BenchPostgres | undefined;
+  let anvil: Anvil | undefined;
+  try {
+    pgc = await startBenchPostgres();
+    say(`PostgreSQL: throwaway cluster on 127.0.0.1:${pgc.port} (postmaster pid ${pgc.postmasterPid}; fsync, synchronous_commit and full_page_writes off)`);
+    anvil = await startAnvil();
+    const chain = await prepareChain(
+      anvil,
+      { blocks: BACKFILL_BLOCKS, transfersPerBlock: BACKFILL_TRANSFERS_PER_BLOCK, tokenShare: BACKFILL_TOKEN_SHARE, budgetMs: BACKFILL_PREPARE_BUDGET_MS, seed: BACKFILL_SEED },
+      (line) => say(`  ${line}`),
+    );
+    say(
+      `anvil: ${fmtInt(chain.blocks)} blocks x ${BACKFILL_TRANSFERS_PER_BLOCK} transfers prepared in ${s(chain.ms)} (blocks ${chain.firstBlock}…${chain.lastBlock})` +
+        (chain.reducedFrom === undefined ? '' : `; REDUCED from ${fmtInt(chain.reducedFrom)} blocks to fit ${s(BACKFILL_PREPARE_BUDGET_MS)}`),
+    );
+    if (chain.reducedFrom !== undefined) goals.notes.push(`the backfill's chain was reduced from ${fmtInt(chain.reducedFrom)} to ${fmtInt(chain.blocks)} blocks to keep its preparation within ${s(BACKFILL_PREPARE_BUDGET_MS)}.`);
+    for (const [column, n] of sizes.entries()) {
+      await benchTransfersAt(n, column, { pgc, anvil, chain, growth, goals, largest: column === sizes.length - 1 });
+    }
+    goals.notes.push(
+      "anvil's rate is its own time to answer the indexer's calls for the same blocks (eth_getBlockByNumber with transactions, then eth_getBlockReceipts, 10 per request), " +
+        'sent one request at a time; the indexer sends its requests with some concurrency, writes each batch of 50 blocks in one transaction, and shares the 2 cores with anvil and PostgreSQL.',
+    );
+  } finally {
+    await anvil?.stop();
+    await pgc?.stop();
+    say();
+    say("transfers growth table (p50 at 1 connection; CPU is PostgreSQL's, postmaster and backends, per request):");
+    growth.print();
+    say();
+    goals.print();
+    say();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 
 export async function runScaleBench(options: BenchOptions): Promise<void> {
   const size: ScaleSize = (options.size as ScaleSize | undefined) ?? 'small';
@@ -395,7 +667,7 @@ export async function runScaleBench(options: BenchOptions): Promise<void> {
   try {
     if (run('files')) await section('files', () => benchFiles(size));
     if (run('rates')) await section('rates', () => benchRates(size));
-    if (run('transfers')) say('== transfers: NOT BUILT YET (issue 30: 1M and 10M rows); nothing measured\n');
+    if (run('transfers')) await section('transfers', () => benchTransfers(size));
   } finally {
     terminateLoadWorkers();
     await stopAllTracked();

@@ -33,8 +33,6 @@
 // PostgreSQL cluster are stopped by 'exit' hooks).
 
 import { cpus } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { INDEXER_VERSION } from '../src/transfers/config.js';
 import { ensureAnonRole, migrate } from '../storage/transfers/schema.js';
 import { openPgClient } from '../storage/transfers/sql-client.pg.js';
@@ -44,7 +42,7 @@ import type { BenchOptions } from './run.js';
 import { GoalReport, InvalidRunError } from './support/goals.js';
 import { runLoad, terminateLoadWorkers } from './support/load.js';
 import { combineRounds, interleave, measuredCells, measuredHeader, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
-import { cpuSecondsOf, memoryOf, spawnTracked, stopAllTracked, type ManagedProcess } from './support/processes.js';
+import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { removeScratchDirs } from './support/scratch.js';
 import { fmt, fmtInt, median, summarizeMs, table } from './support/stats.js';
 import { addRuns, anvilRpcCost, countRows, prepareChain, runIndexerHarness, waitForMaxBlock, type IndexRun, type PreparedChain } from './support/transfers-chain.js';
@@ -55,7 +53,6 @@ import {
   baselinePath,
   baselineStatement,
   contractWord,
-  FIRST_PAGE_SQL,
   gatewayPath,
   matchingStatement,
   PAGE_ROWS,
@@ -65,7 +62,7 @@ import {
   type QueryName,
   type QuerySubject,
 } from './support/transfers-queries.js';
-import type { TransfersServerAnswer, TransfersServerSetup } from './support/transfers-server.js';
+import { chooseSubjects, getSideJson, SIDE_POOL, startSide, type SideServer } from './support/transfers-sides.js';
 
 export const TRANSFERS_SECTIONS = ['queries', 'indexer'] as const;
 
@@ -98,9 +95,8 @@ const THROUGHPUT_WARMUP_MS = 1_000;
 /** Sequential requests for the busiest address's first page (each reads its ~125,000 rows). */
 const HOT_REQUESTS = 5;
 /** PGRST_DB_POOL's default; the baseline's pool has the same size. */
-const POOL = 10;
+const POOL = SIDE_POOL;
 const ANON_ROLE = 'web_anon';
-const SERVER_START_TIMEOUT_MS = 60_000;
 /** Busy time outside the server, PostgreSQL and the generator above this (% of a core) marks a run as disturbed. */
 const NOISY_OTHER_CPU = 25;
 
@@ -120,9 +116,6 @@ const UNBATCHED_BLOCKS = 300;
 const COST_BLOCKS = 50;
 const MAX_FAILURES = 3;
 
-const DIST = fileURLToPath(new URL('..', import.meta.url));
-const POLYFILL = join(DIST, 'src', 'polyfill.js');
-
 const say = (text = ''): void => void process.stdout.write(`${text}\n`);
 const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 const mib = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MiB`;
@@ -131,50 +124,6 @@ const mib = (bytes: number) => `${fmt(bytes / 2 ** 20, 0)} MiB`;
 // Results.
 
 const goals = new GoalReport({ stacks: true, timed: true });
-
-// ---------------------------------------------------------------------------------------------
-// The two HTTP sides of the query benchmark, each in its own process.
-
-interface SideServer {
-  readonly kind: TransfersServerSetup['kind'];
-  readonly process: ManagedProcess;
-  readonly port: number;
-}
-
-async function startSide(kind: TransfersServerSetup['kind'], dbUrl: string, label: string): Promise<SideServer> {
-  const script = fileURLToPath(new URL('./support/transfers-server.js', import.meta.url));
-  const managed = spawnTracked(label, process.execPath, ['--import', POLYFILL, script], { ipc: true, env: { PATH: process.env.PATH, HOME: process.env.HOME } });
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${label} did not start within ${SERVER_START_TIMEOUT_MS} ms: ${managed.tail()}`)), SERVER_START_TIMEOUT_MS);
-    managed.child.once('message', (message: TransfersServerAnswer) => {
-      clearTimeout(timer);
-      if (message.ok) resolve(message.port);
-      else reject(new Error(`${label} failed to start: ${message.error}`));
-    });
-    managed.child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${label} exited (${code}) before serving: ${managed.tail()}`));
-    });
-    const setup: TransfersServerSetup = { kind, dbUrl, pool: POOL };
-    managed.child.send(setup);
-  }).catch(async (error: unknown) => {
-    await managed.stop();
-    throw error;
-  });
-  return { kind, process: managed, port };
-}
-
-async function getJson(port: number, path: string): Promise<{ status: number; body: any; bytes: number; text: string }> {
-  const response = await fetch(`http://127.0.0.1:${port}${path}`, { signal: AbortSignal.timeout(30_000) });
-  const text = await response.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
-  return { status: response.status, body, bytes: Buffer.byteLength(text), text };
-}
 
 /** The parties of a load run: the side's process (its main thread and pg client), PostgreSQL (postmaster and backends). */
 type Party = 'server' | 'pg';
@@ -287,7 +236,7 @@ async function capturePlans(pgc: BenchPostgres, admin: SqlClient, subject: Query
         ['direct pg', baseline, baselinePath(name, subject)],
       ] as const) {
         const offset = pgc.logSize();
-        const answer = await getJson(server.port, path);
+        const answer = await getSideJson(server.port, path);
         if (answer.status !== 200) throw new Error(`${side} answered ${answer.status} to ${path}: ${answer.text.slice(0, 300)}`);
         // The backend writes its auto_explain entry before it completes the statement, so it is in the log now.
         const plans = parsePlans(pgc.readLog(offset)).filter((entry) => /ethtxs/.test(entry.query));
@@ -357,19 +306,7 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
     say(`indexes: ${report.indexes.join(', ')}`);
 
     // The subjects: medium-popularity addresses, their token, and the cursor their first page ends with.
-    const subjects: QuerySubject[] = [];
-    for (const checksummed of world.medium.slice(0, SUBJECTS)) {
-      const address = checksummed.toLowerCase();
-      const page = await admin.query(FIRST_PAGE_SQL, [address]);
-      if (page.length < PAGE_ROWS) continue;
-      const last = page[page.length - 1]!;
-      // The subject's own busiest token, as a wallet tracking its tokens would ask for it first.
-      const [busiest] = await admin.query(
-        `SELECT lower(txto::text) AS token, count(*)::int AS n FROM public.ethtxs WHERE (txfrom = $1 OR contract_to = $2) AND contract_to <> '' GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 1`,
-        [address, contractWord(address)],
-      );
-      subjects.push({ address, token: String(busiest?.token ?? world.tokens[0]!.toLowerCase()), cursorTime: Number(last.time), cursorHash: String(last.txhash) });
-    }
+    const subjects = await chooseSubjects(admin, world, SUBJECTS);
     if (subjects.length < SUBJECTS / 2) throw new InvalidRunError(`only ${subjects.length} of ${SUBJECTS} medium addresses have a full first page`);
     const total = async (address: string) =>
       Number((await admin.query('SELECT count(*)::int AS n FROM public.ethtxs WHERE txfrom = $1 OR txto = $1 OR contract_to = $2', [address, contractWord(address)]))[0]?.n);
@@ -437,8 +374,8 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
     let compared = 0;
     for (const name of QUERY_NAMES) {
       for (const subject of subjects.slice(0, CHECKED_SUBJECTS)) {
-        const g = await getJson(gateway.port, gatewayPath(name, subject));
-        const b = await getJson(baseline.port, baselinePath(name, subject));
+        const g = await getSideJson(gateway.port, gatewayPath(name, subject));
+        const b = await getSideJson(baseline.port, baselinePath(name, subject));
         if (g.status !== 200 || !Array.isArray(g.body)) throw new InvalidRunError(`gateway answered ${g.status} to ${gatewayPath(name, subject)}: ${g.text.slice(0, 300)}`);
         if (b.status !== 200 || !Array.isArray(b.body)) throw new InvalidRunError(`direct pg answered ${b.status} to ${baselinePath(name, subject)}: ${b.text.slice(0, 300)}`);
         const hashes = (list: Array<{ txhash?: unknown }>) => list.map((row) => String(row.txhash).toLowerCase()).join(',');
@@ -452,8 +389,8 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
         compared++;
       }
     }
-    const sample = await getJson(gateway.port, gatewayPath('native', subjects[0]!));
-    const direct = await getJson(baseline.port, baselinePath('native', subjects[0]!));
+    const sample = await getSideJson(gateway.port, gatewayPath('native', subjects[0]!));
+    const direct = await getSideJson(baseline.port, baselinePath('native', subjects[0]!));
     say(`both sides answer the same rows (full pages of ${PAGE_ROWS}) in the same order for ${compared} requests (${CHECKED_SUBJECTS} subjects x 3 queries); a native page is ${fmtInt(sample.bytes)} bytes from the gateway, ${fmtInt(direct.bytes)} from direct pg`);
     say();
 

@@ -175,16 +175,30 @@ export interface IndexRun {
 const MAX_BLOCK_POLL_MS = 20;
 
 /**
- * Polls `SELECT max FROM public.max_block` (the gateway's /max_block) until it reaches `head`; returns the time
- * from `since` to the first answer that does. Bounded by `timeoutMs`; `stalled` may end it early with an error.
+ * What a run watches for progress: `max_block`, the gateway's /max_block (the greater of the highest block with rows
+ * and the cursor), or `cursor`, the indexer's own `indexer.state.last_block` — for a table that already holds rows
+ * above the chain being indexed (the scale benchmark's generated rows sit at blocks 15,000,000 and up, so its
+ * max_block is past the chain before the first batch).
  */
-export async function waitForMaxBlock(url: string, head: number, since: number, timeoutMs: number, stalled: () => string | undefined): Promise<number> {
+export type ProgressWatch = 'max_block' | 'cursor';
+
+const PROGRESS_SQL: Readonly<Record<ProgressWatch, string>> = {
+  max_block: 'SELECT max FROM public.max_block',
+  cursor: 'SELECT last_block AS max FROM indexer.state',
+};
+
+/**
+ * Polls `SELECT max FROM public.max_block` (the gateway's /max_block; or the indexer's cursor, `watch`) until it
+ * reaches `head`; returns the time from `since` to the first answer that does. Bounded by `timeoutMs`; `stalled` may
+ * end it early with an error.
+ */
+export async function waitForMaxBlock(url: string, head: number, since: number, timeoutMs: number, stalled: () => string | undefined, watch: ProgressWatch = 'max_block'): Promise<number> {
   const client = new pg.Client({ connectionString: url, application_name: 'adm-infra bench monitor' });
   await client.connect();
   try {
     const deadline = since + timeoutMs;
     for (;;) {
-      const { rows } = await client.query<{ max: number | null }>('SELECT max FROM public.max_block');
+      const { rows } = await client.query<{ max: number | null }>(PROGRESS_SQL[watch]);
       const max = rows[0]?.max ?? null;
       if (max !== null && max >= head) return Date.now() - since;
       const problem = stalled();
@@ -230,12 +244,15 @@ export async function runIndexerHarness(options: {
   /** eth_getTransactionReceipt calls per HTTP request in per-transaction mode (the client's default: 100). */
   readonly maxBatchItems?: number;
   readonly timeoutMs: number;
+  /** Where progress (and the block the run starts from) is read; default `max_block`. */
+  readonly watch?: ProgressWatch;
 }): Promise<IndexRun> {
   const writer = openPgClient({ connection: { connectionString: options.dbUrl }, maxConnections: 2, applicationName: 'adm-infra bench indexer' });
   const captured = captureLogger('warn');
   try {
     await migrate(writer, INDEXER_VERSION);
-    const [cursor] = await writer.query('SELECT max FROM public.max_block');
+    const watch = options.watch ?? 'max_block';
+    const [cursor] = await writer.query(PROGRESS_SQL[watch]);
     const from = cursor?.max === null || cursor?.max === undefined ? options.startBlock : Number(cursor.max) + 1;
     if (from > options.until) throw new Error(`${options.label}: the database is already at block ${from - 1}, past ${options.until}`);
     const holder = new DatabaseHolder();
@@ -252,7 +269,7 @@ export async function runIndexerHarness(options: {
         if (snapshot.context.failures >= MAX_FAILURES) return `the indexer failed ${snapshot.context.failures} times in a row: ${snapshot.context.lastError}`;
         return undefined;
       };
-      const ms = await waitForMaxBlock(options.dbUrl, options.until, since, options.timeoutMs, stalled);
+      const ms = await waitForMaxBlock(options.dbUrl, options.until, since, options.timeoutMs, stalled, watch);
       if (eth.receiptsMode !== options.receiptsMode) throw new Error(`the client ran in ${eth.receiptsMode} mode, not ${options.receiptsMode}`);
       return {
         label: options.label,
@@ -281,6 +298,30 @@ export function addRuns(label: string, runs: readonly IndexRun[]): IndexRun {
     failures: runs.reduce((sum, run) => sum + run.failures, 0),
     warnings: runs.flatMap((run) => run.warnings),
   };
+}
+
+/**
+ * What anvil itself takes to serve the calls the indexer makes in block-receipts mode for `count` blocks from `from`:
+ * eth_getBlockByNumber(n, true) then eth_getBlockReceipts, each batched `perRequest` (the client's
+ * blocksPerRequest) per HTTP request, every request sequential and the answers parsed. The blocks' transactions
+ * are counted from the answers.
+ */
+export async function anvilServeCost(url: string, from: number, count: number, perRequest = 10): Promise<{ ms: number; blocks: number; txs: number }> {
+  const numbers = Array.from({ length: count }, (_, i) => from + i);
+  const t0 = performance.now();
+  let txs = 0;
+  for (let i = 0; i < numbers.length; i += perRequest) {
+    const group = numbers.slice(i, i + perRequest);
+    const blocks = await rpcBatch(url, group.map((n) => ({ method: 'eth_getBlockByNumber', params: [quantity(n), true] })));
+    const failed = blocks.find((answer) => answer.error !== undefined || answer.result === null);
+    if (failed) throw new Error(`anvil: eth_getBlockByNumber: ${failed.error?.message ?? 'no such block'}`);
+    const hashes = blocks.map((answer) => (answer.result as { hash: string; transactions: unknown[] }).hash);
+    txs += blocks.reduce((sum, answer) => sum + (answer.result as { transactions: unknown[] }).transactions.length, 0);
+    const receipts = await rpcBatch(url, hashes.map((hash) => ({ method: 'eth_getBlockReceipts', params: [hash] })));
+    const bad = receipts.find((answer) => answer.error !== undefined || answer.result === null);
+    if (bad) throw new Error(`anvil: eth_getBlockReceipts: ${bad.error?.message ?? 'no receipts'}`);
+  }
+  return { ms: performance.now() - t0, blocks: count, txs };
 }
 
 export interface RpcCost {

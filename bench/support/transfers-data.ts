@@ -186,6 +186,7 @@ export async function loadTransfers(db: SqlClient, plan: DataPlan, progress: (te
 
   // The builds are CPU-bound (citext comparisons): one per connection on `INDEX_BUILDERS` connections, each
   // single-threaded, keeps every core busy with less overhead than PostgreSQL's parallel build workers.
+  progress(`  … ${produced.toLocaleString('en-US')} rows loaded; building ${indexes.length} indexes`);
   const x0 = Date.now();
   const queue = [...indexes];
   await Promise.all(
@@ -199,6 +200,7 @@ export async function loadTransfers(db: SqlClient, plan: DataPlan, progress: (te
     ),
   );
   const indexMs = Date.now() - x0;
+  progress(`  … indexes built in ${((Date.now() - x0) / 1000).toFixed(1)} s; VACUUM ANALYZE`);
   const v0 = Date.now();
   await db.exec('VACUUM (ANALYZE) public.ethtxs');
   const vacuumMs = Date.now() - v0;
