@@ -20,7 +20,7 @@ import { readCursor, recentBlocks, rewindTo, writeBlocks, type IndexedBlock } fr
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import type { Clock } from '../../src/clock.js';
 import type { DatabaseHolder } from './database.actor.js';
-import type { EthRpcClient } from '../../storage/transfers/chain.eth-rpc.js';
+import type { BlockWithReceipts, EthRpcClient } from '../../storage/transfers/chain.eth-rpc.js';
 
 /** Blocks fetched (the client batches block and receipt requests, a few in flight) and written per transaction. */
 export const BATCH_BLOCKS = 50;
@@ -58,6 +58,25 @@ export function indexerLogic(options: IndexerActorOptions) {
   };
   let window = { at: clock.now(), blocks: 0, rows: 0 };
   let caughtUpLogged = false;
+  /**
+   * The next batch's blocks and receipts, fetched while the current batch is written (SyncBatchInput.next): the node
+   * serves the next 50 blocks while PostgreSQL writes these, so catching up takes about the longer of the two, not
+   * their sum (issue 30's backfill into a loaded table). Taken by the next syncBatch for exactly that range, with
+   * its own parent-hash checks; dropped (aborted) by anything else. Its controller follows the signal of the
+   * invocation that holds it, so a shutdown cancels it; a failure of it is the next batch's failure.
+   */
+  let prefetched: { from: number; to: number; controller: AbortController; blocks: Promise<BlockWithReceipts[]> } | undefined;
+  const fetchBlocks = (from: number, to: number) => {
+    const controller = new AbortController();
+    const blocks = eth.blocksWithReceipts(from, to, controller.signal);
+    // Observed here so an unused or failed prefetch is never an unhandled rejection; its taker awaits `blocks` itself.
+    blocks.catch(() => undefined);
+    return { from, to, controller, blocks };
+  };
+  const dropPrefetch = () => {
+    prefetched?.controller.abort();
+    prefetched = undefined;
+  };
 
   return indexerSyncMachine.provide({
     actors: {
@@ -72,22 +91,43 @@ export function indexerLogic(options: IndexerActorOptions) {
       }),
 
       syncBatch: fromPromise<SyncBatchOutput, SyncBatchInput>(async ({ input, signal }) => {
-        const fetched = await eth.blocksWithReceipts(input.from, input.to, signal);
-        const blocks: IndexedBlock[] = [];
-        let parent = input.expectedParent;
-        for (const { block, receipts } of fetched) {
-          const number = Number(BigInt(block.number));
-          if (parent !== null && block.parentHash.toLowerCase() !== parent.toLowerCase()) {
-            if (blocks.length === 0) return { kind: 'reorg' };
-            throw new ChainMovedError(number);
+        const current = prefetched !== undefined && prefetched.from === input.from && prefetched.to === input.to ? prefetched : undefined;
+        if (current === undefined) dropPrefetch();
+        prefetched = undefined;
+        const fetch = current ?? fetchBlocks(input.from, input.to);
+        const cancel = () => {
+          fetch.controller.abort();
+          dropPrefetch();
+        };
+        signal.addEventListener('abort', cancel, { once: true });
+        try {
+          signal.throwIfAborted();
+          const fetched = await fetch.blocks;
+          const blocks: IndexedBlock[] = [];
+          let parent = input.expectedParent;
+          for (const { block, receipts } of fetched) {
+            const number = Number(BigInt(block.number));
+            if (parent !== null && block.parentHash.toLowerCase() !== parent.toLowerCase()) {
+              if (blocks.length === 0) return { kind: 'reorg' };
+              throw new ChainMovedError(number);
+            }
+            blocks.push({ number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase(), rows: transferRows(block, receipts) });
+            parent = block.hash;
           }
-          blocks.push({ number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase(), rows: transferRows(block, receipts) });
-          parent = block.hash;
+          signal.throwIfAborted();
+          if (input.next !== undefined) prefetched = fetchBlocks(input.next.from, input.next.to);
+          try {
+            await writeBlocks(writer(), blocks, KEEP_HASHES);
+          } catch (error) {
+            // Backoff re-reads the cursor: whatever comes next asks for its own range.
+            dropPrefetch();
+            throw error;
+          }
+          const last = blocks[blocks.length - 1]!;
+          return { kind: 'written', lastBlock: last.number, lastHash: last.hash, blocks: blocks.length, rows: blocks.reduce((sum, block) => sum + block.rows.length, 0) };
+        } finally {
+          signal.removeEventListener('abort', cancel);
         }
-        signal.throwIfAborted();
-        await writeBlocks(writer(), blocks, KEEP_HASHES);
-        const last = blocks[blocks.length - 1]!;
-        return { kind: 'written', lastBlock: last.number, lastHash: last.hash, blocks: blocks.length, rows: blocks.reduce((sum, block) => sum + block.rows.length, 0) };
       }),
 
       rewind: fromPromise<RewindOutput, RewindInput>(async ({ input, signal }) => {

@@ -12,7 +12,8 @@
 //   the chain's: a reorg that replaced our tip is found even when no new block arrives.
 // - `syncBatch` fetches [from, to] with receipts, checks parent-hash continuity against the cursor's hash and
 //   inside the batch, and writes rows + hashes + cursor in one transaction; a first block whose parent is not
-//   our tip answers `reorg` and nothing is written.
+//   our tip answers `reorg` and nothing is written. Its input names the batch after it when that one is due too
+//   (`next`), so the implementation may fetch it during the write (the parent check applies to it all the same).
 // - `rewind` walks back through the remembered hashes to the common ancestor and deletes what lies above it.
 // - Backoff restarts from `loading`: the cursor is re-read, so a failed write leaves nothing half-known.
 //
@@ -51,6 +52,12 @@ export interface SyncBatchInput {
   readonly to: number;
   /** The hash the first block's parent must have; null when unknown (first run, adopted cursor). */
   readonly expectedParent: string | null;
+  /**
+   * The batch due after this one if it is written, when the last head seen already makes it due (catching up):
+   * the implementation may fetch it while it writes this one, so a backfill takes about the longer of fetching and
+   * writing rather than their sum. Undefined on the last batch before the target.
+   */
+  readonly next?: { readonly from: number; readonly to: number };
 }
 
 export type SyncBatchOutput =
@@ -161,7 +168,7 @@ export const indexerSyncMachine = setup({
     syncing: {
       invoke: {
         src: 'syncBatch',
-        input: ({ context }) => ({ ...batchOf(context)!, expectedParent: context.lastHash }),
+        input: ({ context }) => syncBatchInput(context),
         onDone: [
           { guard: { type: 'reorgFound', params: ({ event }) => ({ kind: event.output.kind }) }, target: 'rewinding' },
           {
@@ -220,6 +227,13 @@ export const indexerSyncMachine = setup({
     stopped: { type: 'final' },
   },
 });
+
+/** The batch due now, its parent, and the batch after it when that one is due too. */
+export function syncBatchInput(context: IndexerSyncContext): SyncBatchInput {
+  const batch = batchOf(context)!;
+  const next = batchOf({ ...context, lastBlock: batch.to });
+  return { ...batch, expectedParent: context.lastHash, ...(next === undefined ? {} : { next }) };
+}
 
 /** The batch due now, from the cursor and the last head seen. */
 function batchOf(context: IndexerSyncContext): { from: number; to: number } | undefined {

@@ -43,6 +43,7 @@ function start(options: { chain: Chain; store: Store; confirmations?: number; st
   const { chain, store } = options;
   let failChecks = options.failChecks ?? 0;
   const batches: Array<[number, number]> = [];
+  const inputs: SyncBatchInput[] = [];
   const log: string[] = [];
   const machine = indexerSyncMachine.provide({
     actors: {
@@ -57,6 +58,7 @@ function start(options: { chain: Chain; store: Store; confirmations?: number; st
         return { head: chain.head, tipOnChain };
       }),
       syncBatch: fromPromise<SyncBatchOutput, SyncBatchInput>(async ({ input }) => {
+        inputs.push(input);
         if (input.expectedParent !== null && chain.hash(input.from - 1) !== input.expectedParent) return { kind: 'reorg' };
         batches.push([input.from, input.to]);
         for (let n = input.from; n <= input.to; n++) store.blocks.set(n, chain.hash(n));
@@ -87,7 +89,7 @@ function start(options: { chain: Chain; store: Store; confirmations?: number; st
     clock,
     input: { startBlock: options.startBlock ?? 1, confirmations: options.confirmations ?? 0, periodMs: 20_000, batchBlocks: 10 },
   }).start();
-  return { actor, clock, batches, log };
+  return { actor, clock, batches, inputs, log };
 }
 
 const settled = (actor: { getSnapshot(): { value: unknown } }, state: string) => waitFor(() => actor.getSnapshot().value === state, { what: state });
@@ -116,6 +118,23 @@ describe('indexer-sync machine', () => {
     await settled(actor, 'idle');
     actor.send({ type: 'system.shutdown' });
     assert.equal(actor.getSnapshot().status, 'done');
+  });
+
+  it('each batch names the one after it while that one is due too (the actor fetches it during the write), none after the last', async () => {
+    const chain = new Chain();
+    chain.head = 28;
+    const store = new Store();
+    const { actor, inputs } = start({ chain, store, confirmations: 3, startBlock: 2 });
+    await settled(actor, 'idle');
+    assert.deepEqual(
+      inputs.map((input) => [input.from, input.to, input.next]),
+      [
+        [2, 11, { from: 12, to: 21 }],
+        [12, 21, { from: 22, to: 25 }],
+        [22, 25, undefined],
+      ],
+    );
+    actor.send({ type: 'system.shutdown' });
   });
 
   it('a replaced tip is rewound to the common ancestor and re-indexed from the new chain', async () => {
