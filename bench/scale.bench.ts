@@ -24,7 +24,23 @@
 //   generated through the SQLite history store (appendMany), then the service restarted on it: time until /status
 //   says ready (its first refresh from the fake upstreams included), /getHistory point (coin=BTC/USD) and range
 //   (a day, limit=100) p50 at 1 connection, the SQLite file size and the service's RSS.
-// transfers: not built yet (issue 30 names 1M and 10M rows); the section says so and measures nothing.
+// transfers (sizes: small 100k / 1M, full 1M / 10M rows of `public.ethtxs`; bench/support/transfers-data.ts generates
+//   them from a seed, the distribution of the transfers bench, in batches of 10,000 with the indexes dropped during the
+//   load: memory stays one batch at any size): one throwaway PostgreSQL cluster (transfers-postgres.ts), a database
+//   per size at schema version 1, loaded, then migration 2 on the loaded table (its 4 indexes CONCURRENTLY, timed);
+//   then, through the gateway (the real service, INDEXER=false, its own process) and direct pg (node:http + pg.Pool,
+//   its own process; bench/support/transfers-sides.ts), answers checked equal first:
+//   - the three spec reads (native history, token history, keyset next page; transfers-queries.ts) for 40
+//     medium-popularity addresses, p50 at 1 connection, interleaved rounds, PostgreSQL's CPU per request;
+//   - the busiest address's native history with `Prefer: count=exact` and `count=estimated` (PostgREST semantics:
+//     exact up to PGRST_DB_MAX_ROWS + 1, then the planner's guess) and without a count, gateway only;
+//   - `/max_block`, gateway only;
+//   - a backfill: 2,000 blocks x 50 transfers prepared once on anvil (transfers-chain.ts), indexed into each size's
+//     loaded table by the indexer machine (block receipts), timed until the indexer's cursor reaches the head (the
+//     generated rows sit at blocks 15,000,000 and up, so max_block is past the chain from the start), beside what
+//     anvil itself takes to serve the same calls (blocks with transactions, then their receipts, 10 per request,
+//     one request at a time): rows/s of both and their ratio.
+//   Goals (issue 30), judged at the largest size: each read's gateway p50 < 1 ms; backfill >= 0.8x anvil's rate.
 
 import { rmSync, readdirSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
