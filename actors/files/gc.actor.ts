@@ -45,6 +45,7 @@ import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
   demoteEvent,
+  gcEvidence,
   gcLastRun,
   gcReport,
   handoverCandidates,
@@ -232,7 +233,7 @@ export function gcLogic(options: GcOptions) {
         current = undefined;
       }
       try {
-        holder.get().registry.recordGcRun({ startedAt, finishedAt: startedAt + report.durationMs, report });
+        holder.get().registry.recordGcRun({ startedAt, finishedAt: startedAt + report.durationMs, report: gcEvidence(report) });
       } catch (error) {
         logger.warn({ err: error }, 'could not record the GC run');
       }

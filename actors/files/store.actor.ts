@@ -96,10 +96,11 @@ export type StoreEvent =
   /** The startup walk: an interrupted session's intent; the pin is made to agree with the record, then the marker goes. */
   | { type: 'store.settleIntent'; intent: PinIntent; cid: CID; reply: Reply<void> }
   /**
-   * The startup walk: registers a pin the registry does not know; false when a record exists by now, a live session's
-   * intent covers the pin, or the pin is gone.
+   * The startup walk: registers pins the registry does not know, in one transaction (one fsync for the batch: the walk
+   * of an original store registers every pin, issue 30). Answers the CIDs registered; a record is left out when one
+   * exists by now, a live session's intent covers the pin, or the pin is gone.
    */
-  | { type: 'store.backfill'; record: FileRecord; reply: Reply<boolean> }
+  | { type: 'store.backfill'; records: readonly FileRecord[]; reply: Reply<string[]> }
   /** The collector's pin verification (rule 6): a lost pin of a record that must be pinned, restored from local blocks. */
   | { type: 'store.restorePin'; cid: CID; reply: Reply<RestoredPin> }
   /** Peers that acknowledged (`held`) or no longer hold (`gone`) a stored copy, for the file status; best effort. */
@@ -353,14 +354,20 @@ export function storeLogic(options: StoreOptions) {
           // Only a pin nothing else explains: the walk runs with the API open, so a pin it listed may belong to a live
           // session (an upload or an incoming copy pins under its intent before it registers; a strict stage never
           // does unless committed) or may be gone by this turn (a rollback).
-          return enqueue([event.record.cid], event.reply, async (node, signal) => {
-            const { cid } = event.record;
-            if (node.registry.get(cid)) return false;
-            if (node.registry.intents().some((intent) => intent.cid === cid)) return false;
-            if (!(await node.pins.has(CID.parse(cid), signal))) return false;
-            node.registry.put(event.record);
-            return true;
-          });
+          return enqueue(
+            event.records.map((record) => record.cid),
+            event.reply,
+            async (node, signal) => {
+              const covered = new Set(node.registry.intents().map((intent) => intent.cid));
+              const unexplained: FileRecord[] = [];
+              for (const record of event.records) {
+                if (node.registry.get(record.cid) || covered.has(record.cid)) continue;
+                if (await node.pins.has(CID.parse(record.cid), signal)) unexplained.push(record);
+              }
+              node.registry.putMany(unexplained);
+              return unexplained.map((record) => record.cid);
+            },
+          );
         case 'store.restorePin':
           return enqueue([event.cid.toString()], event.reply, async (node, signal): Promise<RestoredPin> => {
             const record = node.registry.get(event.cid.toString());

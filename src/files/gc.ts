@@ -348,6 +348,18 @@ export function gcLastRun(report: GcReport): GcLastRun {
   };
 }
 
+/**
+ * A run as the registry keeps it (`gc_runs`, 20 runs): the report without `retainedCids`, which lists every file the
+ * run kept (at a million files ~60 MB of JSON per run, issue 30), counted instead. What a run released, demoted,
+ * removed or repaired stays listed: that is the evidence of what it did.
+ */
+export type GcEvidence = Omit<GcReport, 'retainedCids'> & { readonly retainedCount: number };
+
+export function gcEvidence(report: GcReport): GcEvidence {
+  const { retainedCids, ...rest } = report;
+  return { ...rest, retainedCount: retainedCids.length };
+}
+
 /** A stored report read back (registry JSON, maybe from an older version): its summary, or null when unusable. */
 export function storedGcLastRun(value: unknown): GcLastRun | null {
   if (typeof value !== 'object' || value === null) return null;

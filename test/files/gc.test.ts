@@ -17,6 +17,7 @@ import {
   releaseEvent,
   stillMatchesDemotion,
   stillMatchesPlan,
+  gcEvidence,
   storedGcLastRun,
   type GcRunResult,
   type GcSettings,
@@ -370,6 +371,13 @@ describe('the report', () => {
       errors: ['delete failed: disk'],
     });
     assert.deepEqual(storedGcLastRun(JSON.parse(JSON.stringify(report))), summary);
+    // The stored evidence counts the retained files instead of listing them, and still reads back to the summary.
+    const evidence = JSON.parse(JSON.stringify(gcEvidence(report)));
+    assert.equal('retainedCids' in evidence, false);
+    assert.equal(evidence.retainedCount, report.retainedCids.length);
+    assert.deepEqual(evidence.releasedCids, report.releasedCids);
+    assert.deepEqual(evidence.removedCids, report.removedCids);
+    assert.deepEqual(storedGcLastRun(evidence), summary);
     assert.equal(storedGcLastRun(undefined), null);
     assert.equal(storedGcLastRun({ startedAt: 'x' }), null);
   });

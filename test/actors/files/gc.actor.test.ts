@@ -20,7 +20,7 @@ import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import type { RootPins } from '../../../storage/files/root-pins.js';
 import { StartupSignal } from '../../../actors/files/startup.js';
 import { RunInProgressError } from '../../../src/files/errors.js';
-import { gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
+import { gcEvidence, gcReport, type GcReport, type GcSettings } from '../../../src/files/gc.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
 import { startStore, type TestStore } from '../../support/files-store.js';
@@ -246,7 +246,7 @@ describe('files.gc', () => {
     assert.equal(fake.records.get(liveCid)!.state, 'temporary');
     assert.equal(h.afterRuns, 1);
     assert.equal(fake.runs.length, 2);
-    assert.deepEqual(fake.runs[1]!.report, report);
+    assert.deepEqual(fake.runs[1]!.report, gcEvidence(report), "kept as evidence, the retained files counted");
     assert.equal(h.status.current().running, false);
     assert.equal(h.status.current().lastRun?.releasedCount, 1);
     const lines = h.log.lines.filter((line) => String(line.msg).startsWith('garbage collection'));

@@ -244,11 +244,15 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     const [record] = await store.ask({ type: 'store.commitSession', sessionId: 'session-1', entries: [{ cid: cid.toString(), build: (existing) => ({ ...existing!, heldLocally: true, pinned: true }) }] });
     assert.equal(record?.state, 'confirmed', 'built from the stored record');
     assert.deepEqual(registry.intents(), []);
-    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(cid.toString(), NOW, 'pin', 1) }), false);
     const fresh = await cidOf('backfilled');
     pins.pinned.add(fresh.toString());
-    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(fresh.toString(), NOW, 'backfill', 1) }), true);
+    const unpinned = await cidOf('listed, then unpinned');
+    // One batch: the recorded CID keeps its record, the fresh pin is registered, the pin that is gone is not.
+    const registered = await store.ask({ type: 'store.backfill', records: [confirmedRecord(cid.toString(), NOW, 'pin', 1), confirmedRecord(fresh.toString(), NOW, 'backfill', 1), confirmedRecord(unpinned.toString(), NOW, 'backfill', 1)] });
+    assert.deepEqual(registered, [fresh.toString()]);
+    assert.equal(registry.get(cid.toString())?.origin, 'upload', 'the stored record is not replaced');
     assert.equal(registry.get(fresh.toString())?.origin, 'backfill');
+    assert.equal(registry.get(unpinned.toString()), undefined);
   });
 
   // Seen while investigating a fault run (issue 29, seed 22; the run's failure itself was the aborted pin removal of
@@ -261,7 +265,7 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     await store.ask({ type: 'store.openSession', sessionId: 'strict-1' });
     assert.equal(await store.ask({ type: 'store.pinForSession', sessionId: 'strict-1', cid: staged }), true);
     // The walk lists the pin, finds no record and asks for a backfill.
-    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(staged.toString(), NOW, 'backfill', 5) }), false);
+    assert.deepEqual(await store.ask({ type: 'store.backfill', records: [confirmedRecord(staged.toString(), NOW, 'backfill', 5)] }), []);
     assert.equal(registry.get(staged.toString()), undefined, 'the staged copy stays unregistered');
     // The uploader missed its quorum: the abort rolls the stage back and nothing of it is left.
     await store.ask({ type: 'store.rollbackSession', sessionId: 'strict-1', unpin: [staged], intents: [staged] });
@@ -269,7 +273,7 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     assert.equal(pins.pinned.has(staged.toString()), false);
     assert.equal(registry.get(staged.toString()), undefined);
     // A walk that listed the pin before the rollback asks afterwards: the pin is gone, nothing is registered.
-    assert.equal(await store.ask({ type: 'store.backfill', record: confirmedRecord(staged.toString(), NOW, 'backfill', 5) }), false);
+    assert.deepEqual(await store.ask({ type: 'store.backfill', records: [confirmedRecord(staged.toString(), NOW, 'backfill', 5)] }), []);
     assert.equal(registry.get(staged.toString()), undefined);
   });
 

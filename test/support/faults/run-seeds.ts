@@ -60,8 +60,10 @@ async function main(): Promise<number> {
   const replay = (seed: number) =>
     `npm run faults -- --seed ${seed}${phaseMs ? ` --phase ${phaseMs}` : ''}${values.kinds ? ` --kinds ${kinds.join(',')}` : ''}${values.ordered ? ' --ordered' : ''}`;
   const started = Date.now();
+  let ran = 0;
   for (const [index, seed] of seeds.entries()) {
     if (stopping) break;
+    ran++;
     const plan = planRun(seed, { phaseMs, kinds, ordered: values.ordered });
     const result = await runFaultPlan(plan, { log: values.verbose ? (line) => say(`  ${line}`) : undefined, keepOnFailure: true, keep: values.keep });
     const head = `[${index + 1}/${seeds.length}] seed ${seed}: ${result.violations.length === 0 ? 'ok' : `FAILED (${result.violations.length} violations)`} in ${(result.ms / 1000).toFixed(1)} s`;
@@ -77,7 +79,8 @@ async function main(): Promise<number> {
     }
   }
   say();
-  say(`${seeds.length - failed.length} of ${seeds.length} seeds passed in ${((Date.now() - started) / 60_000).toFixed(1)} min${stopping ? ' (interrupted)' : ''}`);
+  // An interrupted run counts the seeds it ran, not the ones it was asked for.
+  say(`${ran - failed.length} of ${ran} seeds passed in ${((Date.now() - started) / 60_000).toFixed(1)} min${stopping ? ` (interrupted after ${ran} of ${seeds.length})` : ''}`);
   if (failed.length > 0) {
     say(`failing seeds: ${failed.join(',')}`);
     say(`replay them all: ${replay(failed[0]!).replace(`--seed ${failed[0]}`, `--seed ${failed.join(',')}`)}`);
