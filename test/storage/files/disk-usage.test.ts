@@ -1,5 +1,6 @@
-// The store folder's size walk (storage/files/disk-usage.ts): every regular file under a tree counted once, read in
-// slices with yields between them (issue 30), a missing folder as empty, an aborted walk rejected.
+// The store folder's size walk (storage/files/disk-usage.ts, in a worker thread): every regular file under a tree
+// counted once, a missing folder as empty, a walk that cannot read rejects with the system's code, an aborted walk
+// rejected.
 
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -12,10 +13,10 @@ const root = mkdtempSync(join(tmpdir(), 'disk-usage-'));
 after(() => rmSync(root, { recursive: true, force: true }));
 
 describe('directoryBytes', () => {
-  it('sums every regular file of a tree, across more entries than one slice; symlinks are not followed', async () => {
+  it('sums every regular file of a tree, a large flat folder and a sharded one; symlinks are not followed', async () => {
     const dir = join(root, 'tree');
     let expected = 0;
-    // 2,600 files in one flat folder (more than two slices of 1,000) and a nested shard layout beside it.
+    // 2,600 files in one flat folder (read as a stream) and a nested shard layout beside it.
     mkdirSync(join(dir, 'flat'), { recursive: true });
     for (let i = 0; i < 2_600; i++) {
       writeFileSync(join(dir, 'flat', `${i}.data`), 'x'.repeat(i % 7));
@@ -34,6 +35,13 @@ describe('directoryBytes', () => {
     assert.equal(await directoryBytes(join(root, 'never-made')), 0);
   });
 
+  it('a walk that cannot read its folder rejects with the system error code, and the caller goes on', async () => {
+    const file = join(root, 'not-a-folder');
+    writeFileSync(file, 'z');
+    await assert.rejects(directoryBytes(file), (error: NodeJS.ErrnoException) => error.code === 'ENOTDIR');
+    assert.equal(await directoryBytes(join(root, 'never-made')), 0);
+  });
+
   it('an aborted walk rejects instead of answering a partial size', async () => {
     const dir = join(root, 'aborted');
     mkdirSync(dir, { recursive: true });
@@ -42,5 +50,16 @@ describe('directoryBytes', () => {
     const walk = directoryBytes(dir, controller.signal);
     controller.abort(new Error('the node stopped'));
     await assert.rejects(walk, /the node stopped/);
+    // The walker thread goes on: walks asked together (one of them aborted) answer each their own tree.
+    const other = join(root, 'after-abort');
+    mkdirSync(other, { recursive: true });
+    writeFileSync(join(other, 'one'), 'abc');
+    const second = new AbortController();
+    const walks = [directoryBytes(dir), directoryBytes(dir, second.signal), directoryBytes(other)];
+    second.abort(new Error('gave up'));
+    const [first, aborted, last] = await Promise.allSettled(walks);
+    assert.deepEqual(first, { status: 'fulfilled', value: 1_500 });
+    assert.equal(aborted.status, 'rejected');
+    assert.deepEqual(last, { status: 'fulfilled', value: 3 });
   });
 });
