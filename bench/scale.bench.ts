@@ -47,7 +47,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { INDEXER_VERSION } from '../src/transfers/config.js';
-import { ensureAnonRole, migrate } from '../storage/transfers/schema.js';
+import { migrate } from '../storage/transfers/schema.js';
 import { openPgClient } from '../storage/transfers/sql-client.pg.js';
 import { startAnvil, type Anvil } from '../test/support/anvil.js';
 import { startFakeUpstreams, type FakeUpstreams } from '../test/rates/fakes/upstreams.js';
@@ -67,7 +67,7 @@ import { anvilServeCost, prepareChain, runIndexerHarness, type PreparedChain } f
 import { INDEX_BUILDERS, loadTransfers } from './support/transfers-data.js';
 import { serverCpuSeconds, startBenchPostgres, type BenchPostgres } from './support/transfers-postgres.js';
 import { baselinePath, gatewayPath, matchingStatement, QUERY_NAMES, type QueryName, type QuerySubject } from './support/transfers-queries.js';
-import { chooseSubjects, getSideJson, startSide, type SideServer } from './support/transfers-sides.js';
+import { chooseSubjects, getSideJson, prepareVersionOneSchema, startSide, type SideServer } from './support/transfers-sides.js';
 
 export const SCALE_SECTIONS = ['files', 'rates', 'transfers'] as const;
 export const SCALE_SIZES = ['small', 'full'] as const;
@@ -448,10 +448,7 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
   let gateway: SideServer | undefined;
   let baseline: SideServer | undefined;
   try {
-    // Version 1 (the original's 8 indexes) for the load; migration 2 then runs on the loaded table, as on an upgrade.
-    await migrate(admin, INDEXER_VERSION, { upTo: 1 });
-    const role = await ensureAnonRole(admin, TRANSFERS_ANON_ROLE);
-    if (role.problems.length > 0) throw new Error(`the anonymous role is not set up: ${role.problems.join('; ')}`);
+    await prepareVersionOneSchema(admin, TRANSFERS_ANON_ROLE);
     const loadStarted = Date.now();
     const { world, report } = await loadTransfers(admin, { rows: n, seed: TRANSFERS_SEED, batchRows: TRANSFERS_BATCH_ROWS }, (line) => say(`  ${line} (${s(Date.now() - loadStarted)})`));
     const loadMs = Date.now() - loadStarted;

@@ -62,7 +62,7 @@ import {
   type QueryName,
   type QuerySubject,
 } from './support/transfers-queries.js';
-import { chooseSubjects, getSideJson, SIDE_POOL, startSide, type SideServer } from './support/transfers-sides.js';
+import { chooseSubjects, getSideJson, prepareVersionOneSchema, SIDE_POOL, startSide, type SideServer } from './support/transfers-sides.js';
 
 export const TRANSFERS_SECTIONS = ['queries', 'indexer'] as const;
 
@@ -274,10 +274,7 @@ async function benchQueries(options: BenchOptions, pgc: BenchPostgres): Promise<
   let gateway: SideServer | undefined;
   let baseline: SideServer | undefined;
   try {
-    // Version 1 (the original's indexes) for the load; migration 2 then runs on the loaded table, as on an upgrade.
-    await migrate(admin, INDEXER_VERSION, { upTo: 1 });
-    const role = await ensureAnonRole(admin, ANON_ROLE);
-    if (role.problems.length > 0) throw new Error(`the anonymous role is not set up: ${role.problems.join('; ')}`);
+    await prepareVersionOneSchema(admin, ANON_ROLE);
 
     const loadStarted = Date.now();
     const { world, report } = await loadTransfers(admin, { rows: DATA_ROWS, seed: DATA_SEED, batchRows: INSERT_BATCH_ROWS }, say);

@@ -5,7 +5,9 @@
 
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { SqlQuery } from '../../storage/transfers/sql-client.js';
+import { INDEXER_VERSION } from '../../src/transfers/config.js';
+import { ensureAnonRole, migrate } from '../../storage/transfers/schema.js';
+import type { SqlClient, SqlQuery } from '../../storage/transfers/sql-client.js';
 import { spawnTracked, type ManagedProcess } from './processes.js';
 import type { GeneratedWorld } from './transfers-data.js';
 import { contractWord, FIRST_PAGE_SQL, PAGE_ROWS, type QuerySubject } from './transfers-queries.js';
@@ -85,4 +87,14 @@ export async function chooseSubjects(db: SqlQuery, world: GeneratedWorld, count:
     subjects.push({ address, token: String(busiest?.token ?? world.tokens[0]!.toLowerCase()), cursorTime: Number(last.time), cursorHash: String(last.txhash) });
   }
   return subjects;
+}
+
+/**
+ * A fresh database as both transfers benches load it: schema version 1 (the original's 8 indexes), so migration 2
+ * can then run on the loaded table as on an upgrade, and the gateway's anonymous role.
+ */
+export async function prepareVersionOneSchema(admin: SqlClient, anonRole: string): Promise<void> {
+  await migrate(admin, INDEXER_VERSION, { upTo: 1 });
+  const role = await ensureAnonRole(admin, anonRole);
+  if (role.problems.length > 0) throw new Error(`the anonymous role is not set up: ${role.problems.join('; ')}`);
 }
