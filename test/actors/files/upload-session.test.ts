@@ -2,12 +2,13 @@
 
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { FsBlockstore } from 'blockstore-fs';
-import { InFlightBlocks, UploadSession } from '../../../actors/files/upload-session.js';
+import { importByteStream } from 'ipfs-unixfs-importer';
+import { IMPORTER_SETTINGS, InFlightBlocks, UploadSession, WRITE_BEHIND_BLOCKS } from '../../../actors/files/upload-session.js';
 
 /** notes B.1: `det(n)` = sha256("adm-0") ‖ sha256("adm-1") ‖ … truncated to n bytes. */
 export function det(n: number): Buffer {
@@ -88,5 +89,91 @@ test('rollback keeps blocks another in-flight session created or a pin protects'
     assert.equal(await blockstore.has(c.cid), true);
     assert.equal(await first.rollback(async () => false), 1, 'the creator removes it once nothing else needs it');
     assert.equal(await blockstore.has(a.cid), false);
+  });
+});
+
+/** A block store whose writes take `delayMs` each, can fail at the `failAt`-th write, and counts writes in flight. */
+class SlowBlockstore extends FsBlockstore {
+  running = 0;
+  mostRunning = 0;
+  writes = 0;
+  constructor(
+    location: string,
+    private readonly delayMs: number,
+    private readonly failAt = Infinity,
+  ) {
+    super(location);
+  }
+  override async put(...args: Parameters<FsBlockstore['put']>): ReturnType<FsBlockstore['put']> {
+    this.writes += 1;
+    const nth = this.writes;
+    this.running += 1;
+    this.mostRunning = Math.max(this.mostRunning, this.running);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+      if (nth === this.failAt) throw new Error('ENOSPC: no space left on device (test)');
+      return await super.put(...args);
+    } finally {
+      this.running -= 1;
+    }
+  }
+}
+
+async function withSlowBlockstore(delayMs: number, failAt: number, run: (blockstore: SlowBlockstore) => Promise<void>) {
+  const dir = mkdtempSync(join(tmpdir(), 'session-'));
+  const blockstore = new SlowBlockstore(join(dir, 'blockstore'), delayMs, failAt);
+  await blockstore.open();
+  try {
+    await run(blockstore);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const blockFiles = (blockstore: FsBlockstore) => readdirSync(blockstore.path, { recursive: true }).filter((name) => String(name).endsWith('.data')).length;
+
+test('block files are written behind the import, never more than WRITE_BEHIND_BLOCKS at once, all on disk when it returns', async () => {
+  await withSlowBlockstore(20, Infinity, async (blockstore) => {
+    const session = new UploadSession(blockstore, new InFlightBlocks());
+    const bytes = det(8 * 1_048_576 + 5);
+    const imported = await session.importFile(inChunks(bytes), new AbortController().signal);
+    let expected = '';
+    await withBlockstore(async (plain) => {
+      expected = (await importByteStream(inChunks(bytes), plain, IMPORTER_SETTINGS)).cid.toString();
+    });
+    assert.equal(imported.cid.toString(), expected, 'the same CID as the importer writing each block before the next');
+    assert.equal(blockstore.running, 0, 'no write still running after importFile resolved');
+    assert.equal(blockFiles(blockstore), 10, 'nine leaves and the root are on disk');
+    assert.ok(blockstore.mostRunning > 1, `writes overlapped the next leaves (at most ${blockstore.mostRunning} at once)`);
+    assert.ok(blockstore.mostRunning <= WRITE_BEHIND_BLOCKS, `at most ${WRITE_BEHIND_BLOCKS} writes at once, saw ${blockstore.mostRunning}`);
+  });
+});
+
+test('a failed block write fails the import after every other write ended, and rollback leaves no block behind', async () => {
+  await withSlowBlockstore(20, 3, async (blockstore) => {
+    const session = new UploadSession(blockstore, new InFlightBlocks());
+    await assert.rejects(session.importFile(inChunks(det(8 * 1_048_576)), new AbortController().signal), /ENOSPC/);
+    assert.equal(blockstore.running, 0, 'the import failed only once no write was running');
+    assert.ok(blockstore.writes < 9, `the import stopped at the failure (${blockstore.writes} writes started)`);
+    await session.rollback(async () => false);
+    assert.equal(blockFiles(blockstore), 0, 'every block the session wrote was removed');
+  });
+});
+
+test('an aborted import ends its writes before it rejects, so rollback removes every block', async () => {
+  await withSlowBlockstore(30, Infinity, async (blockstore) => {
+    const session = new UploadSession(blockstore, new InFlightBlocks());
+    const controller = new AbortController();
+    async function* abortedMidway() {
+      for await (const chunk of inChunks(det(8 * 1_048_576))) {
+        if (blockstore.writes >= 3 && !controller.signal.aborted) controller.abort(new Error('client gone'));
+        yield chunk;
+      }
+    }
+    await assert.rejects(session.importFile(abortedMidway(), controller.signal), /client gone/);
+    assert.equal(blockstore.running, 0);
+    await session.rollback(async () => false);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(blockFiles(blockstore), 0, 'no block file appeared after the rollback');
   });
 });
