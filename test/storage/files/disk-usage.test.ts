@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { directoryBytes } from '../../../storage/files/disk-usage.js';
+import { directoryBytes, WALKER_LINGER_MS, walkerRunning } from '../../../storage/files/disk-usage.js';
 
 const root = mkdtempSync(join(tmpdir(), 'disk-usage-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -61,5 +61,19 @@ describe('directoryBytes', () => {
     assert.deepEqual(first, { status: 'fulfilled', value: 1_500 });
     assert.equal(aborted.status, 'rejected');
     assert.deepEqual(last, { status: 'fulfilled', value: 3 });
+  });
+
+  it('the walker thread ends once no walk came for WALKER_LINGER_MS, and the next walk starts another', async () => {
+    const dir = join(root, 'linger');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'one'), 'abcd');
+    assert.equal(await directoryBytes(dir), 4);
+    assert.equal(walkerRunning(), true, 'kept for the next walk of the same measurement');
+    await new Promise((resolve) => setTimeout(resolve, WALKER_LINGER_MS / 2));
+    assert.equal(walkerRunning(), true, 'still there within the linger');
+    assert.equal(await directoryBytes(dir), 4);
+    await new Promise((resolve) => setTimeout(resolve, WALKER_LINGER_MS + 500));
+    assert.equal(walkerRunning(), false, 'ended after the linger');
+    assert.equal(await directoryBytes(dir), 4, 'a new thread walks');
   });
 });
