@@ -604,11 +604,14 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     const { options } = this.#core;
     // Nobody is listening any more (client gone, or the server closing): no error table, no error log.
     if (this.#phase === 'aborted' || (this.#core.closing && (error as Error | undefined)?.name === 'AbortError')) return ABANDONED;
-    if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
-      options.logger.debug({ listener: options.name, route: this.#route.pattern, err: error }, 'handler error');
-    }
     try {
-      return options.mapError(error, this);
+      const reply = options.mapError(error, this);
+      // A 500 is a failure nobody planned for: the operator needs its cause. Mapped refusals stay at debug.
+      if (reply.status === 500) options.logger.error({ listener: options.name, route: this.#route.pattern, err: error }, 'handler failed');
+      else if (!(error instanceof PayloadTooLargeError) && !(error instanceof RequestTimeoutError)) {
+        options.logger.debug({ listener: options.name, route: this.#route.pattern, err: error }, 'handler error');
+      }
+      return reply;
     } catch (mappingError) {
       // mapError itself failed: never leave the response hanging.
       options.logger.error({ listener: options.name, err: mappingError }, 'error mapping failed');

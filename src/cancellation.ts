@@ -82,3 +82,35 @@ export function onAbort(cancellation: Cancellation, callback: () => void): () =>
     signal.removeEventListener('abort', listener);
   };
 }
+
+/**
+ * `work`'s outcome, or a rejection with `signal`'s reason as soon as it fires, whichever comes first. For a library
+ * call that takes the signal but may notice it late: helia's bitswap ended a want seconds after its signal fired when
+ * the only peers that could answer were cut off (issue 29, seed 637360666: a download's 4 s discovery deadline
+ * answered after 10 s, past its ask's timeout, so the client got a 500 instead of the 408). The work goes on
+ * unawaited, with its signal fired; its late outcome is dropped.
+ */
+export function settledByAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  const dropLate = () => void work.catch(() => undefined);
+  if (signal.aborted) {
+    dropLate();
+    return Promise.reject(signal.reason);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      dropLate();
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
+}

@@ -16,6 +16,7 @@ import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../../src/clock.js';
+import { settledByAbort } from '../../src/cancellation.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { SessionRecord, StorePort } from './store.actor.js';
@@ -179,9 +180,15 @@ function downloadBlockSource(node: FilesNode): BlockSource {
     } catch (error) {
       if ((error as Error).name !== 'NotFoundError') throw error;
     }
-    const pieces: Uint8Array[] = [];
-    for await (const piece of node.helia.blockstore.get(cid, { signal })) pieces.push(piece);
-    return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+    // From the network: helia may notice the signal seconds late (src/cancellation.ts), the download's deadlines may not.
+    return settledByAbort(
+      (async () => {
+        const pieces: Uint8Array[] = [];
+        for await (const piece of node.helia.blockstore.get(cid, { signal })) pieces.push(piece);
+        return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+      })(),
+      signal,
+    );
   };
 }
 
@@ -375,7 +382,8 @@ export function contentLogic(options: ContentOptions) {
     let size: number;
     let type: string;
     try {
-      const stat = await node.unixfs.stat(cid, { signal: discovery.signal });
+      // The discovery deadline answers 408 on time even when helia notices its signal late (src/cancellation.ts).
+      const stat = await settledByAbort(node.unixfs.stat(cid, { signal: discovery.signal }), discovery.signal);
       // A directory (or any non-file UnixFS node) has no bytes to send as one attachment.
       if (stat.type !== 'file' && stat.type !== 'raw') throw new UnreadableContentError();
       size = Number((stat as { size?: bigint | number }).size ?? 0);
