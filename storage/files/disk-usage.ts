@@ -20,8 +20,8 @@ interface Walker {
 
 /**
  * The walker thread: one per process, started by a walk and ended WALKER_LINGER_MS after the last pending walk
- * answered. A live walker costs the node ~12 MiB of memory (its own V8 isolate; measured with the files bench: idle
- * RSS 166-168 MiB without the thread against 178-184 MiB with it), and scans are seconds apart (the disk actor's
+ * answered. A live walker costs the node ~12 MiB of memory (its own V8 isolate; a fresh node, idle after its first
+ * scan: RSS 166-168 MiB without the thread against 178-184 MiB with it), and scans are seconds apart (the disk actor's
  * `diskUsageScanPeriod`, 30 s by default), while a start costs ~0.1 s of CPU: the two walks of one measurement (and a
  * GC run's walk right after it) share one thread. It holds the process open only while a walk is pending. A thread
  * that dies fails the walks it had; the next walk starts a new one.
