@@ -88,7 +88,8 @@ export function onAbort(cancellation: Cancellation, callback: () => void): () =>
  * call that takes the signal but may notice it late: helia's bitswap ended a want seconds after its signal fired when
  * the only peers that could answer were cut off (issue 29, seed 637360666: a download's 4 s discovery deadline
  * answered after 10 s, past its ask's timeout, so the client got a 500 instead of the 408). The work goes on
- * unawaited, with its signal fired; its late outcome is dropped.
+ * unawaited, with its signal fired; its late outcome is dropped. So only for reads: work that changes state (a pin
+ * that fetches, actors/files/store.actor.ts) must be waited for, or its owner would decide on a state still moving.
  */
 export function settledByAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   const dropLate = () => void work.catch(() => undefined);

@@ -78,10 +78,10 @@ function idleWhenDone(current: Walker): void {
  * The walk runs on a thread of its own with synchronous calls (storage/files/disk-usage.worker.ts). A store of a
  * million small files holds about three million files (blocks, pin and pinned-block records); on the main thread
  * one awaited `stat` per file (a promise and a thread-pool hop each) cost three times the system call (issue 30:
- * ~70 against ~23 µs of CPU a file, measured here on a 14,000-file store; 15.6 s of CPU at 100k files). A walk
- * that stat'ed synchronously in slices on the main thread was tried and reverted: the node's CPU per MiB uploaded
- * doubled in the files bench, for a reason not found. On the walker thread the calls are cheap and the main thread
- * never runs them.
+ * ~70 against ~23 µs of CPU a file, measured here on a 14,000-file store; 15.6 s of CPU at 100k files). On the
+ * walker thread the calls are cheap and the main thread never runs them (a walk that stat'ed synchronously in slices
+ * on the main thread was tried first; the upload slowdown it was reverted for turned out to be this machine's
+ * variance, README "Scale").
  *
  * An aborted `signal` rejects with its reason at once (never a partial size) and stops the walk at its next 1,000
  * entries.

@@ -93,6 +93,29 @@ test('a handler error after an await is mapped by the service table, never crash
   }
 });
 
+test('a handler error mapped to 500 logs its cause at error level; a mapped refusal is not logged as a failure', async () => {
+  const captured = captureLogger();
+  const server = newServer({ logger: captured.logger });
+  server.route('get', '/fail', () => {
+    throw new Error('kaput');
+  });
+  server.route('post', '/big', () => {
+    throw new PayloadTooLargeError(10);
+  });
+  const port = await server.listen();
+  try {
+    assert.equal((await get(port, '/fail')).status, 500);
+    assert.equal((await get(port, '/big', { method: 'POST' })).status, 413);
+    const failed = captured.lines.filter((line) => line.msg === 'handler failed');
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0]!.level, 'error');
+    assert.equal(failed[0]!.route, '/fail');
+    assert.match(String((failed[0]!.err as { message?: string }).message), /kaput/);
+  } finally {
+    await server.close();
+  }
+});
+
 test('request bodies are bounded: 413 from Content-Length before reading, and from the streamed count', async () => {
   const server = newServer();
   let handled = 0;
