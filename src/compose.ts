@@ -2,29 +2,18 @@
 // the operator listener (src/main.ts starts the root over these children). An entry file: it wires every layer.
 
 import { homedir } from 'node:os';
-import { consoleApi } from '../actors/console/api.js';
-import { consoleTree } from '../actors/console/tree.js';
-import { filesTree } from '../actors/files/tree.js';
-import { ratesTree, type RatesTreeOptions } from '../actors/rates/tree.js';
+import type { RatesTreeOptions } from '../actors/rates/tree.js';
 import type { ChildSpec } from '../actors/supervisor.js';
-import { transfersApi } from '../actors/transfers/api.js';
-import { transfersTree } from '../actors/transfers/tree.js';
-import { adminServer } from '../http/admin/admin.routes.js';
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
-import { rpcServer } from '../http/console/rpc.routes.js';
-import { filesServer } from '../http/files/files.routes.js';
 import { listenerChild } from '../http/listener.js';
 import { HttpMetrics } from '../http/metrics.js';
-import { ratesServer } from '../http/rates/rates.routes.js';
-import { gatewayServer } from '../http/transfers/gateway.routes.js';
 import type { CommandLine } from './command-line.js';
 import { httpEngineProblem, type HttpEngineName } from './config.js';
 import type { ConsoleConfig } from './console/config.js';
 import { ConfigError } from './errors.js';
-import { nodeAdmission } from './files/admission.js';
-import { storeDirectory, type FilesConfig } from './files/config.js';
+import type { FilesConfig } from './files/config.js';
 import type { RatesConfig } from './rates/config.js';
-import { INDEXER_VERSION, type TransfersConfig } from './transfers/config.js';
+import type { TransfersConfig } from './transfers/config.js';
 
 /** spec files §8: idle connections are force-closed at 12 s of a shutdown (the hard deadline is SHUTDOWN_DEADLINE_MS). */
 const FILES_DRAIN_MS = 12_000;
@@ -65,18 +54,23 @@ export interface ServiceOptions {
   readonly rates?: RatesTreeOptions;
 }
 
-/** The children of the root supervisor for a validated command line. */
-export function serviceChildren(
+/**
+ * The children of the root supervisor for a validated command line. A service's modules are loaded only when it runs:
+ * each brings its own libraries (libp2p and helia, the MongoDB driver with its 17 MiB serialisation buffer, PGlite,
+ * elkjs for the operator's diagrams), and a files node that loaded them all idled ~20 MiB higher.
+ */
+export async function serviceChildren(
   command: CommandLine,
   configs: { rates?: RatesConfig; files?: FilesConfig; transfers?: TransfersConfig; console?: ConsoleConfig },
   operator: OperatorSettings | undefined,
   options: ServiceOptions = {},
-): ChildSpec[] {
+): Promise<ChildSpec[]> {
   const children: ChildSpec[] = [];
   // One set of request counters for every listener, served by the operator listener.
   const metrics = new HttpMetrics();
   if (configs.rates) {
     const rates = configs.rates;
+    const [{ ratesTree }, { ratesServer }] = await Promise.all([import('../actors/rates/tree.js'), import('../http/rates/rates.routes.js')]);
     children.push(
       ratesTree(rates, {
         ...options.rates,
@@ -86,12 +80,24 @@ export function serviceChildren(
   }
   if (configs.files) {
     const config = configs.files;
+    const [{ filesTree }, { filesServer }, { nodeAdmission }, { storeDirectory }] = await Promise.all([
+      import('../actors/files/tree.js'),
+      import('../http/files/files.routes.js'),
+      import('./files/admission.js'),
+      import('./files/config.js'),
+    ]);
     const admission = nodeAdmission(config);
     const edge = listenerChild('files.http', (runtime) => filesServer(runtime, { config, host: command.host, metrics, admission }), FILES_DRAIN_MS, FILES_LISTENER_STOP_MS);
     children.push(filesTree({ config, storeDirectory: storeDirectory(config, homedir()) }, { edge: [edge], admission }));
   }
   if (configs.transfers) {
     const { gateway } = configs.transfers;
+    const [{ transfersTree }, { transfersApi }, { gatewayServer }, { INDEXER_VERSION }] = await Promise.all([
+      import('../actors/transfers/tree.js'),
+      import('../actors/transfers/api.js'),
+      import('../http/transfers/gateway.routes.js'),
+      import('./transfers/config.js'),
+    ]);
     const edge = (holder: Parameters<typeof transfersApi>[1]) => [
       listenerChild('transfers.http', (runtime) =>
         gatewayServer(runtime, {
@@ -109,6 +115,11 @@ export function serviceChildren(
   }
   if (configs.console) {
     const config = configs.console;
+    const [{ consoleTree }, { consoleApi }, { rpcServer }] = await Promise.all([
+      import('../actors/console/tree.js'),
+      import('../actors/console/api.js'),
+      import('../http/console/rpc.routes.js'),
+    ]);
     const edge = listenerChild('console.http', (runtime) =>
       rpcServer(runtime, {
         host: config.rpc.host ?? command.host,
@@ -121,6 +132,7 @@ export function serviceChildren(
     children.push(consoleTree(config, { edge: [edge] }));
   }
   if (operator) {
+    const { adminServer } = await import('../http/admin/admin.routes.js');
     children.push(
       listenerChild('admin.http', (runtime) => adminServer(runtime, { host: operator.host, port: operator.port, apiKey: operator.apiKey, roots: ['root'], metrics, engine: operator.engine })),
     );

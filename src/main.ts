@@ -4,7 +4,6 @@
 // under one root supervisor until a signal (src/lifecycle.ts). `--check-config` and `transfers --migrate` end here.
 
 import { MIN_ADMIN_KEY_LENGTH } from '../http/auth.js';
-import { runMigrateCommand } from './transfers-migrate.js';
 import { EXIT, parseCommandLine, SERVICES, type ServiceName } from './command-line.js';
 import { operatorSettings, serviceChildren, type OperatorSettings } from './compose.js';
 import { type ConfigOrigin, type LoadedConfig } from './config.js';
@@ -119,6 +118,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (command.migrate && configs.transfers) {
     // A one-off run, not a service: plain lines (the report on stdout, reasons and warnings on stderr), no listener.
     for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
+    const { runMigrateCommand } = await import('./transfers-migrate.js');
     return runMigrateCommand(configs.transfers, { out: (line) => process.stdout.write(`${line}\n`), err: (line) => process.stderr.write(`${line}\n`) });
   }
 
@@ -132,7 +132,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
   for (const warning of warnings) logger.warn(warning);
 
-  return runRoot(serviceChildren(command, configs, operator), logger, () =>
+  return runRoot(await serviceChildren(command, configs, operator), logger, () =>
     logger.info({ services: wanted, operator: operator ? `${operator.host}:${operator.port}` : 'off' }, 'adm-infra started'),
   );
 }

@@ -41,7 +41,7 @@ test('docs/statecharts/ is what `npm run statecharts` writes for the current mac
 
 test("the README's supervision trees are the ones drawn from the composition code", async () => {
   const { supervisionTrees, withTrees } = (await import(GENERATOR)) as typeof import('../src/statecharts.js');
-  const trees = supervisionTrees();
+  const trees = await supervisionTrees();
   // The services in composition order, each worker group inside its service's tree.
   for (const line of ['files (rest_for_one)', '├── files.workers (one_for_one)', '│   ├── files.content', '└── files.http', '│   └── transfers.schema', 'console (one_for_one)']) {
     assert.ok(trees.split('\n').includes(line), `${line} in:\n${trees}`);

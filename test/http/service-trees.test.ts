@@ -184,7 +184,7 @@ describe('rates: a worker that ends is restarted alone; the listener goes on', (
     // No network: every source's request fails at once (the refresh cycle reports it and waits for the next one),
     // and notices are only logged.
     const http: HttpJsonClient = { getJson: () => Promise.reject(new Error('no upstream in this test')) };
-    const children = serviceChildren({ service: 'rates', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' }, { rates: { ...config, server: { ...config.server, port } } }, undefined, {
+    const children = await serviceChildren({ service: 'rates', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' }, { rates: { ...config, server: { ...config.server, port } } }, undefined, {
       rates: { http, openHistory: async () => openSqliteHistory(join(home, 'history.sqlite')), post: async () => {} },
     });
     root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children }, runtime);

@@ -25,7 +25,7 @@ export async function startTransfersNode(env: Record<string, string>, options: {
   if (!parsed.ok) throw new Error(parsed.problems.join('\n'));
   const captured = captureLogger(options.logLevel ?? 'warn');
   const runtime = createRuntime(systemClock, captured.logger);
-  const children = serviceChildren({ service: 'transfers', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' }, { transfers: parsed.config }, undefined);
+  const children = await serviceChildren({ service: 'transfers', configPath: undefined, checkConfig: false, migrate: false, host: '127.0.0.1' }, { transfers: parsed.config }, undefined);
   const root = new Supervisor({ id: 'root', strategy: 'one_for_one', intensity: 1, periodMs: 10_000, children }, runtime);
   await root.start();
   return {
