@@ -55,12 +55,46 @@ export function refusalFrame(code: BlocksRefusalCode): Uint8Array {
   return frame;
 }
 
+/** The importer's leaf (IMPORTER_SETTINGS' chunk, notes B.1): every leaf of a file but its last has this size. */
+export const LEAF_BYTES = 1_048_576;
+
+/**
+ * Block bodies of exactly one leaf's size, reused by one pull once their block has been written. A fresh 1 MiB buffer
+ * per block is fresh memory: the copy into it page-faulted every 4 KiB, and the pulling replica's profile had the
+ * decoder's copies at ~5 ms per MiB, against ~0.03 ms for the same copies into a reused buffer (measured alone:
+ * 192 fresh buffers filled in 98-290 ms, one reused in 4 ms). Other sizes (a file's last leaf, DAG nodes) are
+ * allocated as they come.
+ */
+export class BlockBodyPool {
+  readonly #free: Buffer[] = [];
+
+  constructor(private readonly keep: number) {}
+
+  take(bytes: number): Uint8Array {
+    if (bytes !== LEAF_BYTES) return Buffer.allocUnsafeSlow(bytes);
+    return this.#free.pop() ?? Buffer.allocUnsafeSlow(LEAF_BYTES);
+  }
+
+  /**
+   * `body`, from `take`, is read by no one any more. Only a raw leaf may come back: the CIDs decoded from a DAG node
+   * are views of its bytes. A body of another size is left to the collector.
+   */
+  give(body: Uint8Array): void {
+    if (body.byteLength !== LEAF_BYTES || body.buffer.byteLength !== LEAF_BYTES || this.#free.length >= this.keep) return;
+    if (this.#free.some((free) => free.buffer === body.buffer)) return;
+    this.#free.push(Buffer.from(body.buffer, body.byteOffset, LEAF_BYTES));
+  }
+}
+
 /**
  * Turns the stream's chunks into frames. `push` returns the frames completed by a chunk (often none: a 1 MiB block
  * arrives in ~16 pieces) and throws ProtocolMessageError at the first header out of bounds. Each frame's body is
- * gathered into one buffer of its size, allocated once its header arrived: one copy per block.
+ * gathered into one buffer of its size (from `allocateBody`), taken once its header arrived: one copy per block.
  */
 export class BlockFrameDecoder {
+  // Not from Buffer's pool by default: a block may be kept (written, then dropped) and must not pin a shared slab.
+  constructor(private readonly allocateBody: (bytes: number) => Uint8Array = (bytes) => Buffer.allocUnsafeSlow(bytes)) {}
+
   readonly #header = Buffer.alloc(BLOCK_FRAME_HEADER_BYTES);
   #headerFilled = 0;
   #kind = 0;
@@ -119,8 +153,7 @@ export class BlockFrameDecoder {
     }
     this.#kind = kind;
     this.#name = new Uint8Array(nameBytes);
-    // Not from Buffer's pool: a block may be kept (written, then dropped) and must not pin a shared slab.
-    this.#body = Buffer.allocUnsafeSlow(bodyBytes);
+    this.#body = kind === BLOCK_FRAME ? this.allocateBody(bodyBytes) : new Uint8Array(bodyBytes);
     this.#filled = 0;
   }
 

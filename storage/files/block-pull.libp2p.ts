@@ -14,7 +14,7 @@
 
 import type { Libp2p, PeerId, Stream, StreamCloseEvent, StreamHandler, StreamMessageEvent } from '@libp2p/interface';
 import { CID } from 'multiformats/cid';
-import { BlockFrameDecoder, blockFrameHead, MAX_BLOCK_BYTES, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
+import { BlockBodyPool, BlockFrameDecoder, blockFrameHead, MAX_BLOCK_BYTES, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
 import { BlockVerifier, type LinksOf } from '../../src/files/block-verifier.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import { BLOCKS_MAX_REQUEST_BYTES, BLOCKS_PROTOCOL, encodeFrame, parseBlocksRequest, ProtocolMessageError } from '../../src/files/wire.js';
@@ -26,6 +26,10 @@ const BLOCK_READ_AHEAD = 4;
 const WRITES_IN_FLIGHT = 4;
 /** Frames received and not yet written at which the pulling side pauses the stream (resumed at half). */
 const PAUSE_AT_FRAMES = 8;
+/** Leaf bodies a pull keeps for reuse: about what it holds at once (frames waiting, writes in flight). */
+const REUSED_BODIES = PAUSE_AT_FRAMES + WRITES_IN_FLIGHT;
+/** The raw codec: a block with no links, whose bytes nothing keeps once written. */
+const RAW_CODEC = 0x55;
 /**
  * While paused, the sender may still fill the window yamux already granted it: up to yamux's largest stream window
  * (16 MiB, @chainsafe/libp2p-yamux MAX_STREAM_WINDOW). And a resume grants the whole window again at once, counting
@@ -156,7 +160,10 @@ export function blockServer(options: BlockServerOptions): StreamHandler {
 
 export interface PullOptions {
   readonly linksOf: LinksOf;
-  /** Writes one verified block (a block already held may be skipped). */
+  /**
+   * Writes one verified block (a block already held may be skipped). It must keep no reference to a raw block's
+   * bytes once it resolved: the pull reuses them for a later block.
+   */
   write(cid: CID, bytes: Uint8Array, signal: AbortSignal): Promise<void>;
   readonly signal: AbortSignal;
 }
@@ -180,7 +187,8 @@ export async function pullBlocks(libp2p: Libp2p, source: PeerId, root: CID, opti
   const stream = await libp2p.dialProtocol(source, BLOCKS_PROTOCOL, { signal });
   stream.maxReadBufferLength = Math.max(stream.maxReadBufferLength, PAUSED_READ_BUFFER_BYTES);
   return new Promise<PullResult>((resolve, reject) => {
-    const decoder = new BlockFrameDecoder();
+    const bodies = new BlockBodyPool(REUSED_BODIES);
+    const decoder = new BlockFrameDecoder((bytes) => bodies.take(bytes));
     const writes = new Set<Promise<void>>();
     /** Frames are checked one after another, in the order they arrived. */
     let checked: Promise<void> = Promise.resolve();
@@ -231,6 +239,8 @@ export async function pullBlocks(libp2p: Libp2p, source: PeerId, root: CID, opti
       const write = options.write(cid, frame.bytes, signal).then(
         () => {
           writes.delete(write);
+          // Written: a raw leaf's body can take the next leaf (PullOptions.write keeps no reference to it).
+          if (cid.code === RAW_CODEC) bodies.give(frame.bytes);
           finishIfDone();
         },
         (error: unknown) => {

@@ -11,9 +11,11 @@ import * as raw from 'multiformats/codecs/raw';
 import { create as createDigest } from 'multiformats/hashes/digest';
 import {
   BLOCK_FRAME_HEADER_BYTES,
+  BlockBodyPool,
   BlockFrameDecoder,
   blockFrameHead,
   MAX_BLOCK_BYTES,
+  LEAF_BYTES,
   MAX_CID_BYTES,
   refusalFrame,
   type BlockFrame,
@@ -156,5 +158,44 @@ describe('the block verifier', () => {
     assert.throws(() => new BlockVerifier(blake, linksOf), UnsupportedHashError);
     const links = dagPb.encode(dagPb.prepare({ Links: [{ Hash: blake, Tsize: 1 }] }));
     await assert.rejects(new BlockVerifier(pbCid(links), linksOf).accept(pbCid(links).bytes, links), UnsupportedHashError);
+  });
+});
+
+describe('BlockBodyPool: a pull reuses the bodies of written leaves', () => {
+  it('hands a leaf-sized body back out once given, and allocates every other size', () => {
+    const pool = new BlockBodyPool(2);
+    const first = pool.take(LEAF_BYTES);
+    assert.equal(first.byteLength, LEAF_BYTES);
+    assert.notEqual(pool.take(LEAF_BYTES).buffer, first.buffer, 'nothing given back yet: a fresh body');
+    pool.give(first);
+    pool.give(first);
+    assert.equal(pool.take(LEAF_BYTES).buffer, first.buffer, 'the given body is reused');
+    assert.notEqual(pool.take(LEAF_BYTES).buffer, first.buffer, 'given twice, handed out once');
+    // A file's last leaf and a DAG node: their own buffers, never kept.
+    const last = pool.take(1000);
+    assert.equal(last.buffer.byteLength, 1000);
+    pool.give(last);
+    assert.notEqual(pool.take(1000).buffer, last.buffer);
+  });
+
+  it('keeps at most its bound', () => {
+    const pool = new BlockBodyPool(2);
+    const bodies = [pool.take(LEAF_BYTES), pool.take(LEAF_BYTES), pool.take(LEAF_BYTES)];
+    for (const body of bodies) pool.give(body);
+    const reused = new Set([pool.take(LEAF_BYTES).buffer, pool.take(LEAF_BYTES).buffer, pool.take(LEAF_BYTES).buffer]);
+    assert.equal(bodies.filter((body) => reused.has(body.buffer)).length, 2);
+  });
+
+  it('the decoder gathers block bodies into what it is given, refusals into their own', () => {
+    const sizes: number[] = [];
+    const decoder = new BlockFrameDecoder((bytes) => {
+      sizes.push(bytes);
+      return Buffer.allocUnsafeSlow(bytes);
+    });
+    const leaf = randomBytes(3000);
+    const [block] = decoder.push(frameOf(rawCid(leaf), leaf));
+    assert.ok(block?.kind === 'block' && Buffer.from(block.bytes).equals(leaf));
+    assert.deepEqual(decoder.push(refusalFrame('busy')), [{ kind: 'refusal', code: 'busy' }]);
+    assert.deepEqual(sizes, [3000]);
   });
 });
