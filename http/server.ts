@@ -615,8 +615,6 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
       const closed = new Promise((resolve) => stream.once('close', resolve));
       stream.destroy();
       await closed;
-      // Gone meanwhile: nothing would wake the wait below.
-      if (this.#phase === 'aborted') return;
     }
     reading.cancel?.(new Error('answered before the body arrived'));
     await new Promise<void>((resolve) => {
