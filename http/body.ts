@@ -66,10 +66,9 @@ export function collectBody(
     // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
     // after a refusal too, so the rest of a refused body is read and dropped.
     res.onData((chunk, isLast) => {
-      // Counted after a refusal too: an answer may wait for the rest of the body (http/server.ts #answerAfterBody).
-      watch.received(chunk.byteLength);
       if (isLast) watch.complete();
       if (settled) return;
+      watch.received(chunk.byteLength);
       received += chunk.byteLength;
       if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
       chunks.push(copyChunk(chunk));
@@ -119,10 +118,9 @@ export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSig
   // While the consumer holds the socket paused, the client is not the slow side: its deadlines wait.
   watch.start((error) => stream.destroy(error), () => paused);
   res.onData((chunk, isLast) => {
-    // Counted after a refusal too: an answer may wait for the rest of the body (http/server.ts #answerAfterBody).
-    watch.received(chunk.byteLength);
     if (isLast) watch.complete();
     if (stream.destroyed) return;
+    watch.received(chunk.byteLength);
     received += chunk.byteLength;
     if (received > maxBytes) {
       stream.destroy(new PayloadTooLargeError(maxBytes));
@@ -207,7 +205,6 @@ export class BodyWatch {
   #isPaused: () => boolean = () => false;
   #complete = false;
   #expired = false;
-  #onRest: (() => void) | undefined;
   /** Bytes received so far. */
   #bytes = 0;
   readonly #startedAt: number;
@@ -244,22 +241,6 @@ export class BodyWatch {
   complete(): void {
     this.#complete = true;
     this.stop();
-    const rest = this.#onRest;
-    this.#onRest = undefined;
-    rest?.();
-  }
-
-  /**
-   * Calls `then` once the rest of the body has arrived (its reader drops it) or the body missed a deadline (`ending()`
-   * tells which), watching the deadlines again meanwhile: an answer held back for the rest of the body stays bounded.
-   */
-  awaitRest(then: () => void): void {
-    if (this.#complete) return then();
-    this.#onRest = then;
-    this.start(() => {
-      this.#onRest = undefined;
-      then();
-    }, () => false);
   }
 
   stop(): void {

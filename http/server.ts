@@ -347,11 +347,6 @@ interface BodyReading {
   readonly release?: () => void;
 }
 
-/** The request's `Connection` header names `close` (a list of tokens, any case). */
-function asksToClose(connection: string | undefined): boolean {
-  return connection !== undefined && connection.split(',').some((token) => token.trim().toLowerCase() === 'close');
-}
-
 /**
  * One request and its answer: the request the handler reads, the context it gets, and the state of the answer, in one
  * object whose behaviour lives on this prototype. A synchronous answer (the common case: rates /get, status routes)
@@ -587,7 +582,6 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     // A socket left paused would never read the next request of this keep-alive connection (or, after an early
     // refusal, never read the rest of the body the client is still sending).
     reading?.release?.();
-    if (reading && !reply.stream && reading.watch.ending() === 'announce' && asksToClose(this.headers['connection'])) return this.#answerAfterBody(reply, reading);
     this.#phase = 'answering';
     const core = this.#core;
     const res = this.#res;
@@ -598,33 +592,6 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     const ending = reading ? reading.watch.ending() : 'keep';
     res.cork(() => core.write(res, reply, this, ending, this.#cors));
     return undefined;
-  }
-
-  /**
-   * An answer given before the body arrived, to a client that sent `Connection: close`: uWS closes such a connection
-   * as soon as the answer is written, also while the client is still sending, and the client's next write then meets
-   * a reset before it reads the answer (Node's http client without an agent got EPIPE 10 times of 10 for a 507 while
-   * sending 8 MiB). So the answer waits until the rest of the body has arrived, dropped as it comes, or missed its
-   * deadlines (then the connection is cut, as for any late body).
-   */
-  async #answerAfterBody(reply: HttpReply, reading: BodyReading): Promise<void> {
-    // Nobody reads the body any more: its chunks are dropped from here on. A stream stops its watch when it closes,
-    // so the watch starts again only after that.
-    const stream = this.bodyStream;
-    if (stream && !stream.closed) {
-      const closed = new Promise((resolve) => stream.once('close', resolve));
-      stream.destroy();
-      await closed;
-    }
-    reading.cancel?.(new Error('answered before the body arrived'));
-    await new Promise<void>((resolve) => {
-      this.#wakeStream = resolve;
-      reading.watch.awaitRest(resolve);
-    });
-    if (this.#phase === 'aborted') return;
-    this.#phase = 'answering';
-    const ending = reading.watch.ending();
-    this.#res.cork(() => this.#core.write(this.#res, reply, this, ending, this.#cors));
   }
 
   /** The reply counts in the route's metrics whether or not anybody reads it. */
