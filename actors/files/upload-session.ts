@@ -8,6 +8,7 @@ import { importByteStream } from 'ipfs-unixfs-importer';
 import { fixedSize } from 'ipfs-unixfs-importer/chunker';
 import { balanced } from 'ipfs-unixfs-importer/layout';
 import type { CID } from 'multiformats/cid';
+import { LEAF_BYTES } from '../../src/files/block-frames.js';
 
 /**
  * Byte-identical CIDs to the original (notes B.1): CIDv1, raw leaves, 1 MiB fixed chunks, balanced DAG of
@@ -18,7 +19,7 @@ export const IMPORTER_SETTINGS = {
   rawLeaves: true,
   reduceSingleLeafToSelf: true,
   layout: balanced({ maxChildrenPerNode: 1024 }),
-  chunker: fixedSize({ chunkSize: 1_048_576 }),
+  chunker: fixedSize({ chunkSize: LEAF_BYTES }),
   // The importer otherwise gathers 10 leaves before it hashes and stores any: one at a time keeps memory bounded.
   // The session's own write-behind (below) overlaps the block files' writes with the next leaf instead.
   blockWriteConcurrency: 1,

@@ -14,6 +14,7 @@
 
 import type { Libp2p, PeerId, Stream, StreamCloseEvent, StreamHandler, StreamMessageEvent } from '@libp2p/interface';
 import { CID } from 'multiformats/cid';
+import { code as RAW_CODEC } from 'multiformats/codecs/raw';
 import { BlockBodyPool, BlockFrameDecoder, blockFrameHead, MAX_BLOCK_BYTES, refusalFrame, type BlockFrame, type BlocksRefusalCode } from '../../src/files/block-frames.js';
 import { BlockVerifier, type LinksOf } from '../../src/files/block-verifier.js';
 import { deadline, type Clock } from '../../src/clock.js';
@@ -28,8 +29,6 @@ const WRITES_IN_FLIGHT = 4;
 const PAUSE_AT_FRAMES = 8;
 /** Leaf bodies a pull keeps for reuse: about what it holds at once (frames waiting, writes in flight). */
 const REUSED_BODIES = PAUSE_AT_FRAMES + WRITES_IN_FLIGHT;
-/** The raw codec: a block with no links, whose bytes nothing keeps once written. */
-const RAW_CODEC = 0x55;
 /**
  * While paused, the sender may still fill the window yamux already granted it: up to yamux's largest stream window
  * (16 MiB, @chainsafe/libp2p-yamux MAX_STREAM_WINDOW). And a resume grants the whole window again at once, counting
