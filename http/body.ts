@@ -66,9 +66,10 @@ export function collectBody(
     // uWS delivers chunks only to an onData attached before the route callback returns, and the handler is set up
     // after a refusal too, so the rest of a refused body is read and dropped.
     res.onData((chunk, isLast) => {
+      // Counted after a refusal too: an answer may wait for the rest of the body (http/server.ts #answerAfterBody).
+      watch.received(chunk.byteLength);
       if (isLast) watch.complete();
       if (settled) return;
-      watch.received(chunk.byteLength);
       received += chunk.byteLength;
       if (received > maxBytes) return fail(new PayloadTooLargeError(maxBytes));
       chunks.push(copyChunk(chunk));
@@ -118,9 +119,10 @@ export function streamBody(res: EdgeResponse, maxBytes: number, signal: AbortSig
   // While the consumer holds the socket paused, the client is not the slow side: its deadlines wait.
   watch.start((error) => stream.destroy(error), () => paused);
   res.onData((chunk, isLast) => {
+    // Counted after a refusal too: an answer may wait for the rest of the body (http/server.ts #answerAfterBody).
+    watch.received(chunk.byteLength);
     if (isLast) watch.complete();
     if (stream.destroyed) return;
-    watch.received(chunk.byteLength);
     received += chunk.byteLength;
     if (received > maxBytes) {
       stream.destroy(new PayloadTooLargeError(maxBytes));
@@ -205,6 +207,9 @@ export class BodyWatch {
   #isPaused: () => boolean = () => false;
   #complete = false;
   #expired = false;
+  #onRest: (() => void) | undefined;
+  /** When an answer waiting for the rest of the body stops waiting (awaitRest). */
+  #restDeadline = Number.POSITIVE_INFINITY;
   /** Bytes received so far. */
   #bytes = 0;
   readonly #startedAt: number;
@@ -241,6 +246,24 @@ export class BodyWatch {
   complete(): void {
     this.#complete = true;
     this.stop();
+    const rest = this.#onRest;
+    this.#onRest = undefined;
+    rest?.();
+  }
+
+  /**
+   * Calls `then` once the rest of the body has arrived (its reader drops it), the body missed a deadline, or `lingerMs`
+   * passed (then counted as missed: `ending()` says 'force'), watching the deadlines again meanwhile: an answer held
+   * back for the rest of a body stays bounded, also when the client declared far more than it may send.
+   */
+  awaitRest(then: () => void, lingerMs: number): void {
+    if (this.#complete) return then();
+    this.#onRest = then;
+    this.#restDeadline = this.ticker.clock.now() + lingerMs;
+    this.start(() => {
+      this.#onRest = undefined;
+      then();
+    }, () => false);
   }
 
   stop(): void {
@@ -261,7 +284,7 @@ export class BodyWatch {
     const now = this.ticker.clock.now();
     const bytes = this.#bytes;
     const { idleMs, totalMs, floorBytes, floorWindowMs } = this.deadlines;
-    if (now - this.#startedAt > totalMs) return this.#expire('total');
+    if (now - this.#startedAt > totalMs || now > this.#restDeadline) return this.#expire('total');
     if (bytes !== this.#bytesAtLastByte) {
       this.#bytesAtLastByte = bytes;
       this.#lastByteAt = now;

@@ -78,6 +78,13 @@ const NO_MATCH = null;
 
 export class NodeEngine implements Engine {
   readonly name = 'node' as const;
+
+  closesOnEarlyAnswer(): boolean {
+    // An answer that says `Connection: close` makes Node end the socket when it is written (destroySoon), whatever
+    // the request asked.
+    return true;
+  }
+
   readonly #router = new Router<RouteCallback>();
   /** Patterns without `:params` or `*`. */
   readonly #staticPatterns = new Set<string>();

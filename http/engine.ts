@@ -112,6 +112,13 @@ export type RouteCallback = (res: EdgeResponse, req: EdgeRequest) => void;
 
 export interface Engine {
   readonly name: EngineName;
+  /**
+   * An answer written while the request's body is still arriving ends the connection at once (uWS for a request
+   * that sent `Connection: close`; node:http always, as the edge then announces `Connection: close`). A client
+   * still sending meets a reset before it reads such an answer, so the edge holds it until the rest of the body has
+   * arrived (http/server.ts `#answerAfterBody`).
+   */
+  closesOnEarlyAnswer(connection: string | undefined): boolean;
   /** Routes match like uWS: static segments before `:params` before `/*`, a method before `any`. */
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void;
   /** A WebSocket endpoint at `pattern` (GET upgrades); register it before a plain GET route on the same pattern. */
@@ -122,6 +129,11 @@ export interface Engine {
   stopAccepting(): void;
   /** Closes every connection. */
   closeAll(): void;
+}
+
+/** The request's `Connection` header names `close` (a list of tokens, any case). */
+export function asksToClose(connection: string | undefined): boolean {
+  return connection !== undefined && connection.split(',').some((token) => token.trim().toLowerCase() === 'close');
 }
 
 /** Set to `missing` to make the uWS binary count as missing (tests the fallback on a machine that has it). */

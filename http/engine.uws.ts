@@ -1,7 +1,7 @@
 // The uWebSockets.js engine (http/engine.ts): uWS's own router, its responses used as they are.
 
 import type { TemplatedApp, us_listen_socket, WebSocket } from 'uWebSockets.js';
-import { uwsOrThrow, type EdgeWebSocket, type Engine, type EngineMethod, type RouteCallback, type WebSocketBehavior, type WebSocketSession } from './engine.js';
+import { asksToClose, uwsOrThrow, type EdgeWebSocket, type Engine, type EngineMethod, type RouteCallback, type WebSocketBehavior, type WebSocketSession } from './engine.js';
 
 interface SocketData {
   readonly session: WebSocketSession;
@@ -51,6 +51,12 @@ export class UwsEngine implements Engine {
   readonly #uws = uwsOrThrow();
   readonly #app: TemplatedApp = this.#uws.App();
   #listenSocket: us_listen_socket | undefined;
+
+  closesOnEarlyAnswer(connection: string | undefined): boolean {
+    // uWS ends a `Connection: close` request's connection once the answer is written ("to hinder clients from keeping
+    // to send their huge data"); a keep-alive one stays open and uWS drops the rest of the body.
+    return asksToClose(connection);
+  }
 
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void {
     this.#app[method](pattern, callback);

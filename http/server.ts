@@ -125,6 +125,13 @@ export interface HttpServerOptions {
 /** The answer to a request nobody waits for any more: counted, never written. */
 const ABANDONED: HttpReply = { status: 499 };
 
+/**
+ * How long an answer given before the body arrived waits for the rest of it where the engine would end the
+ * connection at once (#answerAfterBody): nginx's lingering_time. Past it the connection is cut, also for a client that
+ * declared far more than it is allowed to send.
+ */
+const REST_OF_BODY_LINGER_MS = 30_000;
+
 /** Bodies up to this size are written at once; larger ones stream with tryEnd/onWritable. */
 const SMALL_BODY_BYTES = 64 * 1024;
 
@@ -212,6 +219,7 @@ class ListenerCore {
   constructor(
     readonly options: HttpServerOptions,
     readonly totals: ListenerTotals,
+    readonly engine: Engine,
   ) {
     this.bodyWatches = new BodyWatchTicker(options.clock ?? systemClock);
     this.#defaultHeaders = Object.entries(options.defaultHeaders ?? {}).flat();
@@ -384,6 +392,8 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   #bodyReading: BodyReading | undefined = undefined;
   /** Wakes a streaming reply that waits for the socket (onWritable never fires after an abort). */
   #wakeStream: (() => void) | undefined = undefined;
+  /** Ends an answer's wait for the rest of the body (#answerAfterBody) when the client goes or the server closes. */
+  #endRestWait: (() => void) | undefined = undefined;
   /** Copied on first read (most handlers never read them). */
   #headers: Record<string, string> | undefined = undefined;
   #remoteAddress: string | undefined = undefined;
@@ -460,6 +470,11 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     if (this.#phase === 'callback') this.#watchForAbort();
   }
 
+  /** The server is closing: an answer waiting for the rest of the body (#answerAfterBody) is written now. */
+  stopWaitingForBody(): void {
+    this.#endRestWait?.();
+  }
+
   /** The server is closing: the handler's signal aborts with `reason` (now, or when the handler first reads it). */
   cancel(reason: Error): void {
     this.#abortWith(reason);
@@ -507,6 +522,7 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
   }
 
   #abortWith(reason: Error): void {
+    this.#endRestWait?.();
     this.#abortReason ??= reason;
     this.#controller?.abort(this.#abortReason);
     this.#cancellation?.cancel(this.#abortReason);
@@ -582,6 +598,9 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     // A socket left paused would never read the next request of this keep-alive connection (or, after an early
     // refusal, never read the rest of the body the client is still sending).
     reading?.release?.();
+    if (reading && !reply.stream && reading.watch.ending() === 'announce' && this.#core.engine.closesOnEarlyAnswer(this.headers['connection'])) {
+      return this.#answerAfterBody(reply, reading);
+    }
     this.#phase = 'answering';
     const core = this.#core;
     const res = this.#res;
@@ -592,6 +611,37 @@ class Exchange implements HttpRequest, RequestContext, AnswerState {
     const ending = reading ? reading.watch.ending() : 'keep';
     res.cork(() => core.write(res, reply, this, ending, this.#cors));
     return undefined;
+  }
+
+  /**
+   * An answer given while the body is still arriving, on an engine that ends the connection once such an answer is
+   * written (Engine.closesOnEarlyAnswer): the client, still sending, would meet a reset before it read the answer
+   * (Node's http client saw EPIPE for a 507 while sending 8 MiB, 10 times of 10 without an agent on uWS). So the
+   * answer waits until the rest of the body has arrived, dropped as it comes, at most REST_OF_BODY_LINGER_MS and
+   * within the body's deadlines (past them the connection is cut, as for any late body), or until the server closes.
+   */
+  async #answerAfterBody(reply: HttpReply, reading: BodyReading): Promise<void> {
+    // Nobody reads the body any more: its chunks are dropped from here on. A stream stops its watch when it closes,
+    // so the watch starts again only after that.
+    const stream = this.bodyStream;
+    if (stream && !stream.closed) {
+      const closed = new Promise((resolve) => stream.once('close', resolve));
+      stream.destroy();
+      await closed;
+    }
+    reading.cancel?.(new Error('answered before the body arrived'));
+    // Gone or closing meanwhile: nothing would end the wait below before a deadline.
+    if (this.#phase !== 'aborted' && !this.#abortReason && !this.#core.closing) {
+      await new Promise<void>((resolve) => {
+        this.#endRestWait = resolve;
+        reading.watch.awaitRest(resolve, REST_OF_BODY_LINGER_MS);
+      });
+      this.#endRestWait = undefined;
+    }
+    if (this.#phase === 'aborted') return;
+    this.#phase = 'answering';
+    const ending = reading.watch.ending();
+    this.#res.cork(() => this.#core.write(this.#res, reply, this, ending, this.#cors));
   }
 
   /** The reply counts in the route's metrics whether or not anybody reads it. */
@@ -644,8 +694,8 @@ export class HttpServer {
   constructor(options: HttpServerOptions) {
     this.#options = options;
     this.metrics = options.metrics ?? new HttpMetrics();
-    this.#core = new ListenerCore(options, this.totals);
     this.#engine = resolveEngine(options.engine, options.logger) === 'uws' ? new UwsEngine() : new NodeEngine(options.nodeEngine);
+    this.#core = new ListenerCore(options, this.totals, this.#engine);
   }
 
   /** The engine this listener runs on (the requested one, or node:http where uWS cannot load). */
@@ -739,6 +789,8 @@ export class HttpServer {
   async #close(drainMs: number): Promise<void> {
     const core = this.#core;
     this.#engine.stopAccepting();
+    // Refusals waiting for the rest of their bodies are written now, inside the drain.
+    for (const exchange of core.inFlight) exchange.stopWaitingForBody();
     // WebSockets get a close frame now and answer it while requests drain (each is cut after CLOSE_GRACE_MS anyway).
     const socketsClosed = Promise.all(this.#webSockets.map((route) => route.closeAll('server closing')));
     if (core.inFlight.size > 0) {

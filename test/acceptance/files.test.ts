@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import type { Socket } from 'node:net';
 import { freePort, startCli } from '../support/cli.js';
 import { filesCliConfig } from '../support/files-config.js';
-import { filePart, openSocket, sleep } from '../support/raw-http.js';
+import { filePart, keepSending, openSocket, sleep } from '../support/raw-http.js';
 
 const KEY = 'a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6e7f8a9b0c1d2e3f4';
 const README_CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
@@ -172,6 +172,40 @@ test('files: SIGTERM while an upload body is still arriving lets it run into the
     }
   } finally {
     socket.current?.destroy();
+    rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
+  }
+});
+
+test('files: a refusal given while the body is still arriving reaches a client that keeps sending, Connection: close or keep-alive', async () => {
+  // uWS ends a `Connection: close` request's connection once the answer is written, and node:http ends every
+  // connection whose answer says `Connection: close` (the edge says so when it answers before the body was read).
+  // Written while the client was still sending, the client's next write met a reset and it never read the answer: a
+  // 507 was EPIPE 10 times of 10 for Node's agent-less client on uWS, and about half the time for any client on
+  // node:http. The answer now waits for the rest of the body.
+  const home = mkdtempSync(join(tmpdir(), 'files-cli-close-'));
+  try {
+    const port = await freePort();
+    // A disk reserve above the free space: every upload is refused with 507 after the content actor was asked.
+    writeFileSync(join(home, 'config.json5'), JSON.stringify(config(port, { storage: { diskReserveBytes: Number.MAX_SAFE_INTEGER }, rateLimits: { upload: { windowMs: 60_000, limit: 100_000 } } })));
+    const node = startCli(['files', '--config', join(home, 'config.json5'), '--host', '127.0.0.1'], { HOME: home });
+    try {
+      await node.waitForLine((line) => line.msg === 'listening' && line.listener === 'files');
+      for (const connectionClose of [true, false]) {
+        for (const declared of [true, false]) {
+          for (let attempt = 0; attempt < 5; attempt++) {
+            const seen = await keepSending(port, 'closeBoundary', declared, connectionClose);
+            const what = `${connectionClose ? 'Connection: close' : 'keep-alive'}, ${declared ? 'declared' : 'streamed'}, attempt ${attempt}`;
+            assert.equal(seen.status, 507, `${what}: ${JSON.stringify(seen)}`);
+            assert.deepEqual(JSON.parse(seen.body!), { error: 'Insufficient storage' });
+          }
+        }
+      }
+      assert.equal(await (await fetch(`http://127.0.0.1:${port}/`)).text(), 'IPFS node');
+    } finally {
+      // Also after a failed assertion: a node left running would keep this test file from ever ending.
+      assert.equal(await node.stop(), 0);
+    }
+  } finally {
     rmSync(home, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 });
   }
 });

@@ -373,6 +373,90 @@ test('body deadlines run on the listener clock: a stalled body, a trickled one a
   }
 });
 
+test('an answer given while the body still arrives waits for the rest where the engine would end the connection at once: bounded by the deadlines, 30 s, and the server closing', async () => {
+  // uWS ends a `Connection: close` request's connection once the answer is written, node:http every connection whose
+  // answer says `Connection: close`: a client still sending would meet a reset before it read the answer.
+  const clock = new SimulatedClock();
+  const server = newServer({
+    clock,
+    mapError: (error) => (error instanceof RequestTimeoutError ? { status: 408, body: error.deadline } : { status: 507, body: 'refused' }),
+  });
+  const route = (path: string, deadlines: { idleMs: number; totalMs: number; floorBytes: number; floorWindowMs: number }) =>
+    server.route(
+      'post',
+      path,
+      () => {
+        throw new Error('no room');
+      },
+      { stream: { maxBytes: 1 << 20, deadlines } },
+    );
+  route('/refuse', { idleMs: 5_000, totalMs: 60_000, floorBytes: 1, floorWindowMs: 20_000 });
+  // Deadlines far away: only the 30 s linger ends the wait.
+  route('/linger', { idleMs: 600_000, totalMs: 600_000, floorBytes: 1, floorWindowMs: 600_000 });
+  const port = await server.listen();
+  const started = async (connection: string, path = '/refuse') => {
+    const socket = await openSocket(port);
+    const answer = readResponse(socket, 10_000);
+    let settled = false;
+    void answer.then(() => (settled = true), () => (settled = true));
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nConnection: ${connection}\r\nContent-Length: 200000\r\n\r\n`);
+    socket.write(Buffer.alloc(100_000, 97));
+    await sleep(100);
+    return { socket, answer, get settled() { return settled; } };
+  };
+  /** Moves the clock a second at a time, so that the body watch ticks at each. */
+  const advance = async (seconds: number) => {
+    for (let tick = 0; tick < seconds; tick++) {
+      clock.increment(1_000);
+      await sleep(5);
+    }
+    await sleep(50);
+  };
+  try {
+    const keepAlive = await started('keep-alive');
+    if (server.engine === 'uws') {
+      // uWS keeps a keep-alive connection open and drops the rest of the body: the refusal is read at once.
+      assert.equal(keepAlive.settled, true, 'a keep-alive client is answered before its body ended');
+    } else {
+      assert.equal(keepAlive.settled, false, 'node:http: no answer while the body is still arriving');
+      keepAlive.socket.write(Buffer.alloc(100_000, 97));
+    }
+    assert.equal((await keepAlive.answer).status, 507);
+    keepAlive.socket.destroy();
+    // Connection: close: no answer while the body is still due, the refusal once it has arrived.
+    const whole = await started('close');
+    assert.equal(whole.settled, false, 'no answer while the body is still arriving');
+    whole.socket.write(Buffer.alloc(100_000, 97));
+    const answered = await whole.answer;
+    assert.deepEqual([answered.status, answered.body], [507, 'refused']);
+    whole.socket.destroy();
+    // A body that stops: the idle deadline ends the wait (on the clock), the refusal is given and the connection cut.
+    const stalled = await started('close');
+    await advance(6);
+    assert.equal(stalled.settled, false, 'still waiting before the idle deadline');
+    clock.increment(1_000);
+    const cut = await stalled.answer;
+    assert.deepEqual([cut.status, cut.body], [507, 'refused']);
+    assert.ok(await closedWithin(stalled.socket, 5_000), 'the connection is closed');
+    // Within its deadlines the wait still ends after 30 s (a client may declare far more than it will be let send).
+    const lingering = await started('close', '/linger');
+    await advance(29);
+    assert.equal(lingering.settled, false, 'still waiting before 30 s');
+    await advance(2);
+    const lingered = await lingering.answer;
+    assert.deepEqual([lingered.status, lingered.body], [507, 'refused']);
+    assert.ok(await closedWithin(lingering.socket, 5_000), 'the connection is closed after the linger');
+    // The server closing ends the wait at once: the refusal is written, and the close does not wait for the body.
+    const atClose = await started('close', '/linger');
+    assert.equal(atClose.settled, false);
+    const closing = server.close(5_000);
+    assert.equal((await atClose.answer).status, 507);
+    await closing;
+  } finally {
+    await server.close(0);
+  }
+});
+
 test('a collected body slower than uWS re-arm rate still arrives (12 s at 128 B/s); one under its floor answers 408 and is cut', async () => {
   const server = newServer({
     mapError: (error) => ((error as Error).name === 'RequestTimeoutError' ? { status: 408, body: 'slow' } : { status: 500, body: 'other' }),

@@ -1,6 +1,7 @@
 // HTTP spoken by hand on a raw socket, for what no ordinary client sends: truncated, trickled, malformed and
 // oversize bodies. Inert on import (node --test runs every module under dist/test/).
 
+import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 
 export interface RawResponse {
@@ -99,4 +100,42 @@ export async function rawRequest(port: number, method: string, target: string, h
   } finally {
     socket.destroy();
   }
+}
+
+/**
+ * POSTs an 8 MiB multipart upload with Node's http client, which keeps sending after the answer came; resolves with
+ * what it saw. With `connectionClose` it uses no agent, and Node's client then sends `Connection: close` (as HTTP/1.0
+ * proxies do). A declared body is exactly its Content-Length (bytes past it would be a second, malformed request).
+ */
+export function keepSending(port: number, boundary: string, declared: boolean, connectionClose = false): Promise<{ status?: number; body?: string; error?: string }> {
+  const total = 8 * 1_048_576;
+  return new Promise((resolve) => {
+    const headers: Record<string, string | number> = { 'content-type': `multipart/form-data; boundary=${boundary}` };
+    if (declared) headers['content-length'] = total;
+    const agent = connectionClose ? { agent: false as const } : {};
+    const request = httpRequest({ host: '127.0.0.1', port, path: '/api/file/upload', method: 'POST', headers, ...agent }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode, body }));
+    });
+    // An error after the answer was read is the server closing a connection the client keeps writing to.
+    request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
+    // Never left hanging: a server that neither answers nor closes fails the caller's assertion instead.
+    request.setTimeout(60_000, () => request.destroy(new Error('no answer within 60 s')));
+    const head = Buffer.from(`--${boundary}\r\n${filePart('big.bin')}\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    const chunk = Buffer.alloc(65_536, 1);
+    let left = total - head.length - tail.length;
+    request.write(head);
+    const pump = () => {
+      while (left > 0) {
+        const piece = chunk.subarray(0, Math.min(chunk.length, left));
+        left -= piece.length;
+        if (!request.write(piece)) return void request.once('drain', pump);
+      }
+      request.end(tail);
+    };
+    pump();
+  });
 }

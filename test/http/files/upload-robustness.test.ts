@@ -6,14 +6,15 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
+import { resolveEngine } from '../../../http/engine.js';
+import { captureLogger } from '../../support/logger.js';
 import { blockCount, startTestFilesNode, type TestFilesNode } from '../../support/files-node.js';
-import { filePart, multipartBody, openSocket, readResponse } from '../../support/raw-http.js';
+import { filePart, keepSending, multipartBody, openSocket, readResponse } from '../../support/raw-http.js';
 import { waitFor } from '../../support/wait.js';
 
 const KiB = 1024;
@@ -178,37 +179,10 @@ describe('upload bodies a stranger can send', () => {
     await assertServing('random bodies');
   });
 
-  /** POSTs 8 MiB with Node's http client, which keeps sending after the answer came; resolves with what it saw. */
-  function keepSending(declared: boolean): Promise<{ status?: number; body?: string; error?: string }> {
-    return new Promise((resolve) => {
-      const headers: Record<string, string | number> = { 'content-type': `multipart/form-data; boundary=${BOUNDARY}` };
-      if (declared) headers['content-length'] = 8 * MiB;
-      const request = httpRequest({ host: '127.0.0.1', port: node.port, path: '/api/file/upload', method: 'POST', headers }, (response) => {
-        let body = '';
-        response.setEncoding('utf8');
-        response.on('data', (chunk: string) => (body += chunk));
-        response.on('end', () => resolve({ status: response.statusCode, body }));
-      });
-      // An error after the answer was read is the server closing a connection the client keeps writing to.
-      request.on('error', (error: NodeJS.ErrnoException) => resolve({ error: error.code ?? error.message }));
-      request.write(`--${BOUNDARY}\r\n${filePart('big.bin')}\r\n\r\n`);
-      const chunk = Buffer.alloc(64 * KiB, 1);
-      let sent = 0;
-      const pump = () => {
-        while (sent < 8 * MiB - 200) {
-          sent += chunk.length;
-          if (!request.write(chunk)) return void request.once('drain', pump);
-        }
-        request.end();
-      };
-      pump();
-    });
-  }
-
   it('413 reaches a client that keeps sending, declared or streamed, every time', async () => {
     for (const declared of [true, false]) {
       for (let attempt = 0; attempt < 10; attempt++) {
-        const seen = await keepSending(declared);
+        const seen = await keepSending(node.port, BOUNDARY, declared);
         assert.equal(seen.status, 413, `${declared ? 'declared' : 'streamed'} attempt ${attempt}: ${JSON.stringify(seen)}`);
         assert.deepEqual(JSON.parse(seen.body!), { error: 'Request too large' });
       }
@@ -220,10 +194,16 @@ describe('upload bodies a stranger can send', () => {
     const socket = await openSocket(node.port);
     try {
       const answer = readResponse(socket);
+      // The body is sent as a client sends it: where the engine ends the connection with the answer (node:http), the
+      // answer waits for the rest of the body (a client still sending would meet a reset first).
       socket.write(`POST /api/file/upload HTTP/1.1\r\nHost: x\r\nContent-Type: multipart/form-data; boundary=${BOUNDARY}\r\nContent-Length: ${4 * MiB}\r\n\r\n`);
+      socket.write(Buffer.alloc(4 * MiB, 1));
       const response = await answer;
       assert.equal(response.status, 413);
-      assert.equal(response.header('connection')?.toLowerCase(), 'close');
+      // uWS answers at once and announces the close (it drops the rest of a keep-alive body); node:http answers once
+      // the body has been read whole, so the connection stays usable.
+      const engine = resolveEngine(undefined, captureLogger().logger);
+      assert.equal(response.header('connection')?.toLowerCase(), engine === 'uws' ? 'close' : 'keep-alive');
     } finally {
       socket.destroy();
     }
