@@ -181,7 +181,12 @@ async function restartNode(home: string, label: string): Promise<Restart> {
     } catch (error) {
       last = (error as Error).message;
     }
-    if (nowMs() > deadline) throw new Error(`${label}: not ready within ${READY_TIMEOUT_MS / 1000} s (last health state: ${last}):\n${node.process.tail()}`);
+    if (nowMs() > deadline) {
+      // Stopped here: the caller never gets this node, and a node left running would outlive its deleted store.
+      const tail = node.process.tail();
+      await node.process.stop(60_000);
+      throw new Error(`${label}: not ready within ${READY_TIMEOUT_MS / 1000} s (last health state: ${last}):\n${tail}`);
+    }
     await sleep(HEALTH_POLL_MS);
   }
   return { node, httpMs, readyMs: nowMs() - started, cpuSeconds: cpuSecondsOf(node.process.pid) ?? NaN };
