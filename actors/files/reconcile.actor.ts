@@ -61,17 +61,19 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
     skipped += cids.length - records.length;
     if (records.length > 0) backfilled += (await store.ask({ type: 'store.backfill', records }, { signal })).length;
   };
-  let batch: CID[] = [];
-  // The pin set's keys only (RootPins.roots): a pin the registry knows costs one indexed lookup and no file read.
+  // The pin set's keys only (RootPins.roots): a pin the registry knows costs one indexed lookup and no file read. The
+  // lookups go BACKFILL_BATCH at a time, in one read transaction each.
+  let listed = new Map<string, CID>();
+  const checkListed = async (): Promise<void> => {
+    const unknown = node.registry.unregistered([...listed.keys()]).map((key) => listed.get(key)!);
+    listed = new Map();
+    if (unknown.length > 0) await registerBatch(unknown);
+  };
   for await (const cid of node.pins.roots(signal)) {
-    if (node.registry.get(cid.toString())) continue;
-    batch.push(cid);
-    if (batch.length === BACKFILL_BATCH) {
-      await registerBatch(batch);
-      batch = [];
-    }
+    listed.set(cid.toString(), cid);
+    if (listed.size === BACKFILL_BATCH) await checkListed();
   }
-  if (batch.length > 0) await registerBatch(batch);
+  if (listed.size > 0) await checkListed();
   return { intentsResolved, backfilled, skipped };
 }
 

@@ -21,7 +21,7 @@ import { CID } from 'multiformats/cid';
 import pLimit from 'p-limit';
 import { fromCallback, fromPromise } from 'xstate';
 import { hostedActor, type HostedInspect } from '../hosted-machine.js';
-import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
+import { repairRunMachine, UNPACED_BATCHES_PER_WRITE, type RepairRunKind, type RunBatchInput } from '../../machines/files/repair-run.machine.js';
 import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
@@ -233,7 +233,7 @@ export function repairLogic(options: RepairOptions) {
 
     const inner = hostedActor(machine, {
       clock,
-      input: { required: settings.required, batchDelayMs: settings.batchDelayMs, restored: restore() },
+      input: { required: settings.required, batchDelayMs: settings.batchDelayMs, unpacedBatchesPerWrite: UNPACED_BATCHES_PER_WRITE, restored: restore() },
       inspect: options.inspect,
     });
     const subscription = inner.subscribe({

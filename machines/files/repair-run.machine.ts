@@ -14,6 +14,9 @@
 //   node of a million files would wait 10,000 pauses before its first cycle completes and health can say `ready`
 //   (issue 30); it continues from the persisted cursor, so a cycle a manual
 //   batch (or a previous process) started is finished, not restarted. A tick while running is skipped, not queued.
+// - The state is persisted after every batch, except that a cycle going on after a batch that asked no peer writes
+//   only every `unpacedBatchesPerWrite` such batches (UNPACED_BATCHES_PER_WRITE): one synchronous write per batch cost
+//   a node of a million files without peers more than its ~10,000 batches did.
 // - Repair not required (replication or repair disabled, spec §2.3 rule 2): nothing runs; a manual batch is
 //   answered at once with an empty batch report (200, so an operator's tooling does not break on a disabled node).
 //
@@ -31,6 +34,8 @@ export interface RepairRunInput {
   readonly required: boolean;
   /** `replication.repairBatchDelayMs`: the pause between two batches of a cycle. */
   readonly batchDelayMs: number;
+  /** Unpaced batches per write of the state (UNPACED_BATCHES_PER_WRITE; smaller in tests). */
+  readonly unpacedBatchesPerWrite: number;
   /** The state restored from the store (or a fresh one). */
   readonly restored: RepairState;
 }
@@ -41,11 +46,22 @@ export type RepairRunKind = 'batch' | 'cycle';
 export interface RepairRunContext {
   readonly required: boolean;
   readonly batchDelayMs: number;
+  readonly unpacedBatchesPerWrite: number;
   state: RepairState;
   run: RepairRunKind | null;
   /** The last batch's report (null before the first). */
   lastReport: RepairReport | null;
+  /** Batches folded since the state was last persisted (only unpaced ones are left unpersisted). */
+  unpersistedBatches: number;
 }
+
+/**
+ * A cycle's batches that asked no peer are persisted once per this many (and whenever a batch asked peers, or the run
+ * ends). Each write is a synchronous SQLite transaction, and a node of a million files without peers runs ~10,000
+ * such batches per cycle back to back: a write each cost more than the batches (issue 30). A restart redoes at most
+ * this many of them, and they are cheap: they asked nobody.
+ */
+export const UNPACED_BATCHES_PER_WRITE = 50;
 
 export type RepairRunEvent = { type: 'repair.batch' } | { type: 'repair.cycle' };
 
@@ -76,6 +92,8 @@ export const repairRunMachine = setup({
     publishFailure: (_, _params: { run: RepairRunKind; error: unknown }) => notProvided('publishFailure'),
     /** A scheduled cycle came while a run was in progress: skipped (a debug line). */
     noteSkipped: () => notProvided('noteSkipped'),
+    /** After persistState: nothing folded is unpersisted. */
+    markPersisted: assign({ unpersistedBatches: 0 }),
   },
   guards: {
     notRequired: ({ context }) => !context.required,
@@ -84,6 +102,13 @@ export const repairRunMachine = setup({
     /** The same, and the last batch probed no record: it asked no peer, so there is nothing to pace. */
     cycleContinuesUnpaced: ({ context }) =>
       context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted && context.lastReport.checked === 0,
+    /** The same, and fewer than `unpacedBatchesPerWrite` batches are unpersisted with this one. */
+    cycleContinuesUnpacedUnpersisted: ({ context }) =>
+      context.run === 'cycle' &&
+      context.lastReport !== null &&
+      !context.lastReport.cycleCompleted &&
+      context.lastReport.checked === 0 &&
+      context.unpersistedBatches < context.unpacedBatchesPerWrite,
   },
   delays: {
     batchDelay: ({ context }) => context.batchDelayMs,
@@ -93,9 +118,11 @@ export const repairRunMachine = setup({
   context: ({ input }) => ({
     required: input.required,
     batchDelayMs: input.batchDelayMs,
+    unpacedBatchesPerWrite: input.unpacedBatchesPerWrite,
     state: input.restored,
     run: null,
     lastReport: null,
+    unpersistedBatches: 0,
   }),
   initial: 'idle',
   states: {
@@ -121,9 +148,8 @@ export const repairRunMachine = setup({
           actions: [
             assign(({ context, event }) => {
               const { state, report } = foldBatch(context.state, event.output);
-              return { state, lastReport: report };
+              return { state, lastReport: report, unpersistedBatches: context.unpersistedBatches + 1 };
             }),
-            { type: 'persistState', params: ({ context }) => ({ state: context.state }) },
             { type: 'publishPass', params: ({ context }) => ({ run: context.run!, report: context.lastReport! }) },
           ],
         },
@@ -135,7 +161,12 @@ export const repairRunMachine = setup({
       on: { 'repair.cycle': { actions: 'noteSkipped' } },
     },
     passed: {
-      always: [{ guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true }, { guard: 'cycleContinues', target: 'waitingBetweenBatches' }, { target: 'idle' }],
+      always: [
+        { guard: 'cycleContinuesUnpacedUnpersisted', target: 'passing', reenter: true },
+        { guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true, actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+        { guard: 'cycleContinues', target: 'waitingBetweenBatches', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+        { target: 'idle', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+      ],
     },
     waitingBetweenBatches: {
       after: { batchDelay: 'passing' },

@@ -204,6 +204,8 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
 
 
   const getStmt = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid = ?`);
+  const hasStmt = db.prepare('SELECT 1 FROM files WHERE cid = ?').pluck();
+  const unregisteredTx = db.transaction((cids: readonly string[]) => cids.filter((cid) => hasStmt.get(cid) === undefined));
   const upsertStmt = db.prepare(
     `INSERT INTO files (${COLUMNS})
      VALUES (@cid, @state, @pinned, @held_locally, @created_at, @expires_at, @confirmed_at, @dag_bytes, @origin)
@@ -288,6 +290,10 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     get(cid) {
       const row = getStmt.get(cid) as FileRow | undefined;
       return row === undefined ? undefined : toRecord(row);
+    },
+
+    unregistered(cids) {
+      return unregisteredTx(cids);
     },
 
     put(record) {

@@ -47,6 +47,11 @@ export interface GcRunEvidence<R = unknown> {
 export interface FileRegistry {
   /** The record of a CID, matched exactly as stored (no CID normalization here). */
   get(cid: string): FileRecord | undefined;
+  /**
+   * Those of `cids` that have no record, in their order, looked up in one read transaction: a lookup outside one pays
+   * SQLite's locking per statement, about 3x its cost (18 vs 5.5 µs here; the startup walk does one per pin).
+   */
+  unregistered(cids: readonly string[]): string[];
   /** Inserts or replaces the record of `record.cid`. */
   put(record: FileRecord): void;
   /** Inserts or replaces every record in one transaction: all or nothing. */

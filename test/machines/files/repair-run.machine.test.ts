@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createActor, fromPromise, SimulatedClock } from 'xstate';
-import { repairRunMachine, type RepairRunKind, type RunBatchInput } from '../../../machines/files/repair-run.machine.js';
+import { repairRunMachine, UNPACED_BATCHES_PER_WRITE, type RepairRunKind, type RunBatchInput } from '../../../machines/files/repair-run.machine.js';
 import { freshRepairState, NO_COUNTS, type BatchOutcome, type RepairReport, type RepairState } from '../../../src/files/repair.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -49,7 +49,7 @@ function start(options: { sizes: number[]; required?: boolean; restored?: Repair
   });
   const actor = createActor(machine, {
     clock,
-    input: { required: options.required ?? true, batchDelayMs: DELAY, restored: options.restored ?? freshRepairState(POLICY) },
+    input: { required: options.required ?? true, batchDelayMs: DELAY, unpacedBatchesPerWrite: UNPACED_BATCHES_PER_WRITE, restored: options.restored ?? freshRepairState(POLICY) },
   });
   actor.start();
   return { actor, clock, trace, value: () => actor.getSnapshot().value };
@@ -126,6 +126,32 @@ describe('repair-run machine', () => {
     assert.equal(m.actor.getSnapshot().context.state.last!.counts.examined, 305);
     assert.equal(m.trace.skipped, 0);
     m.actor.stop();
+  });
+
+  it('unpaced batches are persisted once per UNPACED_BATCHES_PER_WRITE, and the cycle\'s end always; paced ones every time', async () => {
+    // 120 batches that asked no peer, then the end of the walk: writes after the 50th, the 100th and the last.
+    const m = start({ sizes: [...Array.from({ length: 120 }, () => 100), 7], probed: false });
+    m.actor.send({ type: 'repair.cycle' });
+    await waitFor(() => m.value() === 'idle' && m.trace.passes.length === 121, { what: 'the cycle to complete' });
+    assert.equal(UNPACED_BATCHES_PER_WRITE, 50);
+    assert.deepEqual(
+      m.trace.persisted.map((state) => state.cursor),
+      ['cid-5000', 'cid-10000', null],
+      'the cursor after batch 50 and 100, then the completed cycle',
+    );
+    assert.equal(m.trace.persisted.at(-1)!.last!.counts.examined, 12_007);
+    assert.deepEqual(m.trace.persisted.at(-1), m.actor.getSnapshot().context.state, 'the last write is the state in memory');
+    m.actor.stop();
+    // Batches that asked peers: every one is written (the test above: 'a whole cycle').
+    const paced = start({ sizes: [100, 100, 3] });
+    paced.actor.send({ type: 'repair.cycle' });
+    for (let pause = 0; pause < 2; pause++) {
+      await waitFor(() => paced.value() === 'waitingBetweenBatches', { what: 'a pause' });
+      paced.clock.increment(DELAY);
+    }
+    await waitFor(() => paced.value() === 'idle' && paced.trace.passes.length === 3, { what: 'the paced cycle' });
+    assert.deepEqual(paced.trace.persisted.map((state) => state.cursor), ['cid-100', 'cid-200', null]);
+    paced.actor.stop();
   });
 
   it('a cycle continues from a restored cursor instead of starting over', async () => {

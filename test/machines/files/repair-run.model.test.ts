@@ -2,7 +2,8 @@
 // actor with a SimulatedClock (test/support/model.ts), with repair required and not. A batch is sampled full (the cycle
 // goes on) and short (the walk reached the end: the cycle completes); it also fails as a whole. The graph tells states
 // apart by the run, the cursor and whether a cycle is active or completed, not by the counts (they add up forever).
-// Effects checked per step (spec §4.3; notes A.4, C21): every batch is folded, persisted and published; a batch starts
+// Effects checked per step (spec §4.3; notes A.4, C21): every batch is folded and published, and persisted unless an
+// unpaced cycle goes on (those are written once per `unpacedBatchesPerWrite`); a batch starts
 // at the persisted cursor; a cycle waits `batchDelayMs` between batches that asked peers, none after one that asked none; a tick during a run is skipped, not queued; a
 // disabled repair answers a manual batch at once with an empty report and runs nothing; a failure is published.
 
@@ -24,8 +25,9 @@ const NAMES = new Map<unknown, string>([[full, 'full batch'], [unprobed, 'full b
 modelTest({
   machine: repairRunMachine,
   scenarios: [
-    { name: 'required', input: { required: true, batchDelayMs: DELAY, restored: FRESH } },
-    { name: 'not required', input: { required: false, batchDelayMs: DELAY, restored: FRESH } },
+    // Two unpaced batches per write: a path of the model reaches the write that is due.
+    { name: 'required', input: { required: true, batchDelayMs: DELAY, unpacedBatchesPerWrite: 2, restored: FRESH } },
+    { name: 'not required', input: { required: false, batchDelayMs: DELAY, unpacedBatchesPerWrite: 2, restored: FRESH } },
   ],
   startAt: T0,
   outputs: { runBatch: [full, unprobed, short] },
@@ -46,10 +48,13 @@ modelTest({
     if (event.type === 'repair.cycle' && before!.value !== 'idle') assert.deepEqual([of('noteSkipped').length, after.value], [1, before!.value], 'a tick during a run is skipped');
     if (event.type.startsWith('xstate.done.actor.')) {
       const folded = foldBatch(prev.state, event.output);
-      assert.deepEqual(of('persistState'), [{ state: folded.state }], 'the folded state is persisted');
       assert.deepEqual(of('publishPass'), [{ run: prev.run, report: folded.report }], 'the batch report is published');
       assert.equal(folded.report.cycleCompleted, event.output.fetched < REPAIR_BATCH_SIZE);
       const goesOn = prev.run === 'cycle' && !folded.report.cycleCompleted;
+      // A cycle going on after a batch that asked no peer writes only every UNPACED_BATCHES_PER_WRITE batches.
+      const persists = !(goesOn && event.output.counts.checked === 0) || prev.unpersistedBatches + 1 >= prev.unpacedBatchesPerWrite;
+      assert.deepEqual(of('persistState'), persists ? [{ state: folded.state }] : [], persists ? 'the folded state is persisted' : 'an unpaced batch waits for the next write');
+      assert.equal(ctx.unpersistedBatches, persists ? 0 : prev.unpersistedBatches + 1);
       assert.equal(after.value, !goesOn ? 'idle' : event.output.counts.checked === 0 ? 'passing' : 'waitingBetweenBatches', 'only an unfinished cycle goes on, paced when it asked peers');
     } else {
       assert.deepEqual(of('persistState'), [], 'nothing is persisted without a batch');

@@ -71,6 +71,15 @@ describe('file registry (sqlite): records', () => {
     });
   });
 
+  it('unregistered: the CIDs without a record, in their order, exact strings as get matches them', () => {
+    withRegistry((registry) => {
+      registry.putMany([record('cid-b'), record('cid-d')]);
+      assert.deepEqual(registry.unregistered(['cid-e', 'cid-b', 'cid-a', 'cid-d', 'CID-B']), ['cid-e', 'cid-a', 'CID-B']);
+      assert.deepEqual(registry.unregistered([]), []);
+      assert.deepEqual(registry.unregistered(['cid-b', 'cid-d']), []);
+    });
+  });
+
   it('stores a CID string exactly as given (v0 stays v0; no case folding)', () => {
     withRegistry((registry) => {
       registry.put(record(CIDV0));
