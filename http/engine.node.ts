@@ -79,6 +79,12 @@ const NO_MATCH = null;
 export class NodeEngine implements Engine {
   readonly name = 'node' as const;
 
+  closesOnEarlyAnswer(): boolean {
+    // An answer that says `Connection: close` makes Node end the socket when it is written (destroySoon), whatever
+    // the request asked.
+    return true;
+  }
+
   readonly #router = new Router<RouteCallback>();
   /** Patterns without `:params` or `*`. */
   readonly #staticPatterns = new Set<string>();
@@ -107,12 +113,6 @@ export class NodeEngine implements Engine {
       this.#sockets.add(socket);
       socket.once('close', () => this.#sockets.delete(socket));
     });
-  }
-
-  closesOnEarlyAnswer(): boolean {
-    // An answer that says `Connection: close` makes Node end the socket when it is written (destroySoon), whatever
-    // the request asked.
-    return true;
   }
 
   route(method: EngineMethod, pattern: string, callback: RouteCallback): void {

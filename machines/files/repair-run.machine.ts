@@ -26,7 +26,7 @@
 // (foldBatch, src/files/repair.ts); `persistState` writes the new state, `publishPass`, `publishFailure` and
 // `noteSkipped` tell the outside (logs, the manual request's answer).
 
-import { and, assign, fromPromise, setup } from 'xstate';
+import { assign, fromPromise, setup } from 'xstate';
 import { foldBatch, NO_COUNTS, repairReport, type BatchOutcome, type RepairReport, type RepairState } from '../../src/files/repair.js';
 
 export interface RepairRunInput {
@@ -65,9 +65,6 @@ export const UNPACED_BATCHES_PER_WRITE = 50;
 
 export type RepairRunEvent = { type: 'repair.batch' } | { type: 'repair.cycle' };
 
-/** The folded state is written, and nothing is left unpersisted. */
-const PERSIST_FOLDED = [{ type: 'persistState', params: ({ context }: { context: RepairRunContext }) => ({ state: context.state }) }, 'markPersisted'] as const;
-
 export interface RunBatchInput {
   /** Records after this CID (null: from the first). */
   readonly cursor: string | null;
@@ -105,8 +102,13 @@ export const repairRunMachine = setup({
     /** The same, and the last batch probed no record: it asked no peer, so there is nothing to pace. */
     cycleContinuesUnpaced: ({ context }) =>
       context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted && context.lastReport.checked === 0,
-    /** Fewer than `unpacedBatchesPerWrite` batches are unpersisted, the last one included. */
-    writeNotDue: ({ context }) => context.unpersistedBatches < context.unpacedBatchesPerWrite,
+    /** The same, and fewer than `unpacedBatchesPerWrite` batches are unpersisted with this one. */
+    cycleContinuesUnpacedUnpersisted: ({ context }) =>
+      context.run === 'cycle' &&
+      context.lastReport !== null &&
+      !context.lastReport.cycleCompleted &&
+      context.lastReport.checked === 0 &&
+      context.unpersistedBatches < context.unpacedBatchesPerWrite,
   },
   delays: {
     batchDelay: ({ context }) => context.batchDelayMs,
@@ -160,10 +162,10 @@ export const repairRunMachine = setup({
     },
     passed: {
       always: [
-        { guard: and(['cycleContinuesUnpaced', 'writeNotDue']), target: 'passing', reenter: true },
-        { guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true, actions: PERSIST_FOLDED },
-        { guard: 'cycleContinues', target: 'waitingBetweenBatches', actions: PERSIST_FOLDED },
-        { target: 'idle', actions: PERSIST_FOLDED },
+        { guard: 'cycleContinuesUnpacedUnpersisted', target: 'passing', reenter: true },
+        { guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true, actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+        { guard: 'cycleContinues', target: 'waitingBetweenBatches', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+        { target: 'idle', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
       ],
     },
     waitingBetweenBatches: {
