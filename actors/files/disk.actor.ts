@@ -1,12 +1,17 @@
-// `files.disk`: the disk-usage scan and the disk claims (docs/specs/files-node.md §2.6, §4.2 507, §8
-// `storage.diskReserveBytes`; docs/notes/files-node.md A.9 "Disk claim", B.5).
+// `files.disk`: the disk-usage scan, the free-space reading and the disk claims (docs/specs/files-node.md §2.3,
+// §2.6, §4.2 507, §8 `storage.diskReserveBytes`; docs/notes/files-node.md A.9 "Disk claim", B.5).
 //
-// The scan: once at start, then on `diskUsageScanPeriod` (cron with seconds), never two at once. It measures the
-// blockstore and datastore folders, the free space of the blockstore's filesystem (not `/` as the original did),
-// the pinned bytes and the file counts of the registry, and keeps the result with its time. Readers get the cached
-// result at once (`disk.snapshot`): storage metrics "refresh on the disk-usage scan schedule, not per request", and
-// a health read or an info request must never wait for a walk over a large blockstore. `disk.rescan` measures now
-// (the collector sends it after a run, so metrics show the freed space without waiting for the schedule).
+// The scan: once at start, then on `diskUsageScanPeriod` (cron with seconds), never two at once. It walks the
+// blockstore and datastore folders, reads the free space of the blockstore's filesystem (not `/` as the original
+// did), the pinned bytes and the file counts of the registry, and keeps the result with its time. Readers get the
+// cached result at once (`disk.snapshot`): storage metrics "refresh on the disk-usage scan schedule, not per
+// request", and a health read or an info request must never wait for a walk over a large blockstore. `disk.rescan`
+// measures now (the collector sends it after a run, so metrics show the freed space without waiting for the
+// schedule). A walk that takes longer than its period (about a million stored files on this machine) is followed by
+// a rest as long as itself before the next scheduled one, so it never holds a core for good.
+//
+// The free-space reading (health's storage evidence, src/files/storage-metrics.ts `ReserveReading`): one statfs on
+// every tick of the same schedule, walk or not, and at every claim.
 //
 // The claims: an upload (and later an incoming copy) claims its bytes before writing; the claim is admitted only if
 // free space − bytes already claimed − this request ≥ the reserve. Free space is read fresh (one statfs, cheap) at
@@ -20,7 +25,7 @@ import type { CronSchedule } from '../../src/cron.js';
 import { InsufficientStorageError } from '../../src/files/errors.js';
 import { STAGED_SESSION_PREFIX } from '../../src/files/wire.js';
 import { IDLE_REPAIR_JOB, type RepairJobStatus } from '../../src/files/repair.js';
-import { claimFits, reclaimableBytes, type DiskMeasurement } from '../../src/files/storage-metrics.js';
+import { claimFits, reclaimableBytes, type DiskMeasurement, type ReserveReading } from '../../src/files/storage-metrics.js';
 import type { GcStatus } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -30,9 +35,11 @@ import { setTimerAt } from '../clock-at.js';
 import type { RegistryFigures } from './node.js';
 import { refuseUnknownMessage } from '../ask.js';
 
-/** What `disk.snapshot` answers: the last scan (null until the first has finished) and the collector's state now. */
+/** What `disk.snapshot` answers: the last scan (null until the first has finished), the newest free-space reading
+ * (null until the first), and the collector's state now. */
 export interface DiskSnapshot {
   readonly measurement: DiskMeasurement | null;
+  readonly reserve: ReserveReading | null;
   readonly gc: GcStatus;
   /** The repair job now (storage metrics `replication.running` and `replication.cycle`). */
   readonly replication: RepairJobStatus;
@@ -47,11 +54,11 @@ export interface DiskClaim {
 
 export type DiskEvent =
   /**
-   * The cached measurement at once; with `afterFirstScan`, a request made before the first scan has finished is
-   * answered when it finishes (successfully or not), so a health attempt right after startup judges a real
-   * measurement instead of failing `storageFresh` for a whole checkpoint interval.
+   * The cached readings at once; with `afterFirstReading`, a request made before the first free-space reading has
+   * finished is answered when it finishes (successfully or not), so a health attempt right after startup judges a
+   * real reading instead of failing `storageFresh` for a whole checkpoint interval.
    */
-  | { type: 'disk.snapshot'; afterFirstScan?: boolean; reply: Reply<DiskSnapshot> }
+  | { type: 'disk.snapshot'; afterFirstReading?: boolean; reply: Reply<DiskSnapshot> }
   | { type: 'disk.rescan' }
   | { type: 'disk.claim'; bytes: number; reply: Reply<DiskClaim> };
 
@@ -91,21 +98,41 @@ export function diskLogic(options: DiskOptions) {
     const { schedule } = options;
 
     let measurement: DiskMeasurement | null = null;
-    let firstScanDone = false;
-    const awaitingFirstScan: Array<() => void> = [];
+    let reserve: ReserveReading | null = null;
+    let firstReadingDone = false;
+    const awaitingFirstReading: Array<() => void> = [];
     let claimedBytes = 0;
-    let scanning = false;
+    let walking = false;
     let again = false;
+    /** A scheduled walk does not start before this time: the last walk's duration after its end. */
+    let restUntil = 0;
     let stopped = false;
     let cancelTimer: (() => void) | undefined;
-    let dueAt = 0;
     const controller = new AbortController();
+
+    /** Keeps the newest free-space reading (a claim's statfs and a tick's may finish in either order). */
+    const noteReserve = (availableBytes: number, measuredAt: number) => {
+      if (reserve === null || measuredAt >= reserve.measuredAt) reserve = { measuredAt, availableBytes };
+    };
+
+    const readReserve = async (): Promise<number> => {
+      try {
+        const availableBytes = await probe.freeBytes(blockstoreDir);
+        noteReserve(availableBytes, clock.now());
+        return availableBytes;
+      } finally {
+        if (!firstReadingDone) {
+          firstReadingDone = true;
+          for (const answer of awaitingFirstReading.splice(0)) answer();
+        }
+      }
+    };
 
     const measure = async (): Promise<DiskMeasurement> => {
       const [blockstoreBytes, datastoreBytes, availableBytes] = await Promise.all([
         probe.directoryBytes(blockstoreDir, controller.signal),
         probe.directoryBytes(datastoreDir, controller.signal),
-        probe.freeBytes(blockstoreDir),
+        readReserve(),
       ]);
       // Read after the walk: the registry is a few indexed queries, and `measuredAt` must not predate any reading.
       const registry = figures();
@@ -124,47 +151,51 @@ export function diskLogic(options: DiskOptions) {
       };
     };
 
-    const arm = () => {
-      cancelTimer?.();
-      if (stopped) return;
-      const now = clock.now();
-      if (dueAt <= now) dueAt = schedule.next(now);
-      cancelTimer = setTimerAt(clock, dueAt, scan);
-    };
-
-    const scan = () => {
-      if (stopped) return;
-      if (scanning) {
-        // Never overlapping: one more scan right after this one (a rescan asked for fresher numbers).
-        again = true;
-        return;
-      }
-      scanning = true;
+    const walk = () => {
+      walking = true;
       again = false;
-      cancelTimer?.();
+      const startedAt = clock.now();
       measure().then(
         (result) => {
           measurement = result;
         },
         (error: unknown) => {
-          // The previous measurement stays; it ages, and health's `storageFresh` turns false once it is too old.
+          // The previous measurement stays; it ages (storage metrics show its `measuredAt`).
           if (!stopped) logger.warn({ err: error }, 'disk-usage scan failed');
         },
       ).finally(() => {
-        scanning = false;
-        if (!firstScanDone) {
-          firstScanDone = true;
-          for (const answer of awaitingFirstScan.splice(0)) answer();
-        }
+        walking = false;
         if (stopped) return;
-        if (again) scan();
-        else arm();
+        const endedAt = clock.now();
+        const durationMs = endedAt - startedAt;
+        restUntil = endedAt + durationMs;
+        const nextTick = schedule.next(endedAt);
+        if (durationMs > schedule.next(nextTick) - nextTick) logger.info({ durationMs }, 'disk-usage scan outlasted its period; the next scheduled one waits as long as this one took');
+        if (again) walk();
       });
+    };
+
+    // Every tick reads the free space (cheap) and starts a walk unless one runs or the last one's rest has not
+    // passed: like the original's `started` flag, a tick never queues behind a running walk, and a walk longer than
+    // its period (a million files) keeps the walker thread busy at most half of the time.
+    const tick = () => {
+      if (stopped) return;
+      if (!walking && clock.now() >= restUntil) walk();
+      else readReserve().catch((error: unknown) => !stopped && logger.warn({ err: error }, 'free-space reading failed'));
+      cancelTimer = setTimerAt(clock, schedule.next(clock.now()), tick);
+    };
+
+    /** `disk.rescan`: fresh numbers now (after a collection), or right after the walk that runs. */
+    const rescan = () => {
+      if (stopped) return;
+      if (walking) again = true;
+      else walk();
     };
 
     const claim = async (bytes: number, reply: Reply<DiskClaim>): Promise<DiskClaim> => {
       if (!Number.isFinite(bytes) || bytes < 0) throw new RangeError(`disk.claim: bytes must be a finite number >= 0, got ${bytes}`);
       const free = await probe.freeBytes(blockstoreDir);
+      noteReserve(free, clock.now());
       // The asker gave up while statfs ran: admitting now would leave a claim nobody releases.
       reply.signal.throwIfAborted();
       // Check and book in the same turn of the event loop, so two claims can never both see the same headroom.
@@ -184,13 +215,13 @@ export function diskLogic(options: DiskOptions) {
       switch (event.type) {
         case 'disk.snapshot': {
           const answer = () =>
-            event.reply.resolve({ measurement, gc: options.gcStatus(), replication: options.repairStatus?.() ?? IDLE_REPAIR_JOB, claimedBytes });
+            event.reply.resolve({ measurement, reserve, gc: options.gcStatus(), replication: options.repairStatus?.() ?? IDLE_REPAIR_JOB, claimedBytes });
           // A waiting asker that gives up leaves a no-op behind: its reply settles only once.
-          if (event.afterFirstScan === true && !firstScanDone) return void awaitingFirstScan.push(answer);
+          if (event.afterFirstReading === true && !firstReadingDone) return void awaitingFirstReading.push(answer);
           return answer();
         }
         case 'disk.rescan':
-          return scan();
+          return rescan();
         case 'disk.claim':
           return void claim(event.bytes, event.reply).then(event.reply.resolve, (error: unknown) => event.reply.reject(error as Error));
         default:
@@ -198,7 +229,7 @@ export function diskLogic(options: DiskOptions) {
       }
     });
 
-    scan();
+    tick();
     return () => {
       stopped = true;
       cancelTimer?.();

@@ -2,16 +2,17 @@
 // (docs/specs/files-node.md §2.3, §3.2, §4.1; docs/notes/files-node.md A.6, C5, C16-C19).
 //
 // The machine (machines/files/health-checkpoint.machine.ts) decides; this actor only fetches and writes:
-// - gatherInputs: the libp2p status, the startup walk's result, the disk actor's last measurement, the peers'
-//   attestations of the round (storage/files/attestation.libp2p.ts); the attempt's time is read AFTER the evidence,
-//   so no reading is ever "in the future" of the attempt (that would clear `clockConsistent`, spec §2.3 rule 4);
+// - gatherInputs: the libp2p status, the startup walk's result, the disk actor's newest free-space reading, the
+//   peers' attestations of the round (storage/files/attestation.libp2p.ts); the attempt's time is read AFTER the
+//   evidence, so no reading is ever "in the future" of the attempt (that would clear `clockConsistent`, spec §2.3
+//   rule 4);
 // - persistCheckpoint: the versioned record into the registry's actor state (`health.checkpoint`), which the next
 //   start reads back with parseCheckpoint (a record earned under another node list is discarded by the machine);
 // - reportFailure: a warn line (stage and error only; the logger scrubs CIDs and peer ids).
 //
 // The machine declares only its own events, so reads are answered here: this actor is a thin callback around the
 // machine actor, `health.read` builds the Health object at the read time from the machine's last snapshot and a
-// fresh look at the disk actor's measurement (the read-time freshness checks, spec §2.3 rule 1). The machine's
+// fresh look at the disk actor's free-space reading (the read-time freshness checks, spec §2.3 rule 1). The machine's
 // state value and events still reach the operator view (its `inspect` feeds this actor's record, and the logic
 // carries the machine's id so the statechart is drawn with the current state).
 
@@ -36,7 +37,7 @@ import {
   type HealthSettings,
   type PersistedCheckpoint,
 } from '../../src/files/health.js';
-import type { DiskMeasurement, NodeIdentity } from '../../src/files/storage-metrics.js';
+import type { NodeIdentity, ReserveReading } from '../../src/files/storage-metrics.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../../src/clock.js';
@@ -65,10 +66,10 @@ export interface HealthActorOptions {
   readonly state: ActorStateStore;
   readonly startup: StartupWait;
   /**
-   * The disk actor's last measurement (null before its first scan); a failure counts as "no evidence". An attempt
-   * asks with `afterFirstScan` (it may wait, bounded, for the scan that runs at start); a read never waits.
+   * The disk actor's newest free-space reading (null before its first); a failure counts as "no evidence". An attempt
+   * asks with `afterFirstReading` (it may wait, bounded, for the reading taken at start); a read never waits.
    */
-  readStorage(signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null>;
+  readStorage(signal: AbortSignal, afterFirstReading: boolean): Promise<ReserveReading | null>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** The repair job's cycle evidence (its board, actors/files/repair-status.ts), read at each use; absent: repair is not required. */
@@ -128,8 +129,8 @@ export function healthLogic(options: HealthActorOptions) {
     }
   };
 
-  const readStorage = (signal: AbortSignal, afterFirstScan: boolean): Promise<DiskMeasurement | null> =>
-    options.readStorage(signal, afterFirstScan).catch(() => null);
+  const readStorage = (signal: AbortSignal, afterFirstReading: boolean): Promise<ReserveReading | null> =>
+    options.readStorage(signal, afterFirstReading).catch(() => null);
 
   // Asked only when peers are required (spec §2.3 rule 7: otherwise no call, attestedPeers 0); never rejects.
   const attest = async (signal: AbortSignal): Promise<number> => {

@@ -31,6 +31,17 @@ export interface DiskMeasurement {
   readonly stagedReplicas: number;
 }
 
+/**
+ * The health checkpoint's storage evidence (spec §2.3 `storage`, `storageFresh`, `storageReserve`): the free space of
+ * the blockstore's filesystem and when it was read. It comes from `statfs`, read on every tick of the scan schedule
+ * and at every disk claim, not from the folder walk: the walk's sizes decide no health check, and on a store of a
+ * million files the walk alone takes most of a minute (README "Scale"), which must not hold `ready` back.
+ */
+export interface ReserveReading {
+  readonly measuredAt: number;
+  readonly availableBytes: number;
+}
+
 /** `reclaimableBytes` (spec §2.6): what collection could free. Pinned DAGs are counted by content size, so the
  * estimate can only err on the side of "less reclaimable" by the few bytes of dag-pb framing. */
 export function reclaimableBytes(blockstoreBytes: number, pinnedBytes: number): number {

@@ -69,6 +69,34 @@ function fixedProbe(free: { bytes: number }): DiskProbe & { walks: number } {
   return probe;
 }
 
+/** Folder walks that finish only when `open()` is called (each answers `bytes`), counted; free space `free`. */
+function gatedWalker(bytes: number) {
+  const gates: Array<() => void> = [];
+  let active = 0;
+  const counts = { walks: 0, maxActive: 0, freeReadings: 0, free: 1_000 };
+  const walker = Object.assign(counts, {
+    probe: {
+      async directoryBytes() {
+        counts.walks++;
+        active++;
+        counts.maxActive = Math.max(counts.maxActive, active);
+        await new Promise<void>((resolve) => gates.push(resolve));
+        active--;
+        return bytes;
+      },
+      async freeBytes() {
+        counts.freeReadings++;
+        return counts.free;
+      },
+    } satisfies DiskProbe,
+    async open() {
+      while (gates.length > 0) gates.shift()!();
+      await flush();
+    },
+  });
+  return walker;
+}
+
 const flush = async (times = 5) => {
   for (let i = 0; i < times; i++) await new Promise((resolve) => setImmediate(resolve));
 };
@@ -124,65 +152,100 @@ describe('disk-usage scan', () => {
   it('scans once at start, then on each cron tick; a rescan while scanning runs once more afterwards, never alongside', async () => {
     const clock = new SimulatedClock();
     clock.set(Date.UTC(2030, 0, 1, 0, 0, 0, 500));
-    let active = 0;
-    let maxActive = 0;
-    let walks = 0;
-    const gates: Array<() => void> = [];
-    const probe: DiskProbe = {
-      async directoryBytes() {
-        walks++;
-        active++;
-        maxActive = Math.max(maxActive, active);
-        await new Promise<void>((resolve) => gates.push(resolve));
-        active--;
-        return 100;
-      },
-      async freeBytes() {
-        return 1_000;
-      },
-    };
-    const openGates = async () => {
-      while (gates.length > 0) gates.shift()!();
-      await flush();
-    };
-    // Every second: the simulated clock decides when a tick is due.
-    const disk = startDisk({ probe, clock, schedule: '* * * * * *', figures: figuresOf(0) });
+    const walker = gatedWalker(100);
+    const disk = startDisk({ probe: walker.probe, clock, schedule: '* * * * * *', figures: figuresOf(0) });
     try {
       await flush();
-      assert.equal(walks, 2, 'the scan at start walks both folders');
-      assert.equal((await disk.snapshot()).measurement, null, 'nothing measured before the first scan finished');
-      const waited: { snapshot?: DiskSnapshot } = {};
-      void new Promise<DiskSnapshot>((resolve, reject) =>
-        disk.actor.send({ type: 'disk.snapshot', afterFirstScan: true, reply: { resolve, reject, signal: new AbortController().signal } }),
-      ).then((snapshot) => (waited.snapshot = snapshot));
+      assert.equal(walker.walks, 2, 'the scan at start walks both folders');
+      const atStart = await disk.snapshot();
+      assert.equal(atStart.measurement, null, 'nothing measured before the first scan finished');
+      assert.deepEqual(atStart.reserve, { measuredAt: clock.now(), availableBytes: 1_000 }, 'but the free space is read at once');
 
       disk.actor.send({ type: 'disk.rescan' });
       disk.actor.send({ type: 'disk.rescan' });
+      walker.free = 900;
       clock.increment(5_000);
       await flush();
-      assert.equal(walks, 2, 'no second scan while one runs (rescans and ticks wait)');
+      assert.equal(walker.walks, 2, 'no second scan while one runs (rescans wait, the tick does not walk)');
+      assert.deepEqual((await disk.snapshot()).reserve, { measuredAt: clock.now(), availableBytes: 900 }, 'the tick read the free space');
 
-      assert.equal(waited.snapshot === undefined, true, 'a request for the first scan waits for it');
-      await openGates();
-      assert.equal(waited.snapshot?.measurement?.blockstoreBytes, 100, 'and is answered when it finishes');
-      assert.equal(walks, 4, 'exactly one more scan after the running one, for both rescans');
-      await openGates();
-      assert.equal(walks, 4, 'then idle until the next tick');
+      await walker.open();
+      assert.equal(walker.walks, 4, 'exactly one more scan after the running one, for both rescans');
+      await walker.open();
+      assert.equal(walker.walks, 4, 'then idle until the next tick');
       const measured = (await disk.snapshot()).measurement!;
       assert.equal(measured.measuredAt, clock.now());
       assert.equal(measured.blockstoreBytes, 100);
 
       clock.increment(499);
       await flush();
-      assert.equal(walks, 4, 'the next whole second has not come yet');
+      assert.equal(walker.walks, 4, 'the next whole second has not come yet');
       clock.increment(1);
       await flush();
-      assert.equal(walks, 6, 'the cron tick scans');
-      await openGates();
-      assert.equal(maxActive, 2, 'at most the two folder walks of one scan at a time');
+      assert.equal(walker.walks, 6, 'the cron tick scans');
+      await walker.open();
+      assert.equal(walker.maxActive, 2, 'at most the two folder walks of one scan at a time');
     } finally {
       disk.actor.stop();
-      while (gates.length > 0) gates.shift()!();
+      void walker.open();
+    }
+  });
+
+  it('a scan longer than its period is followed by a rest as long as itself; the free space is still read every tick', async () => {
+    const clock = new SimulatedClock();
+    clock.set(Date.UTC(2030, 0, 1, 0, 0, 0, 0));
+    const walker = gatedWalker(100);
+    const logs = captureLogger('info');
+    const disk = startDisk({ probe: walker.probe, clock, schedule: '* * * * * *', logger: logs });
+    try {
+      await flush();
+      for (let second = 1; second <= 3; second++) {
+        clock.increment(1_000);
+        await flush();
+      }
+      assert.equal(walker.walks, 2, 'ticks during the 3 s scan do not walk');
+      assert.equal(walker.freeReadings, 4, 'but read the free space, once each');
+      await walker.open();
+      assert.ok(logs.lines.some((line) => String(line.msg).startsWith('disk-usage scan outlasted its period') && line.durationMs === 3_000), 'an info line says so');
+      for (let second = 4; second <= 5; second++) {
+        clock.increment(1_000);
+        await flush();
+        assert.equal(walker.walks, 2, `the tick at ${second} s falls in the 3 s rest`);
+      }
+      assert.equal((await disk.snapshot()).reserve?.measuredAt, clock.now(), 'and still reads the free space');
+      clock.increment(1_000);
+      await flush();
+      assert.equal(walker.walks, 4, 'the first tick after the rest (6 s) walks');
+    } finally {
+      disk.actor.stop();
+      void walker.open();
+    }
+  });
+
+  it('a health attempt asking for the first reading waits for the start-up statfs, not for the walk', async () => {
+    const walker = gatedWalker(100);
+    const statfs: Array<() => void> = [];
+    const probe: DiskProbe = {
+      directoryBytes: walker.probe.directoryBytes,
+      freeBytes: () => new Promise<number>((resolve) => statfs.push(() => resolve(5_000))),
+    };
+    const disk = startDisk({ probe });
+    try {
+      await flush();
+      let waited: DiskSnapshot | undefined;
+      const answer = () => waited;
+      void new Promise<DiskSnapshot>((resolve, reject) =>
+        disk.actor.send({ type: 'disk.snapshot', afterFirstReading: true, reply: { resolve, reject, signal: new AbortController().signal } }),
+      ).then((snapshot) => (waited = snapshot));
+      await flush();
+      assert.equal(answer(), undefined, 'it waits while statfs runs');
+      statfs.shift()!();
+      await flush();
+      assert.equal(answer()?.reserve?.availableBytes, 5_000, 'and is answered by the reading');
+      assert.equal(answer()?.measurement, null, 'while the walk still runs');
+    } finally {
+      disk.actor.stop();
+      void walker.open();
     }
   });
 
