@@ -74,6 +74,19 @@ function notProvided(name: string): never {
   throw new Error(`repair-run: '${name}' must be provided by actors/files`);
 }
 
+/** A cycle run whose last batch did not complete the cycle. */
+function cycleContinues(context: RepairRunContext): boolean {
+  return context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted;
+}
+
+/** The same, and the last batch probed no record: it asked no peer. */
+function cycleContinuesUnpaced(context: RepairRunContext): boolean {
+  return cycleContinues(context) && context.lastReport!.checked === 0;
+}
+
+/** After a fold that is written: the state goes to the store and nothing folded is left unpersisted. */
+const PERSIST_FOLDED = [{ type: 'persistState', params: ({ context }: { context: RepairRunContext }) => ({ state: context.state }) }, 'markPersisted'] as const;
+
 export const repairRunMachine = setup({
   types: {
     context: {} as RepairRunContext,
@@ -98,17 +111,12 @@ export const repairRunMachine = setup({
   guards: {
     notRequired: ({ context }) => !context.required,
     /** A cycle run whose last batch did not complete the cycle goes on after the delay. */
-    cycleContinues: ({ context }) => context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted,
+    cycleContinues: ({ context }) => cycleContinues(context),
     /** The same, and the last batch probed no record: it asked no peer, so there is nothing to pace. */
-    cycleContinuesUnpaced: ({ context }) =>
-      context.run === 'cycle' && context.lastReport !== null && !context.lastReport.cycleCompleted && context.lastReport.checked === 0,
+    cycleContinuesUnpaced: ({ context }) => cycleContinuesUnpaced(context),
     /** The same, and fewer than `unpacedBatchesPerWrite` batches are unpersisted with this one. */
     cycleContinuesUnpacedUnpersisted: ({ context }) =>
-      context.run === 'cycle' &&
-      context.lastReport !== null &&
-      !context.lastReport.cycleCompleted &&
-      context.lastReport.checked === 0 &&
-      context.unpersistedBatches < context.unpacedBatchesPerWrite,
+      cycleContinuesUnpaced(context) && context.unpersistedBatches < context.unpacedBatchesPerWrite,
   },
   delays: {
     batchDelay: ({ context }) => context.batchDelayMs,
@@ -163,9 +171,9 @@ export const repairRunMachine = setup({
     passed: {
       always: [
         { guard: 'cycleContinuesUnpacedUnpersisted', target: 'passing', reenter: true },
-        { guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true, actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
-        { guard: 'cycleContinues', target: 'waitingBetweenBatches', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
-        { target: 'idle', actions: [{ type: 'persistState', params: ({ context }) => ({ state: context.state }) }, 'markPersisted'] },
+        { guard: 'cycleContinuesUnpaced', target: 'passing', reenter: true, actions: PERSIST_FOLDED },
+        { guard: 'cycleContinues', target: 'waitingBetweenBatches', actions: PERSIST_FOLDED },
+        { target: 'idle', actions: PERSIST_FOLDED },
       ],
     },
     waitingBetweenBatches: {
