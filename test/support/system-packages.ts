@@ -1,9 +1,10 @@
-// System packages some suites need beyond Node (README "Tests and benchmarks"): Debian's Chromium for the operator
-// page test and the PostgreSQL ≥ 15 server binaries for the suites that start throwaway clusters. `.ci/run`
-// installs both. On a machine without them, `npm ci && npm test` must still pass, so those suites skip, loudly: the
-// skip reason (with the install command) is in the reporter's output, and a notice goes to stderr once per
-// package and test file. With `CI` set they are never skipped: the suites run and fail on their own checks, so a
-// CI machine without the package can never go green by skipping.
+// System packages some suites need beyond Node (README "Tests and benchmarks"): Debian's Chromium for the operator page
+// test, the PostgreSQL ≥ 15 server binaries for the suites that start throwaway clusters, curl for the upload refusals
+// as users meet them, iproute2 and nftables for the fault suite. `.ci/run` installs them all. On a machine without
+// them, `npm ci && npm test` must still pass, so those suites skip, loudly: the skip reason (with the install command)
+// is in the reporter's output, and a notice goes to stderr once per package and test file. With `CI` set they are never
+// skipped: the suites run and fail on their own checks, so a CI machine without the package can never go green by
+// skipping.
 // Importing this module does nothing (node --test runs every file under dist/test/).
 
 import { existsSync } from 'node:fs';
@@ -55,6 +56,14 @@ export function netnsPackage(probe: () => string | undefined = netnsUnavailable)
     install: 'apt-get install -y iproute2 (and run the tests as root)',
     absence: () => `are not usable here: ${why()}`,
   };
+}
+
+/** Where the tests find curl, the command-line client the README's upload examples use. */
+export const CURL_EXECUTABLE = '/usr/bin/curl';
+
+/** Debian's curl: the edge's refusals are tested through it as users send uploads (`curl -F files=@file`). */
+export function curlPackage(executable = CURL_EXECUTABLE): SystemPackage {
+  return { name: `curl (${executable})`, present: () => existsSync(executable), install: 'apt-get install -y --no-install-recommends curl' };
 }
 
 /** Debian's nftables, for the fault suite's one-way cut (the other faults need only `ip`). */
