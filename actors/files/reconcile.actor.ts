@@ -61,19 +61,14 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
     skipped += cids.length - records.length;
     if (records.length > 0) backfilled += (await store.ask({ type: 'store.backfill', records }, { signal })).length;
   };
-  // The pin set's keys only (RootPins.roots): a pin the registry knows costs one indexed lookup and no file read. The
-  // lookups go BACKFILL_BATCH at a time, in one read transaction each.
-  let listed = new Map<string, CID>();
-  const checkListed = async (): Promise<void> => {
-    const unknown = node.registry.unregistered([...listed.keys()]).map((key) => listed.get(key)!);
-    listed = new Map();
-    if (unknown.length > 0) await registerBatch(unknown);
-  };
-  for await (const cid of node.pins.roots(signal)) {
-    listed.set(cid.toString(), cid);
-    if (listed.size === BACKFILL_BATCH) await checkListed();
+  // The pin set's names only (RootPins.rootTexts): a pin the registry knows costs one indexed lookup and no file read.
+  // The lookups go BACKFILL_BATCH at a time, in one read transaction each; only an unknown pin's CID is built.
+  for await (const texts of node.pins.rootTexts(signal)) {
+    for (let from = 0; from < texts.length; from += BACKFILL_BATCH) {
+      const unknown = node.registry.unregistered(texts.slice(from, from + BACKFILL_BATCH)).map((text) => CID.parse(text));
+      if (unknown.length > 0) await registerBatch(unknown);
+    }
   }
-  if (listed.size > 0) await checkListed();
   return { intentsResolved, backfilled, skipped };
 }
 

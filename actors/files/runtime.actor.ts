@@ -69,7 +69,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
     });
     const helia = new Helia({ libp2p, blockstore: store.blockstore, datastore: store.datastore, blockBrokers: [bitswap()], routers: [] });
     await helia.start();
-    const pins = datastoreRootPins({ datastore: helia.datastore, blockstore: helia.blockstore, getCodec: helia.getCodec });
+    const pins = datastoreRootPins({ datastore: helia.datastore, names: store.datastore.namesIn.bind(store.datastore), blockstore: helia.blockstore, getCodec: helia.getCodec });
     return { helia, libp2p, unixfs: unixfs(helia), store, registry, pins, peerId: peerIdFromPrivateKey(privateKey).toString() };
   } catch (error) {
     registry?.close();

@@ -5,7 +5,7 @@
 //   <home>/<storeFolder>/registry.sqlite  file registry, pin-intent markers, GC evidence, actor state
 // Opening an existing original store keeps its peer key, pins and blocks.
 
-import { mkdirSync, type Dir } from 'node:fs';
+import { mkdirSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { opendir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { FsDatastore } from 'datastore-fs';
@@ -17,6 +17,9 @@ type KeyListing = FsDatastore['_allKeys'];
 
 /** datastore-fs's file extension, named here because the key listing below reads the folders itself. */
 const DATASTORE_EXTENSION = '.data';
+
+/** Names per batch of `namesIn` (and entries per directory read). */
+const NAMES_PER_BATCH = 1_024;
 
 /** Key prefix of libp2p's peer store records (@libp2p/peer-store). */
 const PEER_RECORD_PREFIX = '/peers/';
@@ -83,6 +86,39 @@ class ClosableFsDatastore extends FsDatastore {
         if (entry.isDirectory()) pending.push(path);
         else if (entry.isFile() && entry.name.endsWith(DATASTORE_EXTENSION)) yield this._decode(path);
       }
+    }
+  }
+
+  /**
+   * The names of the records directly under a folder prefix (`/pin/`), without the extension, in batches of up to
+   * NAMES_PER_BATCH as the folder is read: the startup walk lists a million pins at every start, and a key apiece
+   * through `queryKeys` (a Key object, path arithmetic and three async generators per record) was ~5 µs a pin. The
+   * folder is read with synchronous calls one batch at a time (one `getdents` per NAMES_PER_BATCH entries), the event
+   * loop free between batches. A missing folder lists nothing.
+   */
+  async *namesIn(folderPrefix: string, signal?: AbortSignal): AsyncGenerator<string[]> {
+    let folder: Dir;
+    try {
+      folder = opendirSync(join(this.path, folderPrefix), { bufferSize: NAMES_PER_BATCH });
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return;
+      throw error;
+    }
+    try {
+      for (;;) {
+        signal?.throwIfAborted();
+        const names: string[] = [];
+        let entry: Dirent | null = null;
+        while (names.length < NAMES_PER_BATCH && (entry = folder.readSync()) !== null) {
+          if (entry.isFile() && entry.name.endsWith(DATASTORE_EXTENSION)) names.push(entry.name.slice(0, -DATASTORE_EXTENSION.length));
+        }
+        if (names.length > 0) yield names;
+        if (entry === null) return;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      folder.closeSync();
     }
   }
 
@@ -193,10 +229,13 @@ function peerRecordName(key: Key): string | undefined {
   return name.startsWith(PEER_RECORD_PREFIX) ? name : undefined;
 }
 
+/** The datastore's names of the records directly under a folder prefix, in batches (ClosableFsDatastore.namesIn). */
+export type FolderNames = (folderPrefix: string, signal?: AbortSignal) => AsyncIterable<readonly string[]>;
+
 export interface NodeStore {
   readonly directory: string;
   readonly blockstore: WholeBlockFsBlockstore;
-  readonly datastore: FsDatastore;
+  readonly datastore: FsDatastore & { readonly namesIn: FolderNames };
   readonly registryPath: string;
   close(): Promise<void>;
 }

@@ -25,6 +25,8 @@ import { base36 } from 'multiformats/bases/base36';
 import { CID } from 'multiformats/cid';
 import { walkDag, type WalkBlockstore } from './dag-walk.js';
 import type { RootPins } from './root-pins.js';
+import type { FolderNames } from './node-store.js';
+import { base36CidV1ToText } from '../../src/files/cid-text.js';
 
 /** Blocks read and records written at once by one pin walk. */
 export const BLOCK_CONCURRENCY = 16;
@@ -47,6 +49,8 @@ export interface DatastoreRootPinsOptions {
   readonly getCodec: Helia<Libp2p>['getCodec'];
   /** Blocks at once per walk (default BLOCK_CONCURRENCY). */
   readonly concurrency?: number;
+  /** The datastore's fast folder listing, when it has one (storage/files/node-store.ts); else keys are queried. */
+  readonly names?: FolderNames;
 }
 
 const PIN_PREFIX = '/pin/';
@@ -77,8 +81,28 @@ function uncount(pinned: PinnedBlock, root: CID): boolean {
   return true;
 }
 
+/**
+ * A pin record's name (base36 CID text) as the registry keys the file: `cid.toString()`. A name that is no CID (a
+ * stray file in the pin folder) names no pin this node can know: undefined, and the walk passes over it.
+ */
+function pinNameToText(name: string): string | undefined {
+  const fast = base36CidV1ToText(name);
+  if (fast !== undefined) return fast;
+  try {
+    return CID.parse(name, base36).toString();
+  } catch {
+    return undefined;
+  }
+}
+
 export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
   const { datastore } = options;
+  const pinNames: (signal?: AbortSignal) => AsyncIterable<readonly string[]> =
+    options.names === undefined
+      ? async function* (signal) {
+          for await (const key of datastore.queryKeys({ prefix: PIN_PREFIX }, { signal })) yield [key.toString().slice(PIN_PREFIX.length)];
+        }
+      : (signal) => options.names!(PIN_PREFIX, signal);
   const walking = { blockstore: options.blockstore, getCodec: options.getCodec, concurrency: options.concurrency ?? BLOCK_CONCURRENCY };
   /** The last update queued per block record key: each update of a record starts after the one before it. */
   const chains = new Map<string, Promise<void>>();
@@ -158,9 +182,16 @@ export function datastoreRootPins(options: DatastoreRootPinsOptions): RootPins {
       }
     },
 
-    async *roots(signal) {
-      // Keys only: the store's datastore lists the pin folder's files and opens none of them (storage/files/node-store.ts).
-      for await (const key of datastore.queryKeys({ prefix: PIN_PREFIX }, { signal })) yield CID.parse(key.toString().slice(PIN_PREFIX.length), base36);
+    async *rootTexts(signal) {
+      // Names only: the pin folder's files are listed and none is opened.
+      for await (const names of pinNames(signal)) {
+        const texts: string[] = [];
+        for (const name of names) {
+          const text = pinNameToText(name);
+          if (text !== undefined) texts.push(text);
+        }
+        if (texts.length > 0) yield texts;
+      }
     },
 
     async remove(cid, signal) {

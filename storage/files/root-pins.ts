@@ -20,8 +20,9 @@ export interface RootPins {
    */
   remove(cid: CID, signal?: AbortSignal): Promise<void>;
   /**
-   * Every root pin, read from the pin set's index alone: no pin record is opened (the startup walk lists a million
-   * pins at every start; reading each record cost a file read apiece, issue 30). Order is the backend's.
+   * Every root pin's CID as text (`cid.toString()`, the registry's key), in batches as the pin set's index is read:
+   * no pin record is opened and no CID is built (the startup walk lists a million pins at every start; reading each
+   * record cost a file read apiece, and building each CID ~10 µs, issue 30). Order is the backend's.
    */
-  roots(signal?: AbortSignal): AsyncIterable<CID>;
+  rootTexts(signal?: AbortSignal): AsyncIterable<readonly string[]>;
 }

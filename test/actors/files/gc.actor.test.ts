@@ -99,7 +99,7 @@ class FakeNode {
           self.pinned.add(key(cid));
         },
         // Only the startup walk lists pins; the collector never does.
-        async *roots(): AsyncGenerator<CID> {
+        async *rootTexts(): AsyncGenerator<string[]> {
           throw new Error('the collector does not list the pin set');
         },
       } satisfies RootPins,

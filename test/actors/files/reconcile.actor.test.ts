@@ -3,7 +3,7 @@
 // knows keeps its record, and an interrupted upload's intent is settled.
 
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, it } from 'node:test';
@@ -88,4 +88,14 @@ it('settles an interrupted upload: a pin under an intent with no record is remov
   assert.equal(await node.pins.has(orphan), false);
   assert.equal(node.registry.get(orphan.toString()), undefined);
   assert.deepEqual(node.registry.intents(), []);
+});
+
+it('passes over a file in the pin folder whose name is no CID, and still registers the real pins', async () => {
+  const real = await pinnedFile(new TextEncoder().encode('a real pin beside a stray file'));
+  // What an operator's copy or a crashed tool may leave; the walk used to throw on it, and the whole start with it.
+  const pinFolder = join(home, 'store', 'datastore', 'pin');
+  for (const stray of ['not-a-cid', 'kZZZ', 'bafkreibplogzsbxtgzxw4meorjolhtt4yalvrujlagczxxxsnokfxi5cj4']) writeFileSync(join(pinFolder, `${stray}.data`), 'x');
+  const result = await reconcile(node, store.port, NOW, new AbortController().signal);
+  assert.equal(result.backfilled, 1);
+  assert.equal(node.registry.get(real.toString())?.origin, 'backfill');
 });

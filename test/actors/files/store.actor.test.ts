@@ -75,8 +75,8 @@ class FakePins implements RootPins {
     this.pinned.delete(cid.toString());
   }
 
-  async *roots(): AsyncIterable<CID> {
-    for (const text of [...this.pinned]) yield CID.parse(text);
+  async *rootTexts(): AsyncIterable<readonly string[]> {
+    yield [...this.pinned];
   }
 }
 

@@ -1,5 +1,5 @@
 // The node store's datastore (storage/files/node-store.ts): its key listing reads folders as streams (issue 30) and
-// lists exactly what datastore-fs lists, under every prefix shape the node's users ask for; libp2p's peer records are kept in memory and written back
+// lists exactly what datastore-fs lists (and `namesIn`, one folder's names in batches, the same records), under every prefix shape the node's users ask for; libp2p's peer records are kept in memory and written back
 // (before a listing, when the store closes, within seconds otherwise); other keys are written through and never
 // cached; nothing is written once the store is closed. (A disk read racing a change of the same record is not staged
 // here: the real FsDatastore gives no hook to order them; the change counter in node-store.ts covers it.)
@@ -145,6 +145,34 @@ describe('node store datastore: key listing', () => {
       const controller = new AbortController();
       controller.abort(new Error('stopped'));
       await assert.rejects(keys(store.datastore.queryKeys({ prefix: '/pin/' }, { signal: controller.signal })), /stopped/);
+    } finally {
+      await store.close();
+    }
+  });
+  it('namesIn: the names of one folder’s records, in batches of at most 1,024, the same set as queryKeys; nothing for a missing folder', async () => {
+    const directory = join(root, 'names');
+    const pins = join(directory, 'datastore', 'pin');
+    mkdirSync(join(pins, 'nested'), { recursive: true });
+    const written = Array.from({ length: 2_500 }, (_, i) => `k${i.toString(36).padStart(6, '0')}`);
+    for (const name of written) writeFileSync(join(pins, `${name}.data`), 'x');
+    // Not records of this folder: a temporary file datastore-fs writes before its rename, a sub-folder's record.
+    writeFileSync(join(pins, '.k000001.data.tmp'), 'x');
+    writeFileSync(join(pins, 'nested', 'deeper.data'), 'x');
+    const store = await openNodeStore(directory);
+    try {
+      const batches: string[][] = [];
+      for await (const batch of store.datastore.namesIn('/pin/')) batches.push([...batch]);
+      assert.ok(batches.every((batch) => batch.length > 0 && batch.length <= 1_024), `batch sizes ${batches.map((batch) => batch.length)}`);
+      assert.ok(batches.length >= 3);
+      const names = batches.flat().sort();
+      assert.deepEqual(names, [...written].sort());
+      assert.deepEqual(names.map((name) => `/pin/${name}`), (await keys(store.datastore.queryKeys({ prefix: '/pin/' }))).filter((key) => !key.includes('nested')));
+      for await (const batch of store.datastore.namesIn('/absent/')) assert.fail(`listed ${batch.length} names of a missing folder`);
+      const controller = new AbortController();
+      controller.abort(new Error('stopped'));
+      await assert.rejects(async () => {
+        for await (const batch of store.datastore.namesIn('/pin/', controller.signal)) assert.fail(`listed ${batch.length} names after the abort`);
+      }, /stopped/);
     } finally {
       await store.close();
     }

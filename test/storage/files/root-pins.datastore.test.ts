@@ -105,9 +105,9 @@ describe('root pins in helia’s datastore records', () => {
     for await (const pin of ours.helia.pins.ls()) listed.push(pin.cid.toString());
     assert.deepEqual(listed, [root.toString()]);
     for (const fill of fills) assert.equal(await ours.helia.pins.isPinned(await leafOf(fill)), true);
-    // `roots` lists the pin keys alone, the same CIDs helia's `pins.ls` reads from the records.
+    // `rootTexts` lists the pin keys alone, the same CIDs helia's `pins.ls` reads from the records.
     const roots: string[] = [];
-    for await (const pinned of ours.pins.roots()) roots.push(pinned.toString());
+    for await (const texts of ours.pins.rootTexts()) roots.push(...texts);
     assert.deepEqual(roots, listed);
 
     // Ours removes helia's.
