@@ -368,6 +368,30 @@ describe('files.repair', () => {
     assert.equal(peers.haveCalls.length, 250 * PEERS.length, 'a stopped actor runs nothing');
   });
 
+  it('a cycle of batches that ask no peer lets timers and requests run between its batches, and logs each at debug only', async () => {
+    await records(450, 'quiet');
+    const peers = new FakePeers();
+    // No other member: no record has a designated peer to ask, so no batch is paced (issue 30: a 1M store).
+    const h = start(holder, { peers, settings: settings({ members: [], batchDelayMs: 60_000 }) });
+    const seenBetween: number[] = [];
+    const timer = setInterval(() => seenBetween.push(h.status.current().cycle?.examined ?? 0), 0);
+    try {
+      h.startup.complete({ intentsResolved: 0, backfilled: 0, skipped: 0 });
+      await waitFor(() => h.status.health().lastCompleteAt !== null, { what: 'the cycle to complete' });
+      assert.equal(h.status.current().cycle!.examined, 450);
+      assert.equal(peers.haveCalls.length, 0);
+      // Before, the five batches followed each other through promise callbacks alone: no timer ran until the end.
+      assert.ok(seenBetween.some((examined) => examined > 0 && examined < 450), `a timer ran between batches (saw ${[...new Set(seenBetween)]})`);
+      const passes = h.log.lines.filter((line) => line.msg === 'repair pass finished');
+      assert.equal(passes.length, 5);
+      assert.ok(passes.every((line) => line.level === 'debug'), 'batches that asked nobody are debug lines');
+      assert.equal(h.log.lines.find((line) => line.msg === 'repair cycle completed')?.level, 'info', 'the cycle itself is an info line');
+    } finally {
+      clearInterval(timer);
+      h.stop();
+    }
+  });
+
   it('shutdown stops the batch between records: the signal reaches the probe, the cursor stays', async () => {
     await records(120, 'shutdown');
     const peers = new FakePeers();
