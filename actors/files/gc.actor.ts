@@ -289,7 +289,8 @@ export function gcLogic(options: GcOptions) {
 async function measure(node: FilesNode, clock: Clock, signal: AbortSignal): Promise<GcMeasurement> {
   const now = clock.now();
   const dir = join(node.store.directory, 'blockstore');
-  const [blockstoreBytes, free] = await Promise.all([directoryBytes(dir, signal), freeBytes(dir)]);
+  // On the collector's own walker thread: never queued behind a disk-usage scan (storage/files/disk-usage.ts).
+  const [blockstoreBytes, free] = await Promise.all([directoryBytes(dir, signal, 'gc'), freeBytes(dir)]);
   return { now, blockstoreBytes, freeBytes: free };
 }
 

@@ -76,4 +76,21 @@ describe('directoryBytes', () => {
     assert.equal(walkerRunning(), false, 'ended after the linger');
     assert.equal(await directoryBytes(dir), 4, 'a new thread walks');
   });
+  it('the collector walks on a lane of its own: its walk answers while a long scan walk is still going', async () => {
+    const big = join(root, 'big');
+    mkdirSync(big, { recursive: true });
+    // Enough files that the scan's walk takes a while; queued behind it, the small walk would answer after it.
+    for (let i = 0; i < 20_000; i++) writeFileSync(join(big, `${i}`), 'b');
+    const small = join(root, 'small');
+    mkdirSync(small, { recursive: true });
+    writeFileSync(join(small, 'one'), 'abcde');
+    const order: string[] = [];
+    // Four scan walks queued on the scan lane (~0.1 s each here), then the collector's, which starts a thread.
+    const scans = [0, 1, 2, 3].map((n) => directoryBytes(big, undefined, 'scan').then((bytes) => order.push(`scan ${n}: ${bytes}`)));
+    const gc = directoryBytes(small, undefined, 'gc').then((bytes) => order.push(`gc: ${bytes}`));
+    assert.equal(walkerRunning('gc') && walkerRunning('scan'), true, 'two threads');
+    await Promise.all([...scans, gc]);
+    assert.equal(order[0], 'gc: 5', `the collector's walk answered first: ${order.join(', ')}`);
+    assert.deepEqual(order.slice(1), ['scan 0: 20000', 'scan 1: 20000', 'scan 2: 20000', 'scan 3: 20000'], 'one lane walks in order');
+  });
 });
