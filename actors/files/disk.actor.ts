@@ -10,8 +10,8 @@
 // schedule). A walk that takes longer than its period (about a million stored files on this machine) is followed by
 // a rest as long as itself before the next scheduled one, so it never holds a core for good.
 //
-// The free-space reading (health's storage evidence, src/files/storage-metrics.ts `ReserveReading`): one statfs on
-// every tick of the same schedule, walk or not, and at every claim.
+// The free-space reading (health's storage evidence, src/files/storage-metrics.ts `ReserveReading`): one statfs for
+// every health attempt (`readFreeSpace`), every walk and every claim, the newest kept.
 //
 // The claims: an upload (and later an incoming copy) claims its bytes before writing; the claim is admitted only if
 // free space − bytes already claimed − this request ≥ the reserve. Free space is read fresh (one statfs, cheap) at
@@ -54,11 +54,10 @@ export interface DiskClaim {
 
 export type DiskEvent =
   /**
-   * The cached readings at once; with `afterFirstReading`, a request made before the first free-space reading has
-   * finished is answered when it finishes (successfully or not), so a health attempt right after startup judges a
-   * real reading instead of failing `storageFresh` for a whole checkpoint interval.
+   * The cached readings at once; with `readFreeSpace`, after a fresh free-space reading (one statfs): a health
+   * attempt judges the reserve as it is now, whatever the scan's schedule, and never waits for a folder walk.
    */
-  | { type: 'disk.snapshot'; afterFirstReading?: boolean; reply: Reply<DiskSnapshot> }
+  | { type: 'disk.snapshot'; readFreeSpace?: boolean; reply: Reply<DiskSnapshot> }
   | { type: 'disk.rescan' }
   | { type: 'disk.claim'; bytes: number; reply: Reply<DiskClaim> };
 
@@ -99,8 +98,6 @@ export function diskLogic(options: DiskOptions) {
 
     let measurement: DiskMeasurement | null = null;
     let reserve: ReserveReading | null = null;
-    let firstReadingDone = false;
-    const awaitingFirstReading: Array<() => void> = [];
     let claimedBytes = 0;
     let walking = false;
     let again = false;
@@ -110,22 +107,15 @@ export function diskLogic(options: DiskOptions) {
     let cancelTimer: (() => void) | undefined;
     const controller = new AbortController();
 
-    /** Keeps the newest free-space reading (a claim's statfs and a tick's may finish in either order). */
+    /** Keeps the newest free-space reading (a claim's statfs and a health attempt's may finish in either order). */
     const noteReserve = (availableBytes: number, measuredAt: number) => {
       if (reserve === null || measuredAt >= reserve.measuredAt) reserve = { measuredAt, availableBytes };
     };
 
     const readReserve = async (): Promise<number> => {
-      try {
-        const availableBytes = await probe.freeBytes(blockstoreDir);
-        noteReserve(availableBytes, clock.now());
-        return availableBytes;
-      } finally {
-        if (!firstReadingDone) {
-          firstReadingDone = true;
-          for (const answer of awaitingFirstReading.splice(0)) answer();
-        }
-      }
+      const availableBytes = await probe.freeBytes(blockstoreDir);
+      noteReserve(availableBytes, clock.now());
+      return availableBytes;
     };
 
     const measure = async (): Promise<DiskMeasurement> => {
@@ -175,13 +165,12 @@ export function diskLogic(options: DiskOptions) {
       });
     };
 
-    // Every tick reads the free space (cheap) and starts a walk unless one runs or the last one's rest has not
-    // passed: like the original's `started` flag, a tick never queues behind a running walk, and a walk longer than
-    // its period (a million files) keeps the walker thread busy at most half of the time.
+    // A tick starts a walk unless one runs or the last one's rest has not passed: like the original's `started`
+    // flag, a tick never queues behind a running walk, and a walk longer than its period (a million files) keeps the
+    // walker thread busy at most half of the time.
     const tick = () => {
       if (stopped) return;
       if (!walking && clock.now() >= restUntil) walk();
-      else readReserve().catch((error: unknown) => !stopped && logger.warn({ err: error }, 'free-space reading failed'));
       cancelTimer = setTimerAt(clock, schedule.next(clock.now()), tick);
     };
 
@@ -216,9 +205,12 @@ export function diskLogic(options: DiskOptions) {
         case 'disk.snapshot': {
           const answer = () =>
             event.reply.resolve({ measurement, reserve, gc: options.gcStatus(), replication: options.repairStatus?.() ?? IDLE_REPAIR_JOB, claimedBytes });
-          // A waiting asker that gives up leaves a no-op behind: its reply settles only once.
-          if (event.afterFirstReading === true && !firstReadingDone) return void awaitingFirstReading.push(answer);
-          return answer();
+          if (event.readFreeSpace !== true) return answer();
+          // A failed statfs leaves the last reading, which ages (health's `storageFresh` turns false).
+          return void readReserve().then(answer, (error: unknown) => {
+            if (!stopped) logger.warn({ err: error }, 'free-space reading failed');
+            answer();
+          });
         }
         case 'disk.rescan':
           return rescan();

@@ -67,9 +67,9 @@ export interface HealthActorOptions {
   readonly startup: StartupWait;
   /**
    * The disk actor's newest free-space reading (null before its first); a failure counts as "no evidence". An attempt
-   * asks with `afterFirstReading` (it may wait, bounded, for the reading taken at start); a read never waits.
+   * asks with `readFreeSpace` (a statfs now, bounded wait); a read takes the last reading and never waits.
    */
-  readStorage(signal: AbortSignal, afterFirstReading: boolean): Promise<ReserveReading | null>;
+  readStorage(signal: AbortSignal, readFreeSpace: boolean): Promise<ReserveReading | null>;
   readonly clock: Clock;
   readonly logger: Logger;
   /** The repair job's cycle evidence (its board, actors/files/repair-status.ts), read at each use; absent: repair is not required. */
@@ -129,8 +129,8 @@ export function healthLogic(options: HealthActorOptions) {
     }
   };
 
-  const readStorage = (signal: AbortSignal, afterFirstReading: boolean): Promise<ReserveReading | null> =>
-    options.readStorage(signal, afterFirstReading).catch(() => null);
+  const readStorage = (signal: AbortSignal, readFreeSpace: boolean): Promise<ReserveReading | null> =>
+    options.readStorage(signal, readFreeSpace).catch(() => null);
 
   // Asked only when peers are required (spec §2.3 rule 7: otherwise no call, attestedPeers 0); never rejects.
   const attest = async (signal: AbortSignal): Promise<number> => {

@@ -247,10 +247,10 @@ export function filesTree(settings: FilesTreeSettings, options: FilesTreeOptions
               state: holder.actorState,
               repair: () => repairStatus.health(),
               startup,
-              readStorage: async (signal, afterFirstReading) => {
-                // An attempt waits at most one checkpoint interval for the first reading; a read only for the answer.
-                const timeoutMs = afterFirstReading ? config.health.checkpointIntervalMs : DISK_ASK_MS;
-                return (await disk({ type: 'disk.snapshot', afterFirstReading }, { signal, timeoutMs })).reserve;
+              readStorage: async (signal, readFreeSpace) => {
+                // An attempt waits at most one checkpoint interval for its statfs; a read only for the answer.
+                const timeoutMs = readFreeSpace ? config.health.checkpointIntervalMs : DISK_ASK_MS;
+                return (await disk({ type: 'disk.snapshot', readFreeSpace }, { signal, timeoutMs })).reserve;
               },
               clock: runtime.clock,
               logger: runtime.logger.child({ actor: FILES_HEALTH_ID }),

@@ -33,8 +33,8 @@ export interface DiskMeasurement {
 
 /**
  * The health checkpoint's storage evidence (spec §2.3 `storage`, `storageFresh`, `storageReserve`): the free space of
- * the blockstore's filesystem and when it was read. It comes from `statfs`, read on every tick of the scan schedule
- * and at every disk claim, not from the folder walk: the walk's sizes decide no health check, and on a store of a
+ * the blockstore's filesystem and when it was read. It comes from `statfs`, read for every health attempt, every walk
+ * and every disk claim, not from the folder walk: the walk's sizes decide no health check, and on a store of a
  * million files the walk alone takes most of a minute (README "Scale"), which must not hold `ready` back.
  */
 export interface ReserveReading {

@@ -69,11 +69,11 @@ function fixedProbe(free: { bytes: number }): DiskProbe & { walks: number } {
   return probe;
 }
 
-/** Folder walks that finish only when `open()` is called (each answers `bytes`), counted; free space `free`. */
+/** Folder walks that finish only when `open()` is called (each answers `bytes`), counted; free space 1,000. */
 function gatedWalker(bytes: number) {
   const gates: Array<() => void> = [];
   let active = 0;
-  const counts = { walks: 0, maxActive: 0, freeReadings: 0, free: 1_000 };
+  const counts = { walks: 0, maxActive: 0 };
   const walker = Object.assign(counts, {
     probe: {
       async directoryBytes() {
@@ -85,8 +85,7 @@ function gatedWalker(bytes: number) {
         return bytes;
       },
       async freeBytes() {
-        counts.freeReadings++;
-        return counts.free;
+        return 1_000;
       },
     } satisfies DiskProbe,
     async open() {
@@ -159,15 +158,13 @@ describe('disk-usage scan', () => {
       assert.equal(walker.walks, 2, 'the scan at start walks both folders');
       const atStart = await disk.snapshot();
       assert.equal(atStart.measurement, null, 'nothing measured before the first scan finished');
-      assert.deepEqual(atStart.reserve, { measuredAt: clock.now(), availableBytes: 1_000 }, 'but the free space is read at once');
+      assert.deepEqual(atStart.reserve, { measuredAt: clock.now(), availableBytes: 1_000 }, 'the scan read the free space at once');
 
       disk.actor.send({ type: 'disk.rescan' });
       disk.actor.send({ type: 'disk.rescan' });
-      walker.free = 900;
       clock.increment(5_000);
       await flush();
       assert.equal(walker.walks, 2, 'no second scan while one runs (rescans wait, the tick does not walk)');
-      assert.deepEqual((await disk.snapshot()).reserve, { measuredAt: clock.now(), availableBytes: 900 }, 'the tick read the free space');
 
       await walker.open();
       assert.equal(walker.walks, 4, 'exactly one more scan after the running one, for both rescans');
@@ -191,7 +188,7 @@ describe('disk-usage scan', () => {
     }
   });
 
-  it('a scan longer than its period is followed by a rest as long as itself; the free space is still read every tick', async () => {
+  it('a scan longer than its period is followed by a rest as long as itself', async () => {
     const clock = new SimulatedClock();
     clock.set(Date.UTC(2030, 0, 1, 0, 0, 0, 0));
     const walker = gatedWalker(100);
@@ -204,7 +201,6 @@ describe('disk-usage scan', () => {
         await flush();
       }
       assert.equal(walker.walks, 2, 'ticks during the 3 s scan do not walk');
-      assert.equal(walker.freeReadings, 4, 'but read the free space, once each');
       await walker.open();
       assert.ok(logs.lines.some((line) => String(line.msg).startsWith('disk-usage scan outlasted its period') && line.durationMs === 3_000), 'an info line says so');
       for (let second = 4; second <= 5; second++) {
@@ -212,7 +208,6 @@ describe('disk-usage scan', () => {
         await flush();
         assert.equal(walker.walks, 2, `the tick at ${second} s falls in the 3 s rest`);
       }
-      assert.equal((await disk.snapshot()).reserve?.measuredAt, clock.now(), 'and still reads the free space');
       clock.increment(1_000);
       await flush();
       assert.equal(walker.walks, 4, 'the first tick after the rest (6 s) walks');
@@ -222,27 +217,48 @@ describe('disk-usage scan', () => {
     }
   });
 
-  it('a health attempt asking for the first reading waits for the start-up statfs, not for the walk', async () => {
+  it('a health attempt reads the free space now: it waits for that statfs, never for a walk; a failed one keeps the last', async () => {
+    const clock = new SimulatedClock();
+    clock.set(Date.UTC(2030, 0, 1));
     const walker = gatedWalker(100);
-    const statfs: Array<() => void> = [];
+    const statfs: Array<(free: number | Error) => void> = [];
     const probe: DiskProbe = {
       directoryBytes: walker.probe.directoryBytes,
-      freeBytes: () => new Promise<number>((resolve) => statfs.push(() => resolve(5_000))),
+      freeBytes: () => new Promise<number>((resolve, reject) => statfs.push((free) => (free instanceof Error ? reject(free) : resolve(free)))),
     };
-    const disk = startDisk({ probe });
+    const logs = captureLogger('warn');
+    const disk = startDisk({ probe, clock, logger: logs });
+    const attempt = () => {
+      let answered: DiskSnapshot | undefined;
+      void new Promise<DiskSnapshot>((resolve, reject) =>
+        disk.actor.send({ type: 'disk.snapshot', readFreeSpace: true, reply: { resolve, reject, signal: new AbortController().signal } }),
+      ).then((snapshot) => (answered = snapshot));
+      return () => answered;
+    };
     try {
       await flush();
-      let waited: DiskSnapshot | undefined;
-      const answer = () => waited;
-      void new Promise<DiskSnapshot>((resolve, reject) =>
-        disk.actor.send({ type: 'disk.snapshot', afterFirstReading: true, reply: { resolve, reject, signal: new AbortController().signal } }),
-      ).then((snapshot) => (waited = snapshot));
+      assert.equal(statfs.length, 1, 'the scan at start asked statfs (and waits for its walks)');
+      const first = attempt();
       await flush();
-      assert.equal(answer(), undefined, 'it waits while statfs runs');
-      statfs.shift()!();
+      assert.equal(statfs.length, 2, 'the attempt asked statfs itself');
+      assert.equal(first(), undefined, 'it waits while statfs runs');
+      clock.increment(1_000);
+      statfs[1]!(5_000);
       await flush();
-      assert.equal(answer()?.reserve?.availableBytes, 5_000, 'and is answered by the reading');
-      assert.equal(answer()?.measurement, null, 'while the walk still runs');
+      assert.deepEqual(first()?.reserve, { measuredAt: clock.now(), availableBytes: 5_000 }, 'answered with the reading it asked for');
+      assert.equal(first()?.measurement, null, 'while the walk still runs');
+
+      const failed = attempt();
+      await flush();
+      clock.increment(1_000);
+      statfs[2]!(Object.assign(new Error('EIO: i/o error'), { code: 'EIO' }));
+      await flush();
+      assert.deepEqual(failed()?.reserve, { measuredAt: clock.now() - 1_000, availableBytes: 5_000 }, 'the last reading, which ages');
+      assert.ok(logs.lines.some((line) => line.msg === 'free-space reading failed'));
+
+      const plain = await disk.snapshot();
+      assert.equal(statfs.length, 3, 'a read without readFreeSpace asks nothing');
+      assert.equal(plain.reserve?.availableBytes, 5_000);
     } finally {
       disk.actor.stop();
       void walker.open();
