@@ -7,22 +7,11 @@ import { base36 } from 'multiformats/bases/base36';
 import { CID } from 'multiformats/cid';
 import * as Digest from 'multiformats/hashes/digest';
 import { base36CidV1ToText } from '../../src/files/cid-text.js';
-
-/** A seeded generator (mulberry32): the same CIDs on every run. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
+import { prng } from '../support/random.js';
 
 describe('a pin name to the registry key (base36 CIDv1 to its text)', () => {
   it('gives exactly what multiformats gives, for 20,000 random CIDv1 of every codec and digest the node meets', () => {
-    const next = random(30);
+    const next = prng(30);
     // [codec, hash code, digest length]: raw and dag-pb; sha2-256, sha2-512, identity of 0 to 127 bytes; and codecs
     // and hashes whose varints take two bytes, which the node refuses to serve but a pin folder may still hold.
     const shapes: Array<[number, number, () => number]> = [
