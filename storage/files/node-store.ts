@@ -60,8 +60,8 @@ class ClosableFsDatastore extends FsDatastore {
   /**
    * The keys under a prefix, read as a stream of directory entries. datastore-fs lists them with fast-glob, which
    * reads each folder whole into memory: the pin folder is one flat folder with an entry per pin, and listing it
-   * (the startup walk, RootPins.roots) held 66 MiB of heap at 100,000 pins, so about 660 MiB at a million (issue 30).
-   * The same keys under a folder prefix (`/pin/`): every file with the extension below it, recursively; `queryKeys`
+   * (the startup walk did, before `namesIn` below) held 66 MiB of heap at 100,000 pins, so about 660 MiB at a million
+   * (issue 30). The same keys under a folder prefix (`/pin/`): every file with the extension below it, recursively; `queryKeys`
    * (datastore-core) then keeps those that start with the prefix. A prefix ending inside a name (`/pin/bafy`) lists the
    * keys that start with it, as interface-datastore says; datastore-fs's glob lists none there (no caller does that).
    */
