@@ -35,8 +35,10 @@ import { setTimerAt } from '../clock-at.js';
 import type { RegistryFigures } from './node.js';
 import { refuseUnknownMessage } from '../ask.js';
 
-/** What `disk.snapshot` answers: the last scan (null until the first has finished), the newest free-space reading
- * (null until the first), and the collector's state now. */
+/**
+ * What `disk.snapshot` answers: the last scan (null until the first has finished), the newest free-space reading
+ * (null until the first), and the collector's state now.
+ */
 export interface DiskSnapshot {
   readonly measurement: DiskMeasurement | null;
   readonly reserve: ReserveReading | null;

@@ -12,6 +12,7 @@ interface WalkAnswer {
 }
 
 interface Walker {
+  readonly lane: WalkLane;
   readonly worker: Worker;
   readonly pending: Map<number, { resolve(bytes: number): void; reject(error: Error): void }>;
   /** Set while no walk is pending: ends the thread unless a walk comes first. */
@@ -41,7 +42,7 @@ function walkerThread(lane: WalkLane): Walker {
   if (running) return running;
   const worker = new Worker(new URL('./disk-usage.worker.js', import.meta.url));
   const pending: Walker['pending'] = new Map();
-  const current: Walker = { worker, pending };
+  const current: Walker = { lane, worker, pending };
   const failAll = (error: Error) => {
     if (walkers.get(lane) === current) walkers.delete(lane);
     for (const waiting of pending.values()) waiting.reject(error);
@@ -50,7 +51,7 @@ function walkerThread(lane: WalkLane): Walker {
   worker.on('message', (answer: WalkAnswer) => {
     const waiting = pending.get(answer.id);
     pending.delete(answer.id);
-    idleWhenDone(lane, current);
+    idleWhenDone(current);
     if (!waiting) return;
     if (typeof answer.bytes === 'number') waiting.resolve(answer.bytes);
     else waiting.reject(Object.assign(new Error(answer.error ?? 'disk-usage walk failed'), { code: answer.code }));
@@ -67,13 +68,13 @@ export function walkerRunning(lane: WalkLane = 'scan'): boolean {
 }
 
 /** No walk pending: let the process exit, and end the thread if no walk comes within WALKER_LINGER_MS. */
-function idleWhenDone(lane: WalkLane, current: Walker): void {
+function idleWhenDone(current: Walker): void {
   if (current.pending.size > 0) return;
   current.worker.unref();
   clearTimeout(current.linger);
   current.linger = setTimeout(() => {
     if (current.pending.size > 0) return;
-    if (walkers.get(lane) === current) walkers.delete(lane);
+    if (walkers.get(current.lane) === current) walkers.delete(current.lane);
     void current.worker.terminate();
   }, WALKER_LINGER_MS).unref();
 }
@@ -103,7 +104,7 @@ export function directoryBytes(dir: string, signal?: AbortSignal, lane: WalkLane
     const onAbort = () => {
       Atomics.store(cancel, 0, 1);
       pending.delete(id);
-      idleWhenDone(lane, current);
+      idleWhenDone(current);
       reject(signal!.reason);
     };
     signal?.addEventListener('abort', onAbort, { once: true });

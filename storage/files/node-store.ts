@@ -7,6 +7,7 @@
 
 import { mkdirSync, opendirSync, type Dir, type Dirent } from 'node:fs';
 import { opendir } from 'node:fs/promises';
+import { setImmediate } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { FsDatastore } from 'datastore-fs';
 import type { Key } from 'interface-datastore';
@@ -115,7 +116,7 @@ class ClosableFsDatastore extends FsDatastore {
         }
         if (names.length > 0) yield names;
         if (entry === null) return;
-        await new Promise((resolve) => setImmediate(resolve));
+        await setImmediate();
       }
     } finally {
       folder.closeSync();
