@@ -17,6 +17,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { deadline, type Clock } from '../../src/clock.js';
 import { settledByAbort } from '../../src/cancellation.js';
+import { readAcrossPeerLoss } from '../../src/files/peer-loss.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { SessionRecord, StorePort } from './store.actor.js';
@@ -172,8 +173,10 @@ export function completeDeadlineMs(size: number, settings: ContentSettings): num
 /**
  * One block for a download: from the node's block files in one read (storage/files/blockstore.fs.ts); a block not
  * held here comes through helia's blockstore, which fetches it from peers over bitswap and stores it, as `cat` did.
+ * A peer that leaves mid-fetch does not end the download: the block is asked again until the download's own idle and
+ * complete deadlines (`signal`) end it (src/files/peer-loss.ts).
  */
-function downloadBlockSource(node: FilesNode): BlockSource {
+function downloadBlockSource(node: FilesNode, clock: Clock, logger: Logger): BlockSource {
   return async (cid, signal, memory) => {
     try {
       return await node.store.blockstore.getBlock(cid, { signal, memory });
@@ -181,13 +184,13 @@ function downloadBlockSource(node: FilesNode): BlockSource {
       if ((error as Error).name !== 'NotFoundError') throw error;
     }
     // From the network: helia may notice the signal seconds late (src/cancellation.ts), the download's deadlines may not.
-    return settledByAbort(
-      (async () => {
-        const pieces: Uint8Array[] = [];
-        for await (const piece of node.helia.blockstore.get(cid, { signal })) pieces.push(piece);
-        return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
-      })(),
-      signal,
+    const fetchBlock = async () => {
+      const pieces: Uint8Array[] = [];
+      for await (const piece of node.helia.blockstore.get(cid, { signal })) pieces.push(piece);
+      return pieces.length === 1 ? pieces[0]! : Buffer.concat(pieces);
+    };
+    return readAcrossPeerLoss(clock, signal, () => settledByAbort(fetchBlock(), signal), (error) =>
+      logger.debug({ err: error, block: cid.toString() }, 'a peer left while sending a download block; asking again'),
     );
   };
 }
@@ -197,10 +200,10 @@ function downloadBlockSource(node: FilesNode): BlockSource {
  * DOWNLOAD_READ_AHEAD_BLOCKS of read-ahead; anything else (a directory, dag-cbor, an identity CID) goes through
  * `unixfs.cat` as before, which yields its bytes or fails as it did (NotAFileError).
  */
-export function downloadChunks(node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array> {
+export function downloadChunks(node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal, clock: Clock, logger: Logger): AsyncIterable<Uint8Array> {
   if ((type === 'file' || type === 'raw') && isPlainFileRoot(cid)) {
     // The edge is done with a chunk when it asks for the next one (HttpReply.stream): leaf memory is reused.
-    return readFile(cid, size, downloadBlockSource(node), { signal, readAhead: DOWNLOAD_READ_AHEAD_BLOCKS, reuseChunks: true });
+    return readFile(cid, size, downloadBlockSource(node, clock, logger), { signal, readAhead: DOWNLOAD_READ_AHEAD_BLOCKS, reuseChunks: true });
   }
   // @helia/unixfs hands its options on to the exporter, which knows `blockReadConcurrency` (not in CatOptions' type).
   const catOptions: CatOptions & { blockReadConcurrency: number } = { signal, blockReadConcurrency: DOWNLOAD_BLOCK_READ_CONCURRENCY };
@@ -382,8 +385,14 @@ export function contentLogic(options: ContentOptions) {
     let size: number;
     let type: string;
     try {
-      // The discovery deadline answers 408 on time even when helia notices its signal late (src/cancellation.ts).
-      const stat = await settledByAbort(node.unixfs.stat(cid, { signal: discovery.signal }), discovery.signal);
+      // The discovery deadline answers 408 on time even when helia notices its signal late (src/cancellation.ts), and
+      // a peer that leaves while it is asked is no answer about the file (src/files/peer-loss.ts).
+      const stat = await readAcrossPeerLoss(
+        clock,
+        discovery.signal,
+        () => settledByAbort(node.unixfs.stat(cid, { signal: discovery.signal }), discovery.signal),
+        (error) => logger.debug({ err: error, cid: cid.toString() }, 'a peer left while a download was looking for its file; asking again'),
+      );
       // A directory (or any non-file UnixFS node) has no bytes to send as one attachment.
       if (stat.type !== 'file' && stat.type !== 'raw') throw new UnreadableContentError();
       size = Number((stat as { size?: bigint | number }).size ?? 0);
@@ -418,7 +427,7 @@ export function contentLogic(options: ContentOptions) {
     };
     try {
       armIdle();
-      for await (const chunk of downloadChunks(node, cid, type, size, controller.signal)) {
+      for await (const chunk of downloadChunks(node, cid, type, size, controller.signal, clock, logger)) {
         armIdle();
         yield chunk;
       }

@@ -337,15 +337,21 @@ describe('read-sql-branches on PostgreSQL', { skip: skipWithout(postgresServerPa
     // As the gateway reads: the anonymous role's session (plan_cache_mode auto), named statements, one connection.
     const reader = openPgClient({ connection: { connectionString: url }, maxConnections: 1, applicationName: 'test kept plans', sessionSetup: anonymousSessionSetup('web_anon'), namedStatementsPerConnection: 16 });
     try {
-      const common = (await listCommonValues((text, values) => reader.query(text, values), ['public'])).get('public')?.get('ethtxs');
-      assert.ok(common?.get('contract_to')?.has(''), 'the statistics list the empty contract_to as common');
+      const listed = (await listCommonValues((text, values) => reader.query(text, values), ['public'])).get('public')?.get('ethtxs');
+      assert.ok(listed?.get('contract_to')?.has(''), 'the statistics list the empty contract_to as common');
+      // ANALYZE samples 30,000 of the 200,000 rows, and an address of the 200 (each ~0.5% of a column) is sometimes
+      // sampled often enough to be listed among the most common values. The subject is then written into the
+      // statement as a literal (a text of its own, with no parameter left for EXECUTE), which is not the case this
+      // test is about: its parameter, shared by every subject, is.
+      const subject = `0x${'0'.repeat(40)}`;
+      const common = new Map([...listed!].map(([column, values]) => [column, new Set([...values].filter((value) => value !== subject))]));
       for (const [name, query] of Object.entries(queries)) {
-        const statements = statementsFor(query, { commonValues: common! });
+        const statements = statementsFor(query, { commonValues: common });
         if (name === 'native') assert.equal([...statements.main.text.matchAll(/"contract_to" = E''/g)].length, 2, statements.main.text);
         // Other subjects first (addresses 1…8, with their own first pages), then the subject: one statement text.
         for (let other = 1; other <= 8; other += 1) {
           const address = `0x${other.toString(16).padStart(40, '0')}`;
-          const values = statements.main.values.map((value) => (value === `0x${'0'.repeat(40)}` ? address : value));
+          const values = statements.main.values.map((value) => (value === subject ? address : value));
           await reader.queryPrepared(statements.main.text, values);
         }
         const rows = await reader.queryPrepared(statements.main.text, statements.main.values);

@@ -1,0 +1,141 @@
+// `files.content`'s downloads when a peer leaves while it is asked (src/files/peer-loss.ts), on a real files node
+// (helia, blockstore and registry in a temporary folder). The peer's departure is played by the node's own reads
+// failing with the error libp2p gives (issue 29, fault seed 7: "UnexpectedEOFError: Unexpected EOF - stream closed
+// while reading 0/1 bytes" from `unixfs.stat` while the peer asked restarted): a real restart cannot be timed to the
+// moment a read is in flight.
+
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { CID } from 'multiformats/cid';
+import { createActor } from 'xstate';
+import { systemClock } from '../../../src/clock.js';
+import { FileTimeoutError } from '../../../src/files/errors.js';
+import { PEER_LOSS_RETRY_MS } from '../../../src/files/peer-loss.js';
+import { contentLogic, type ContentSettings, type OpenedContent } from '../../../actors/files/content.actor.js';
+import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
+import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
+import { startStore } from '../../support/files-store.js';
+import { captureLogger } from '../../support/logger.js';
+
+const DISCOVERY_MS = 800;
+
+const SETTINGS: ContentSettings = {
+  confirmationRequired: false,
+  temporaryTtlMs: 60_000,
+  findFileTimeoutMs: DISCOVERY_MS,
+  downloadIdleTimeoutMs: 2_000,
+  downloadMinBytesPerSecond: 1,
+  downloadMaxDurationMs: 10_000,
+  replication: { enabled: false, placement: [{ minAgeMs: 0, copies: 1 }], ackQuorum: 1, requireQuorumOnUpload: false, members: [] },
+};
+
+/** An error named as libp2p names it (its classes are not exported from one place; the name is what is checked). */
+function libp2pError(name: string, message: string): Error {
+  const error = new Error(message);
+  error.name = name;
+  return error;
+}
+
+describe('files.content: a peer that leaves during a download', () => {
+  let home: string;
+  let node: FilesNode;
+
+  before(async () => {
+    home = mkdtempSync(join(tmpdir(), 'content-peer-loss-'));
+    const holder = new NodeHolder();
+    node = await startFilesNode({ storeDirectory: join(home, '.adm-ipfs'), listen: ['/ip4/127.0.0.1/tcp/0'], allow: [], holder, logger: captureLogger('warn').logger });
+  });
+  after(async () => {
+    await stopFilesNode(node);
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  /** Opens and reads `cid` through the content actor over `seen` (the node as the download sees it), as GET /api/file/{cid} does. */
+  async function download(seen: FilesNode, cid: CID): Promise<Buffer> {
+    const holder = new NodeHolder();
+    holder.set(seen);
+    const owner = startStore(holder);
+    const content = createActor(contentLogic({ holder, clock: systemClock, store: owner.port, settings: SETTINGS, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
+    content.start();
+    try {
+      const signal = new AbortController().signal;
+      const opened = await new Promise<OpenedContent>((resolve, reject) => content.send({ type: 'content.open', cid, reply: { resolve, reject, signal } }));
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of opened.chunks(signal)) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    } finally {
+      content.stop();
+      owner.stop();
+    }
+  }
+
+  /** The node with `unixfs.stat` failing as `fail` says for its first calls; every call is counted. */
+  function withStat(fail: (call: number) => Error | undefined) {
+    let calls = 0;
+    const unixfs = Object.create(node.unixfs, {
+      stat: {
+        value: (...args: Parameters<FilesNode['unixfs']['stat']>) => {
+          const failure = fail(++calls);
+          return failure ? Promise.reject(failure) : node.unixfs.stat(...args);
+        },
+      },
+    }) as FilesNode['unixfs'];
+    return { seen: Object.create(node, { unixfs: { value: unixfs } }) as FilesNode, calls: () => calls };
+  }
+
+  it('discovery asks again when the peer asked leaves, and the file downloads', async () => {
+    const bytes = randomBytes(3_000);
+    const cid = await node.unixfs.addBytes(bytes);
+    const { seen, calls } = withStat((call) => (call <= 2 ? libp2pError('UnexpectedEOFError', 'Unexpected EOF - stream closed while reading 0/1 bytes') : undefined));
+    const started = Date.now();
+    assert.deepEqual(await download(seen, cid), bytes);
+    assert.equal(calls(), 3);
+    assert.ok(Date.now() - started >= 2 * PEER_LOSS_RETRY_MS - 20, 'each new ask waits a moment, not a spin');
+  });
+
+  it('peers that keep leaving end in the discovery deadline (408), not a 500; the asks are paced', async () => {
+    const cid = await node.unixfs.addBytes(randomBytes(100));
+    const { seen, calls } = withStat(() => libp2pError('StreamResetError', 'the stream has been reset'));
+    const started = Date.now();
+    await assert.rejects(download(seen, cid), (error: Error) => error instanceof FileTimeoutError && error.deadline === 'discovery');
+    assert.ok(Date.now() - started >= DISCOVERY_MS - 20, 'answered at the deadline');
+    assert.ok(calls() >= 2 && calls() <= Math.ceil(DISCOVERY_MS / PEER_LOSS_RETRY_MS) + 1, `asked ${calls()} times`);
+  });
+
+  it('any other failure of discovery is answered at once, not asked again', async () => {
+    const cid = await node.unixfs.addBytes(randomBytes(100));
+    const { seen, calls } = withStat(() => new TypeError('broken'));
+    await assert.rejects(download(seen, cid), (error: Error) => error instanceof TypeError && error.message === 'broken');
+    assert.equal(calls(), 1);
+  });
+
+  it('a block fetched from the network is asked again when its peer leaves mid-download', async () => {
+    const bytes = randomBytes(5_000);
+    const cid = await node.unixfs.addBytes(bytes);
+    // The block is not in the node's own files (the download goes to helia, as for a block another peer holds), and
+    // helia's first fetch of it fails as a reset stream does.
+    let fetches = 0;
+    const blockstore = Object.create(node.store.blockstore, {
+      getBlock: { value: () => Promise.reject(libp2pError('NotFoundError', 'not here')) },
+    }) as FilesNode['store']['blockstore'];
+    const heliaBlockstore = Object.create(node.helia.blockstore, {
+      get: {
+        value: (...args: Parameters<FilesNode['helia']['blockstore']['get']>) => {
+          fetches++;
+          if (fetches === 1) throw libp2pError('StreamResetError', 'the stream has been reset');
+          return node.helia.blockstore.get(...args);
+        },
+      },
+    }) as FilesNode['helia']['blockstore'];
+    const seen = Object.create(node, {
+      store: { value: Object.create(node.store, { blockstore: { value: blockstore } }) },
+      helia: { value: Object.create(node.helia, { blockstore: { value: heliaBlockstore } }) },
+    }) as FilesNode;
+    assert.deepEqual(await download(seen, cid), bytes);
+    assert.equal(fetches, 2);
+  });
+});
