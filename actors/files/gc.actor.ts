@@ -171,7 +171,7 @@ export function gcLogic(options: GcOptions) {
         gcRunMachine.provide({
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
-            loadRecords: fromPromise<FileRecord[], void>(async () => allRecords(holder.get())),
+            loadRecords: fromPromise<FileRecord[], void>(async () => [...everyRecord(holder.get())]),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               if (!copies || !replication) return [];
               const selection = handoverCandidates(input.records, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
@@ -294,13 +294,17 @@ async function measure(node: FilesNode, clock: Clock, signal: AbortSignal): Prom
   return { now, blockstoreBytes, freeBytes: free };
 }
 
-function allRecords(node: FilesNode): FileRecord[] {
-  const records: FileRecord[] = [];
+/**
+ * Every record, read from the registry a page at a time (in CID order, each page after the last CID of the one
+ * before, so records written between pages neither repeat nor shift the rest). A caller that goes through them one by
+ * one holds one page at a time: at a million files the whole list is some hundreds of MiB.
+ */
+function* everyRecord(node: FilesNode): Generator<FileRecord> {
   let afterCid: string | undefined;
   for (;;) {
     const page = node.registry.list({ limit: PAGE, afterCid });
-    records.push(...page);
-    if (page.length < PAGE) return records;
+    yield* page;
+    if (page.length < PAGE) return;
     afterCid = page[page.length - 1]!.cid;
   }
 }
@@ -382,7 +386,7 @@ async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal
   const repairedPins: string[] = [];
   const unprotected: string[] = [];
   const failures: unknown[] = [];
-  for (const record of allRecords(node)) {
+  for (const record of everyRecord(node)) {
     if (!mustBePinned(record)) continue;
     signal.throwIfAborted();
     let cid: CID;
