@@ -144,17 +144,25 @@ interface GcRunRow {
   report: string;
 }
 
+/**
+ * The one string of each state and origin, shared by every record read: better-sqlite3 makes a new string for each
+ * row's value, and a GC run holds every record at once (a million copies of 'confirmed' and 'upload').
+ */
+const SHARED_TEXT: ReadonlyMap<string, string> = new Map(
+  (['temporary', 'confirmed', 'expired', 'upload', 'backfill', 'pin', 'replica'] satisfies ReadonlyArray<FileState | RecordOrigin>).map((text) => [text, text]),
+);
+
 function toRecord(row: FileRow): FileRecord {
   return {
     cid: row.cid,
-    state: row.state,
+    state: (SHARED_TEXT.get(row.state) ?? row.state) as FileState,
     pinned: row.pinned === 1,
     heldLocally: row.held_locally === 1,
     createdAt: row.created_at,
     expiresAt: row.expires_at,
     confirmedAt: row.confirmed_at,
     dagBytes: row.dag_bytes,
-    origin: row.origin,
+    origin: (SHARED_TEXT.get(row.origin) ?? row.origin) as RecordOrigin,
   };
 }
 
