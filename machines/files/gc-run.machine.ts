@@ -285,12 +285,27 @@ export const gcRunMachine = setup({
   output: ({ context }) => gcRunResult(context),
 });
 
+/**
+ * The sorted union of two sorted CID lists, in one pass: the plan's retained list holds every pinned file (a million
+ * at that scale), where a set of both and a sort took seconds and a second copy of the list; `keptCids` is short.
+ */
+function sortedUnion(sorted: readonly string[], others: readonly string[]): string[] {
+  if (others.length === 0) return [...sorted];
+  const union: string[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < sorted.length || j < others.length) {
+    const next = j >= others.length || (i < sorted.length && sorted[i]! <= others[j]!) ? sorted[i++]! : others[j++]!;
+    if (union.length === 0 || union[union.length - 1] !== next) union.push(next);
+  }
+  return union;
+}
+
 /** The run's result from its context (the machine's output). */
 export function gcRunResult(context: GcRunContext): GcRunResult {
   const { plan, measurement } = context;
   const before = measurement?.blockstoreBytes ?? 0;
   const dryRun = context.dryRun;
-  const kept = new Set([...(plan?.retainedCids ?? []), ...context.keptCids]);
   return {
     outcome: context.outcome ?? 'failed',
     dryRun,
@@ -299,7 +314,7 @@ export function gcRunResult(context: GcRunContext): GcRunResult {
     estimatedBytesAfter: dryRun ? (plan?.estimatedBytesAfter ?? before) : Math.max(0, before - context.freedBytes),
     // A dry run reports exactly what it would release (spec §4.3); a real run what it did release (rule 7).
     releasedCids: dryRun ? (plan?.release.map((entry) => entry.cid) ?? []) : context.releasedCids,
-    retainedCids: [...kept].sort(),
+    retainedCids: sortedUnion(plan?.retainedCids ?? [], [...context.keptCids].sort()),
     // The same for handovers: a dry run lists what it would demote (rule 1), a real run what it demoted.
     demoted: dryRun ? (plan?.demote.map((entry) => entry.cid) ?? []) : context.demotedCids,
     removedBlocks: context.removedCids.length,

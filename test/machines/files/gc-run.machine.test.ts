@@ -7,6 +7,8 @@ import { describe, it } from 'node:test';
 import { createActor, fromPromise, toPromise } from 'xstate';
 import {
   gcRunMachine,
+  gcRunResult,
+  type GcRunContext,
   type DeleteUnpinnedInput,
   type DeleteUnpinnedOutput,
   type ProbeHoldersInput,
@@ -287,4 +289,32 @@ describe('gc-run machine', () => {
       assert.deepEqual(result.demoted, []);
     });
   });
+
+  it('the retained list is the plan\'s sorted list merged with the kept CIDs: sorted, each once', () => {
+    const context = (retainedCids: string[], keptCids: string[]): GcRunContext => ({
+      dryRun: false,
+      force: false,
+      settings: SETTINGS,
+      measurement: null,
+      records: null,
+      plan: { trigger: 'none', release: [], demote: [], retainedCids, bytesToFree: 0, estimatedBytesAfter: 0 },
+      releasedCids: [],
+      demotedCids: [],
+      keptCids,
+      repairedPins: [],
+      unprotected: [],
+      removedCids: [],
+      freedBytes: 0,
+      errors: [],
+      outcome: 'released',
+    });
+    assert.deepEqual(gcRunResult(context(['b', 'd', 'f'], [])).retainedCids, ['b', 'd', 'f']);
+    assert.deepEqual(gcRunResult(context(['b', 'd', 'f'], ['g', 'a', 'd', 'c'])).retainedCids, ['a', 'b', 'c', 'd', 'f', 'g']);
+    assert.deepEqual(gcRunResult(context([], ['b', 'a', 'b'])).retainedCids, ['a', 'b']);
+    // The same order as a plain sort of the union (UTF-16 code units), with CIDv0 (upper case) and CIDv1 texts.
+    const plan = ['Qm1', 'QmZ', 'bafk1', 'bafkz'];
+    const kept = ['bafk5', 'QmA', 'zz', 'Qm1'];
+    assert.deepEqual(gcRunResult(context(plan, kept)).retainedCids, [...new Set([...plan, ...kept])].sort());
+  });
 });
+
