@@ -11,14 +11,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CID } from 'multiformats/cid';
-import { createActor } from 'xstate';
-import { systemClock } from '../../../src/clock.js';
 import { FileTimeoutError } from '../../../src/files/errors.js';
 import { PEER_LOSS_RETRY_MS } from '../../../src/files/peer-loss.js';
-import { contentLogic, type ContentSettings, type OpenedContent } from '../../../actors/files/content.actor.js';
+import type { ContentSettings } from '../../../actors/files/content.actor.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
-import { startStore } from '../../support/files-store.js';
+import { downloadThroughContent } from '../../support/files-content.js';
 import { captureLogger } from '../../support/logger.js';
 
 const DISCOVERY_MS = 800;
@@ -54,23 +52,11 @@ describe('files.content: a peer that leaves during a download', () => {
     rmSync(home, { recursive: true, force: true });
   });
 
-  /** Opens and reads `cid` through the content actor over `seen` (the node as the download sees it), as GET /api/file/{cid} does. */
+  /** Opens and reads `cid` through the content actor over `seen` (the node as the download sees it). */
   async function download(seen: FilesNode, cid: CID): Promise<Buffer> {
     const holder = new NodeHolder();
     holder.set(seen);
-    const owner = startStore(holder);
-    const content = createActor(contentLogic({ holder, clock: systemClock, store: owner.port, settings: SETTINGS, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
-    content.start();
-    try {
-      const signal = new AbortController().signal;
-      const opened = await new Promise<OpenedContent>((resolve, reject) => content.send({ type: 'content.open', cid, reply: { resolve, reject, signal } }));
-      const chunks: Uint8Array[] = [];
-      for await (const chunk of opened.chunks(signal)) chunks.push(chunk);
-      return Buffer.concat(chunks);
-    } finally {
-      content.stop();
-      owner.stop();
-    }
+    return downloadThroughContent(holder, cid, SETTINGS);
   }
 
   /** The node with `unixfs.stat` failing as `fail` says for its first calls; every call is counted. */

@@ -13,7 +13,7 @@ import type { CID } from 'multiformats/cid';
 import { createActor } from 'xstate';
 import { systemClock } from '../../../src/clock.js';
 import { requireCron } from '../../../src/cron.js';
-import { contentLogic, type ContentSettings, type OpenedContent } from '../../../actors/files/content.actor.js';
+import type { ContentSettings } from '../../../actors/files/content.actor.js';
 import type { CopyClient, ProbeAnswer } from '../../../storage/files/peer-copy.libp2p.js';
 import { gcLogic, HANDOVER_PROBE_CONCURRENCY } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
@@ -23,6 +23,7 @@ import { StartupSignal } from '../../../actors/files/startup.js';
 import type { GcReport, GcSettings } from '../../../src/files/gc.js';
 import { confirmedRecord } from '../../../src/files/lifecycle.js';
 import { placementOf } from '../../../src/files/placement.js';
+import { downloadThroughContent } from '../../support/files-content.js';
 import { startStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
 
@@ -151,19 +152,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       downloadMaxDurationMs: 10_000,
       replication: { enabled: false, placement: TIERS, ackQuorum: 1, requireQuorumOnUpload: false, members: [] },
     };
-    const owner = startStore(holder);
-    const content = createActor(contentLogic({ holder, clock: systemClock, store: owner.port, settings, claimDisk: async () => ({ release() {} }), logger: captureLogger('warn').logger }));
-    content.start();
-    try {
-      const signal = new AbortController().signal;
-      const opened = await new Promise<OpenedContent>((resolve, reject) => content.send({ type: 'content.open', cid, reply: { resolve, reject, signal } }));
-      const chunks: Uint8Array[] = [];
-      for await (const chunk of opened.chunks(signal)) chunks.push(chunk);
-      return Buffer.concat(chunks);
-    } finally {
-      content.stop();
-      owner.stop();
-    }
+    return downloadThroughContent(holder, cid, settings);
   }
 
   const isPinned = (cid: CID) => node.helia.pins.isPinned(cid);
