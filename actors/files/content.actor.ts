@@ -5,6 +5,7 @@
 
 import type { CatOptions } from '@helia/unixfs';
 import { CID } from 'multiformats/cid';
+import { code as RAW_CODEC } from 'multiformats/codecs/raw';
 import { randomUUID } from 'node:crypto';
 import { fromCallback } from 'xstate';
 import { FileNotFoundError, FileTimeoutError, QuorumNotReachedError, ReplicaSettlementError, UnreadableContentError } from '../../src/files/errors.js';
@@ -381,6 +382,13 @@ export function contentLogic(options: ContentOptions) {
 
   const open = async (cid: CID, signal: AbortSignal): Promise<OpenedContent> => {
     const node = holder.get();
+    const opened = (type: string, size: number): OpenedContent => ({ cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, type, size, readSignal) });
+    // A raw CID held here is a whole file of one block: its size is its block file's size. helia's stat would read
+    // the block once more before the download reads it (a small file's download opened its block file twice).
+    if (cid.code === RAW_CODEC) {
+      const localSize = await node.store.blockstore.sizeOf(cid);
+      if (localSize !== undefined) return opened('raw', localSize);
+    }
     const discovery = deadline(clock, settings.findFileTimeoutMs, signal);
     let size: number;
     let type: string;
@@ -405,7 +413,7 @@ export function contentLogic(options: ContentOptions) {
     } finally {
       discovery.clear();
     }
-    return { cid: cid.toString(), size, chunks: (readSignal) => readWithDeadlines(node, cid, type, size, readSignal) };
+    return opened(type, size);
   };
 
   const readWithDeadlines = async function* (node: FilesNode, cid: CID, type: string, size: number, signal: AbortSignal): AsyncGenerator<Uint8Array> {

@@ -17,7 +17,7 @@
 // (docs/specs/files-node.md §1, notes B.7): `<store>/blockstore/<last 2 chars>/<base32upper(multihash)>.data`. The
 // sharding object is one NextToLast instance handed to FsBlockstore as well, so reads and writes cannot disagree.
 
-import { access, open } from 'node:fs/promises';
+import { access, open, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
@@ -81,6 +81,18 @@ export class WholeBlockFsBlockstore extends FsBlockstore {
       return true;
     } catch {
       return false;
+    }
+  }
+
+  /**
+   * The size of a block held here, from its file's metadata (one stat, no open, no read); undefined when the block
+   * is not here. A block file is complete once it has its name (written under a temporary name and renamed).
+   */
+  async sizeOf(cid: CID): Promise<number | undefined> {
+    try {
+      return (await stat(this.pathOf(cid))).size;
+    } catch {
+      return undefined;
     }
   }
 

@@ -1,8 +1,8 @@
-// `files.content`'s downloads when a peer leaves while it is asked (src/files/peer-loss.ts), on a real files node
-// (helia, blockstore and registry in a temporary folder). The peer's departure is played by the node's own reads
-// failing with the error libp2p gives (issue 29, fault seed 7: "UnexpectedEOFError: Unexpected EOF - stream closed
-// while reading 0/1 bytes" from `unixfs.stat` while the peer asked restarted): a real restart cannot be timed to the
-// moment a read is in flight.
+// `files.content`'s downloads on a real files node (helia, blockstore and registry in a temporary folder): how a
+// download is sized, and what it does when a peer leaves while it is asked (src/files/peer-loss.ts). The peer's
+// departure is played by the node's own reads failing with the error libp2p gives (issue 29, fault seed 7:
+// "UnexpectedEOFError: Unexpected EOF - stream closed while reading 0/1 bytes" from `unixfs.stat` while the peer
+// asked restarted): a real restart cannot be timed to the moment a read is in flight.
 
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -38,7 +38,7 @@ function libp2pError(name: string, message: string): Error {
   return error;
 }
 
-describe('files.content: a peer that leaves during a download', () => {
+describe('files.content: sizing a download, and a peer that leaves during one', () => {
   let home: string;
   let node: FilesNode;
 
@@ -59,7 +59,10 @@ describe('files.content: a peer that leaves during a download', () => {
     return downloadThroughContent(holder, cid, SETTINGS);
   }
 
-  /** The node with `unixfs.stat` failing as `fail` says for its first calls; every call is counted. */
+  /**
+   * The node with `unixfs.stat` failing as `fail` says for its first calls; every call is counted. Its own block
+   * files do not list the file (`sizeOf`), as when the file is on a peer and discovery has to ask for it.
+   */
   function withStat(fail: (call: number) => Error | undefined) {
     let calls = 0;
     const unixfs = Object.create(node.unixfs, {
@@ -70,8 +73,27 @@ describe('files.content: a peer that leaves during a download', () => {
         },
       },
     }) as FilesNode['unixfs'];
-    return { seen: Object.create(node, { unixfs: { value: unixfs } }) as FilesNode, calls: () => calls };
+    const blockstore = Object.create(node.store.blockstore, { sizeOf: { value: async () => undefined } }) as FilesNode['store']['blockstore'];
+    const seen = Object.create(node, { unixfs: { value: unixfs }, store: { value: Object.create(node.store, { blockstore: { value: blockstore } }) } }) as FilesNode;
+    return { seen, calls: () => calls };
   }
+
+  it('a one-block (raw) file held here is sized from its block file: no stat reads the block first', async () => {
+    const bytes = randomBytes(4_096);
+    const cid = await node.unixfs.addBytes(bytes);
+    assert.equal(cid.code, 0x55, 'a raw CID');
+    let stats = 0;
+    const unixfs = Object.create(node.unixfs, { stat: { value: (...args: Parameters<FilesNode['unixfs']['stat']>) => (stats++, node.unixfs.stat(...args)) } }) as FilesNode['unixfs'];
+    const seen = Object.create(node, { unixfs: { value: unixfs } }) as FilesNode;
+    assert.deepEqual(await download(seen, cid), bytes);
+    assert.equal(stats, 0);
+    // A file of several blocks (a dag-pb root) is still sized by the stat of its root.
+    const large = randomBytes(1_048_576 + 10);
+    const rooted = await node.unixfs.addBytes(large);
+    assert.equal(rooted.code, 0x70, 'a dag-pb CID');
+    assert.deepEqual(await download(seen, rooted), large);
+    assert.equal(stats, 1);
+  });
 
   it('discovery asks again when the peer asked leaves, and the file downloads', async () => {
     const bytes = randomBytes(3_000);
