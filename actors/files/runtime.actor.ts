@@ -47,6 +47,18 @@ const MAX_CONNECTIONS = 100;
 const SOCKET_WRITE_BUFFER_BYTES = 256 * 1024;
 const SOCKET_OPTIONS = { highWaterMark: SOCKET_WRITE_BUFFER_BYTES } as { noDelay?: boolean };
 
+/**
+ * The node's libp2p connection stack: TCP, noise, yamux. Exported for the cluster bench's transport floor, which
+ * moves a copy's bytes over this same stack without the node around it (bench/support/transport-floor.ts).
+ */
+export function connectionStack() {
+  return {
+    transports: [tcp({ dialOpts: SOCKET_OPTIONS, listenOpts: SOCKET_OPTIONS })],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+  };
+}
+
 export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode> {
   const store = await openNodeStore(options.storeDirectory);
   let registry: ReturnType<typeof openSqliteRegistry> | undefined;
@@ -57,9 +69,7 @@ export async function startFilesNode(options: RuntimeOptions): Promise<FilesNode
       privateKey,
       datastore: store.datastore,
       addresses: { listen: [...options.listen] },
-      transports: [tcp({ dialOpts: SOCKET_OPTIONS, listenOpts: SOCKET_OPTIONS })],
-      connectionEncrypters: [noise()],
-      streamMuxers: [yamux()],
+      ...connectionStack(),
       peerDiscovery: [],
       connectionManager: { maxConnections: MAX_CONNECTIONS, allow: [...options.allow] },
       // Ping allows one outbound stream per connection by default, and a stream is released only after its close

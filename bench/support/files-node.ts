@@ -30,7 +30,7 @@ export const REQUEST_IDLE_MS = 60_000;
 
 const DIST = fileURLToPath(new URL('../..', import.meta.url));
 const CLI = join(DIST, 'src', 'cli.js');
-const POLYFILL = join(DIST, 'src', 'polyfill.js');
+export const POLYFILL = join(DIST, 'src', 'polyfill.js');
 
 export const nowMs = (): number => Number(process.hrtime.bigint()) / 1e6;
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -405,6 +405,12 @@ export interface StartFilesNodeOptions {
 }
 
 /**
+ * Extra Node flags for every files node a bench starts, from ADM_BENCH_NODE_FLAGS (space-separated), e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the nodes (NODE_OPTIONS refuses --cpu-prof) or `--trace-gc`.
+ */
+const NODE_FLAGS = (process.env.ADM_BENCH_NODE_FLAGS ?? '').split(' ').filter((flag) => flag !== '');
+
+/**
  * Writes `config` (which must carry its `serverPort`) to `<home>/config.json5` and starts the built CLI as a
  * files node with HOME=`home`: the store lives in `<home>/<storeFolder>` (notes B.7). No ADMIN_PORT: the operator
  * listener stays off. Resolves once GET / answers `IPFS node`.
@@ -416,7 +422,7 @@ export async function startFilesNodeProcess(home: string, config: Record<string,
   const configPath = join(home, 'config.json5');
   writeFileSync(configPath, JSON.stringify(config, null, 2));
   const started = Date.now();
-  const managed = spawnTracked(label.replace(/\s+/g, '-'), process.execPath, ['--import', POLYFILL, CLI, 'files', '--config', configPath, '--host', LOOPBACK], {
+  const managed = spawnTracked(label.replace(/\s+/g, '-'), process.execPath, [...NODE_FLAGS, '--import', POLYFILL, CLI, 'files', '--config', configPath, '--host', LOOPBACK], {
     env: { PATH: process.env.PATH, HOME: home },
   });
   const deadline = Date.now() + readyTimeoutMs;
