@@ -7,6 +7,7 @@
 // It finishes (a transient child); the collector and the health startup check wait for it.
 
 import { CID } from 'multiformats/cid';
+import { code as RAW_CODEC } from 'multiformats/codecs/raw';
 import pLimit from 'p-limit';
 import { fromPromise } from 'xstate';
 import { backfillRecord } from '../../src/files/lifecycle.js';
@@ -23,6 +24,8 @@ const BACKFILL_BATCH = 256;
 const BACKFILL_CONCURRENCY = 8;
 /** Blocks of one DAG read at once while proving it local. */
 const WALK_CONCURRENCY = 8;
+/** The identity multihash: the block is inside the CID, never in a block file. */
+const IDENTITY_HASH = 0x00;
 
 export interface ReconcileResult {
   readonly intentsResolved: number;
@@ -75,8 +78,16 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
 /**
  * The backfill record of a pin whose DAG is wholly in the local blockstore, else undefined (notes A.7: a missing block
  * skips the pin). The walk reads each interior block for its links and proves a raw leaf present without reading it.
+ * The record's size is the file's (unixfs stat), which for a raw root is its block's length.
  */
 async function provenLocal(node: FilesNode, cid: CID, now: number, signal: AbortSignal): Promise<FileRecord | undefined> {
+  // A raw root is a whole file of one block: its block file's presence and size are one stat, where helia's stat and
+  // walk opened and read the block (most of an original store's pins are small files; at 1M the walk took >20 min).
+  if (cid.code === RAW_CODEC && cid.multihash.code !== IDENTITY_HASH) {
+    const size = await node.store.blockstore.sizeOf(cid);
+    signal.throwIfAborted();
+    return size === undefined ? undefined : backfillRecord(cid.toString(), now, size);
+  }
   try {
     const stat = await node.unixfs.stat(cid, { offline: true, signal });
     await walkDag(cid, { blockstore: node.helia.blockstore, getCodec: node.helia.getCodec, concurrency: WALK_CONCURRENCY, offline: true, signal });

@@ -55,13 +55,16 @@ it('registers every unknown pin whose DAG is local, in batches; skips one with a
   const leaves: CID[] = [];
   await walkDag(broken, { blockstore: node.helia.blockstore, getCodec: node.helia.getCodec, concurrency: 1, offline: true }, async (cid) => void leaves.push(cid));
   await node.store.blockstore.delete(leaves[2]!); // beneath helia, which refuses to delete a pinned block
+  // A one-block (raw) file whose block file is gone.
+  const lostRaw = await pinnedFile(new TextEncoder().encode('a small file whose block was lost'));
+  await node.store.blockstore.delete(lostRaw);
   // Known to the registry already: its record stays as it is (SMALL_FILES - 1 small files and `whole` are backfilled).
   const known = small[0]!;
   node.registry.put(confirmedRecord(known.toString(), NOW - 1_000, 'upload', 11));
 
   const result = await reconcile(node, store.port, NOW, new AbortController().signal);
 
-  assert.deepEqual(result, { intentsResolved: 0, backfilled: SMALL_FILES, skipped: 1 });
+  assert.deepEqual(result, { intentsResolved: 0, backfilled: SMALL_FILES, skipped: 2 });
   const knownRecord = node.registry.get(known.toString());
   assert.equal(knownRecord?.origin, 'upload');
   assert.equal(knownRecord?.createdAt, NOW - 1_000);
@@ -73,11 +76,14 @@ it('registers every unknown pin whose DAG is local, in batches; skips one with a
     assert.equal(record?.createdAt, NOW);
   }
   assert.equal(node.registry.get(whole.toString())?.dagBytes, 10_000, 'the file size, as unixfs stat reports it');
+  assert.equal(small[1]!.code, 0x55, 'a small file is one raw block');
+  assert.equal(node.registry.get(small[1]!.toString())?.dagBytes, `original file 1 `.repeat(2).length, "a raw file's size is its block's length");
+  assert.equal(node.registry.get(lostRaw.toString()), undefined, 'a raw file whose block is gone is not registered');
   assert.equal(node.registry.get(broken.toString()), undefined, 'a DAG with a missing block is not registered');
   assert.equal(await node.pins.has(broken), true, 'and its pin is left alone');
 
   // A second walk finds every pin known (or still broken): nothing more to register.
-  assert.deepEqual(await reconcile(node, store.port, NOW + 1, new AbortController().signal), { intentsResolved: 0, backfilled: 0, skipped: 1 });
+  assert.deepEqual(await reconcile(node, store.port, NOW + 1, new AbortController().signal), { intentsResolved: 0, backfilled: 0, skipped: 2 });
 });
 
 it('settles an interrupted upload: a pin under an intent with no record is removed, then the intent', async () => {
