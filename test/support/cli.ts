@@ -102,14 +102,40 @@ export function startCli(args: readonly string[], env: Record<string, string | u
   };
 }
 
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out by freePort, below Linux's ephemeral range (32768-60999 by default). A port the kernel picks for
+ * `listen(0)` comes from the ephemeral range, the same range every outgoing connection takes its local port from:
+ * between the moment freePort closes it and the moment a test's node binds it (seconds, while helia starts), a client
+ * connection of the other test file running at the same time could take it, and the node's start failed
+ * (EADDRINUSE), cancelling its whole suite. No outgoing connection takes a port below the range.
+ */
+const PORT_RANGE = { from: 20_000, to: 32_000 } as const;
+const FREE_PORT_TRIES = 50;
+/** Ports this process has handed out: never twice (test files run in their own processes; each draws at random). */
+const handedOut = new Set<number>();
+
+function tryListen(port: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
+    server.once('error', () => resolve(undefined));
+    server.listen(port, '127.0.0.1', () => {
+      const bound = (server.address() as { port: number }).port;
+      server.close(() => resolve(bound));
     });
   });
+}
+
+/** A TCP port that was free a moment ago on 127.0.0.1, below the ephemeral range (the kernel's pick if none is). */
+export async function freePort(): Promise<number> {
+  for (let attempt = 0; attempt < FREE_PORT_TRIES; attempt++) {
+    const port = PORT_RANGE.from + Math.floor(Math.random() * (PORT_RANGE.to - PORT_RANGE.from));
+    if (handedOut.has(port)) continue;
+    if ((await tryListen(port)) === port) {
+      handedOut.add(port);
+      return port;
+    }
+  }
+  const port = await tryListen(0);
+  if (port === undefined) throw new Error('no free TCP port on 127.0.0.1');
+  return port;
 }
