@@ -93,6 +93,8 @@ const READY_TIMEOUT_MS = 20 * 60_000;
 const HEALTH_POLL_MS = 100;
 const ADMIN_KEY = 'scale-bench-admin-key-0123456789';
 const FILL_SEED = 30;
+/** A cron schedule that never fires during a run (1 January, midnight). */
+const FAR_AWAY = '0 0 0 1 1 *';
 const RATES_REQUESTS = 500;
 const RATES_WARMUP_REQUESTS = 50;
 
@@ -174,9 +176,9 @@ interface Restart {
 }
 
 /** Starts the node on `home`'s store and waits for health `ready` (bounded by READY_TIMEOUT_MS). */
-async function restartNode(home: string, label: string): Promise<Restart> {
+async function restartNode(home: string, label: string, config?: Record<string, unknown> & { serverPort: number }): Promise<Restart> {
   const started = nowMs();
-  const node = await startFilesNodeProcess(home, filesConfig(await freePort()), { label, readyTimeoutMs: READY_TIMEOUT_MS });
+  const node = await startFilesNodeProcess(home, config ?? filesConfig(await freePort()), { label, readyTimeoutMs: READY_TIMEOUT_MS });
   const httpMs = nowMs() - started;
   const deadline = started + READY_TIMEOUT_MS;
   let last = '';
@@ -260,10 +262,11 @@ async function benchFilesAt(n: number, column: number, growth: GrowthTable): Pro
   const home = makeScratchDir(`adm-bench-scale-files-${sizeLabel(n)}`);
   say(`-- ${fmtInt(n)} files (store in ${home})`);
   const fillStarted = Date.now();
+  const fillNow = Date.now();
   let reported = 0;
   const filled: FilledStore = await fillFilesStore(join(home, '.adm-ipfs'), n, {
     seed: FILL_SEED,
-    now: Date.now(),
+    now: fillNow,
     progress: (written) => {
       if (written - reported >= Math.max(10_000, n / 10) || written === n) {
         reported = written;
@@ -344,6 +347,8 @@ async function benchFilesAt(n: number, column: number, growth: GrowthTable): Pro
     await restart.node.process.stop(60_000);
     restart = undefined;
 
+    await benchRepairWithPeer(n, column, growth, home, fillNow, filled);
+
     // The original service's store: the same blocks and pins, no registry. The walk registers every pin.
     removeRegistry(home);
     restart = await restartNode(home, `files-original-${sizeLabel(n)}`);
@@ -355,6 +360,60 @@ async function benchFilesAt(n: number, column: number, growth: GrowthTable): Pro
   } finally {
     await restart?.node.process.stop(60_000);
     rmSync(home, { recursive: true, force: true });
+  }
+}
+
+/** The replication settings of the two members of the repair measurement: both designated for every file. */
+function pairReplication(repairEnabled: boolean): Record<string, unknown> {
+  return { enabled: true, repairEnabled, placement: [{ minAgeMs: 0, copies: 2 }], ackQuorum: 1, repairSchedule: FAR_AWAY, repairBatchDelayMs: 0 };
+}
+
+/**
+ * One repair cycle with a peer (issue 30): the store of `home` (node P) and a second store Q filled from the same seed,
+ * so Q holds a copy of every file, both listed in `nodes` with 2 copies of every file. P's start runs the startup
+ * cycle, which asks Q `have` for every confirmed file it holds (one stream each) and notes Q's acknowledgement;
+ * health is `ready` once that cycle has completed. The cycle runs unpaced here (`repairBatchDelayMs: 0`); the paced
+ * duration at the default 1 s between batches is printed beside it. Q's own repair is off, so P's cycle is alone.
+ */
+async function benchRepairWithPeer(n: number, column: number, growth: GrowthTable, home: string, fillNow: number, filled: FilledStore): Promise<void> {
+  const peerHome = makeScratchDir(`adm-bench-scale-files-peer-${sizeLabel(n)}`);
+  let primary: Restart | undefined;
+  let peer: FilesNodeProcess | undefined;
+  try {
+    const peerFill = await fillFilesStore(join(peerHome, '.adm-ipfs'), n, { seed: FILL_SEED, now: fillNow });
+    say(`   repair with a peer: the peer's store (the same files) filled in ${s(peerFill.ms)}`);
+    const [primaryP2p, peerP2p] = [await freePort(), await freePort()];
+    const nodes = [
+      { name: 'P', multiAddr: `/ip4/${LOOPBACK}/tcp/${primaryP2p}/p2p/${filled.peerId}` },
+      { name: 'Q', multiAddr: `/ip4/${LOOPBACK}/tcp/${peerP2p}/p2p/${peerFill.peerId}` },
+    ];
+    const memberConfig = (port: number, p2pPort: number, repairEnabled: boolean) => ({
+      ...filesConfig(port),
+      nodes,
+      peerDiscovery: { listen: [`/ip4/${LOOPBACK}/tcp/${p2pPort}`], bootstrap: [] },
+      replication: pairReplication(repairEnabled),
+      health: { ...(filesConfig(port).health as Record<string, unknown>), requiredPeerCount: 0 },
+    });
+    peer = await startFilesNodeProcess(peerHome, memberConfig(await freePort(), peerP2p, false), { label: `files-peer-${sizeLabel(n)}`, readyTimeoutMs: READY_TIMEOUT_MS });
+    const peerCpuBefore = cpuSecondsOf(peer.process.pid) ?? NaN;
+    primary = await restartNode(home, `files-repair-${sizeLabel(n)}`, memberConfig(await freePort(), primaryP2p, true));
+    const peerCpu = (cpuSecondsOf(peer.process.pid) ?? NaN) - peerCpuBefore;
+    const { body: metrics } = await getJson(primary.node.port, '/api/storage/metrics', JSON_TIMEOUT_MS);
+    const cycle = metrics?.replication?.cycle;
+    const batches = Math.ceil(filled.counts.confirmed / 100);
+    const pacedMs = primary.readyMs + batches * 1_000;
+    growth.set('start with a peer: health ready (one repair cycle, unpaced)', column, primary.readyMs, s(primary.readyMs));
+    growth.set('start with a peer: node CPU until ready (peer CPU)', column, primary.cpuSeconds, `${fmt(primary.cpuSeconds, 2)} s (${fmt(peerCpu, 2)} s)`);
+    growth.set('the same cycle at the default 1 s between batches (at least)', column, pacedMs, s(pacedMs));
+    say(
+      `   start with a peer holding every copy: HTTP after ${s(primary.httpMs)}, ready after ${s(primary.readyMs)} (one repair cycle asking the peer for ${fmtInt(filled.counts.confirmed)} confirmed files), ` +
+        `node CPU ${fmt(primary.cpuSeconds, 2)} s, peer CPU ${fmt(peerCpu, 2)} s; cycle report ${JSON.stringify(cycle ?? null).slice(0, 300)}; ` +
+        `paced at the default repairBatchDelayMs (1 s after each of ${fmtInt(batches)} batches) it takes at least ${s(pacedMs)}`,
+    );
+  } finally {
+    await primary?.node.process.stop(60_000);
+    await peer?.process.stop(60_000);
+    rmSync(peerHome, { recursive: true, force: true });
   }
 }
 

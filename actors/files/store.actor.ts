@@ -384,8 +384,14 @@ export function storeLogic(options: StoreOptions) {
         case 'store.noteHolders':
           try {
             const { registry } = holder.get();
-            if (event.held?.length) registry.acknowledge(event.cid, event.held, event.at);
-            if (event.gone?.length) registry.forgetAcknowledgements(event.cid, event.gone);
+            // Only what changes is written. A repair cycle hears every copy it asks about confirmed again, and a
+            // registry transaction (with its fsync) per confirmed copy held the owner ~4 ms each (issue 30: 3.6 s of a
+            // 1,000-file cycle's 25 s with one peer; at 1M files, about an hour of fsyncs per cycle).
+            const known = new Set(registry.acknowledgedBy(event.cid));
+            const held = event.held?.filter((peer) => !known.has(peer)) ?? [];
+            const gone = event.gone?.filter((peer) => known.has(peer)) ?? [];
+            if (held.length > 0) registry.acknowledge(event.cid, held, event.at);
+            if (gone.length > 0) registry.forgetAcknowledgements(event.cid, gone);
           } catch (error) {
             logger.warn({ kind: (error as Error).name }, 'could not note which peers hold a copy');
           }

@@ -40,6 +40,8 @@ export interface FilledStore {
   /** CIDs of pinned, held files (confirmed or temporary), for status and download requests. */
   readonly sampleHeld: readonly string[];
   readonly ms: number;
+  /** The store's own peer id (its key, made by the fill as the node makes it). */
+  readonly peerId: string;
 }
 
 /** The record of file `index` of a store built at `now` from `seed` (the state mix above). */
@@ -82,6 +84,7 @@ export async function fillFilesStore(storeDirectory: string, count: number, opti
   const sampleHeld: string[] = [];
   let pinned = 0;
   let blockBytes = 0;
+  const peerId = node.peerId;
   try {
     for (let first = 0; first < count; first += BATCH) {
       const files = Array.from({ length: Math.min(BATCH, count - first) }, (_, i) => contentOf(options.seed, first + i, random));
@@ -111,5 +114,5 @@ export async function fillFilesStore(storeDirectory: string, count: number, opti
     holder.set(undefined);
     await stopFilesNode(node);
   }
-  return { files: count, pinned, blockBytes, counts, sampleHeld, ms: Date.now() - started };
+  return { files: count, pinned, blockBytes, counts, sampleHeld, ms: Date.now() - started, peerId };
 }

@@ -37,7 +37,8 @@ export interface SqliteRegistryOptions {
   readonly gcRunsKept?: number;
 }
 
-// Keyed (cid, peer_id) so a repeated acknowledgement is one row; `acknowledged_at` is the last time it was learned.
+// Keyed (cid, peer_id) so a repeated acknowledgement is one row; `acknowledged_at` is when it was written (the owner
+// writes an acknowledgement only when it is new: actors/files/store.actor.ts `store.noteHolders`).
 const ACKS_SQL = `
 CREATE TABLE IF NOT EXISTS file_acks (
   cid             TEXT    NOT NULL CHECK (length(cid) > 0),

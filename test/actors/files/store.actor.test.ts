@@ -124,6 +124,28 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     return watched;
   };
 
+  it('notes which peers hold a copy, writing only what changes', async () => {
+    const cid = await cidOf('held by peers');
+    registry.put(confirmedRecord(cid.toString(), NOW, 'upload', 5));
+    const writes: string[] = [];
+    const acknowledge = registry.acknowledge.bind(registry);
+    const forget = registry.forgetAcknowledgements.bind(registry);
+    registry.acknowledge = (...args) => (writes.push(`ack ${args[1].join(',')}`), acknowledge(...args));
+    registry.forgetAcknowledgements = (...args) => (writes.push(`forget ${args[1].join(',')}`), forget(...args));
+    const note = async (held: string[], gone: string[] = []) => {
+      store.tell({ type: 'store.noteHolders', cid: cid.toString(), held, gone, at: NOW });
+      await tick();
+    };
+    await note(['peer-a', 'peer-b']);
+    // A repair cycle hears the same copies confirmed again: nothing to write.
+    await note(['peer-a', 'peer-b']);
+    await note(['peer-a'], ['peer-c']);
+    // peer-b lost its copy, peer-c now has one.
+    await note(['peer-c', 'peer-a'], ['peer-b']);
+    assert.deepEqual(writes, ['ack peer-a,peer-b', 'ack peer-c', 'forget peer-b']);
+    assert.deepEqual([...registry.acknowledgedBy(cid.toString())].sort(), ['peer-a', 'peer-c']);
+  });
+
   it('applies an event and performs its effect before writing', async () => {
     const cid = await cidOf('plain');
     registry.put(temporary(cid));
