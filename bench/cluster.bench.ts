@@ -411,7 +411,6 @@ async function benchTransportFloor(singleCpuPerMib: number, singleMs: number): P
     const rows: string[][] = [];
     const sender: number[] = [];
     const receivers: number[][] = [[], []];
-    const walls: number[] = [];
     for (let round = 0; round < UPLOAD_ROUNDS; round++) {
       const serverBefore = cpuSecondsOf(server.pid);
       const reports = await Promise.all(
@@ -423,11 +422,10 @@ async function benchTransportFloor(singleCpuPerMib: number, singleMs: number): P
       const serverAfter = cpuSecondsOf(server.pid);
       if (reports.some((report) => report.bytes !== UPLOAD_SIZE)) throw new Error(`a floor pull received ${reports.map((report) => report.bytes).join(' and ')} bytes, not ${UPLOAD_SIZE}`);
       const serverPerMib = serverBefore === undefined || serverAfter === undefined ? Number.NaN : ((serverAfter - serverBefore) * 1000) / (UPLOAD_SIZE / MIB);
-      const wall = Math.max(...reports.map((report) => report.wallMs));
+      const receiverPerMib = reports.map((report) => report.cpuMs / (UPLOAD_SIZE / MIB));
       sender.push(serverPerMib);
-      reports.forEach((report, index) => receivers[index]!.push(report.cpuMs / (UPLOAD_SIZE / MIB)));
-      walls.push(wall);
-      rows.push([`round ${round + 1}`, seconds(wall), cpuCell([serverPerMib, ...reports.map((report) => report.cpuMs / (UPLOAD_SIZE / MIB))])]);
+      receiverPerMib.forEach((perMib, index) => receivers[index]!.push(perMib));
+      rows.push([`round ${round + 1}`, seconds(Math.max(...reports.map((report) => report.wallMs))), cpuCell([serverPerMib, ...receiverPerMib])]);
     }
     say(`transport floor: ${UPLOAD_SIZE / MIB} MiB pulled twice at once from one process over the nodes' stack (TCP + noise + yamux), each receiver hashing and writing every 1 MiB block, nothing else`);
     say(table(['round', 'both copies', 'CPU ms/MiB (sender / receiver 1 / receiver 2)'], rows));

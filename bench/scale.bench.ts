@@ -431,13 +431,16 @@ async function benchRepairWithPeer(n: number, column: number, growth: GrowthTabl
       { name: 'P', multiAddr: `/ip4/${LOOPBACK}/tcp/${primaryP2p}/p2p/${filled.peerId}` },
       { name: 'Q', multiAddr: `/ip4/${LOOPBACK}/tcp/${peerP2p}/p2p/${peerFill.peerId}` },
     ];
-    const memberConfig = (port: number, p2pPort: number, repairEnabled: boolean) => ({
-      ...filesConfig(port),
-      nodes,
-      peerDiscovery: { listen: [`/ip4/${LOOPBACK}/tcp/${p2pPort}`], bootstrap: [] },
-      replication: pairReplication(repairEnabled),
-      health: { ...(filesConfig(port).health as Record<string, unknown>), requiredPeerCount: 0 },
-    });
+    const memberConfig = (port: number, p2pPort: number, repairEnabled: boolean) => {
+      const base = filesConfig(port);
+      return {
+        ...base,
+        nodes,
+        peerDiscovery: { listen: [`/ip4/${LOOPBACK}/tcp/${p2pPort}`], bootstrap: [] },
+        replication: pairReplication(repairEnabled),
+        health: { ...(base.health as Record<string, unknown>), requiredPeerCount: 0 },
+      };
+    };
     peer = await startFilesNodeProcess(peerHome, memberConfig(await freePort(), peerP2p, false), { label: `files-peer-${sizeLabel(n)}`, readyTimeoutMs: READY_TIMEOUT_MS });
     const batches = Math.ceil(filled.counts.confirmed / 100);
     const peerCpuBefore = cpuSecondsOf(peer.process.pid) ?? NaN;
@@ -471,7 +474,7 @@ async function benchRepairWithPeer(n: number, column: number, growth: GrowthTabl
 
 async function benchFiles(size: ScaleSize): Promise<void> {
   const sizes = FILES_SIZES[size];
-  say(`== files: stores of ${sizes.map(fmtInt).join(', ')} files; per size: fill, restart, ${REQUESTS} sequential requests per route (1 connection, after ${WARMUP_REQUESTS}), GC dry run x${GC_RUNS}, original-store walk`);
+  say(`== files: stores of ${sizes.map(fmtInt).join(', ')} files; per size: fill, restart, ${REQUESTS} sequential requests per route (1 connection, after ${WARMUP_REQUESTS}), GC dry run x${GC_RUNS}, restart, a repair cycle with a peer (up to ${fmtInt(REPAIR_PEER_MAX_FILES)} files), original-store walk`);
   const growth = new GrowthTable(sizes.map(sizeLabel));
   try {
     for (const [column, n] of sizes.entries()) await benchFilesAt(n, column, growth);

@@ -84,7 +84,6 @@ export async function fillFilesStore(storeDirectory: string, count: number, opti
   const sampleHeld: string[] = [];
   let pinned = 0;
   let blockBytes = 0;
-  const peerId = node.peerId;
   try {
     for (let first = 0; first < count; first += BATCH) {
       const files = Array.from({ length: Math.min(BATCH, count - first) }, (_, i) => contentOf(options.seed, first + i, random));
@@ -114,5 +113,5 @@ export async function fillFilesStore(storeDirectory: string, count: number, opti
     holder.set(undefined);
     await stopFilesNode(node);
   }
-  return { files: count, pinned, blockBytes, counts, sampleHeld, ms: Date.now() - started, peerId };
+  return { files: count, pinned, blockBytes, counts, sampleHeld, ms: Date.now() - started, peerId: node.peerId };
 }
