@@ -14,6 +14,7 @@ import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { FILES_DEFAULTS } from '../../src/files/config-defaults.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
+import { OperatorPageWatch } from '../support/operator-page.js';
 import { openSocket, readResponse } from '../support/raw-http.js';
 import { CHROMIUM_EXECUTABLE, chromiumPackage, skipWithout } from '../support/system-packages.js';
 import { waitFor } from '../support/wait.js';
@@ -72,6 +73,7 @@ describe('operator page in headless Chromium against `adm-infra all`', { timeout
   let service: CliProcess | undefined;
   let browser: Browser | undefined;
   let page: Page;
+  let watch: OperatorPageWatch;
   let failed = false;
   const cspViolations: string[] = [];
   const base = () => `http://127.0.0.1:${adminPort}`;
@@ -110,6 +112,7 @@ describe('operator page in headless Chromium against `adm-infra all`', { timeout
     // Small /dev/shm in CI containers crashes Chromium's renderer; /tmp is used instead.
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--disable-dev-shm-usage'] });
     page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    watch = new OperatorPageWatch(page);
     page.on('console', (message) => {
       if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
@@ -163,17 +166,14 @@ describe('operator page in headless Chromium against `adm-infra all`', { timeout
 
   check('a wrong key shows the 401 message and keeps the key form', async () => {
     await page.goto(`${base()}/`);
-    await page.fill('#key', 'not-the-operator-key-000000000000000000');
-    await page.click('#key-form button[type=submit]');
-    await page.waitForSelector('#message.error');
+    await watch.submitKey('not-the-operator-key-000000000000000000', '#message.error');
     assert.match((await page.textContent('#message')) ?? '', /401/);
     assert.ok(await page.isVisible('#key-form'), 'the form asks again');
     assert.equal(await page.locator('#tree li.actor').count(), 0, 'no data shown');
   });
 
   check('with the key the tree lists every service with states, statuses and restart counts', async () => {
-    await page.fill('#key', ADMIN_KEY);
-    await page.click('#key-form button[type=submit]');
+    await watch.submitKey(ADMIN_KEY, 'li.actor[data-system-id="root"]');
     const actors = [
       'root',
       'rates',
@@ -268,12 +268,11 @@ describe('operator page in headless Chromium against `adm-infra all`', { timeout
     writeFileSync(config, JSON.stringify({ network: 'testnet', rpc: { port }, networks: { testnet: { nodes: [{ ip: '127.0.0.1', protocol: 'http', port: 9 }] } } }));
     const consoleCli = startCli(['console', '--config', config, '--host', '127.0.0.1'], { HOME: join(dir, 'home'), ADMIN_PORT: String(keyless) }, dir);
     const other = await browser!.newPage();
+    const otherWatch = new OperatorPageWatch(other);
     try {
       await consoleCli.waitForLine((line) => line.msg === 'adm-infra started', 30_000);
       await other.goto(`http://127.0.0.1:${keyless}/`);
-      await other.fill('#key', ADMIN_KEY);
-      await other.click('#key-form button[type=submit]');
-      await other.waitForSelector('#message.error');
+      await otherWatch.submitKey(ADMIN_KEY, '#message.error');
       assert.match((await other.textContent('#message')) ?? '', /503.*ADMIN_API_KEY/);
       assert.ok(await other.isVisible('#key-form'));
     } finally {

@@ -17,6 +17,7 @@ import { MACHINES } from '../../actors/statechart.js';
 import { freePort, startCli, type CliProcess } from '../support/cli.js';
 import { drawingProblems, expectedChart, type DrawnArrow, type DrawnBox } from '../support/drawing-checks.js';
 import { filesCliConfig } from '../support/files-config.js';
+import { OperatorPageWatch } from '../support/operator-page.js';
 import { repositoryRoot } from '../support/fixtures.js';
 import { CHROMIUM_EXECUTABLE, chromiumPackage, skipWithout } from '../support/system-packages.js';
 
@@ -73,10 +74,9 @@ describe('statecharts drawn on the operator page (headless Chromium, `adm-infra 
     page.on('console', (message) => {
       if (message.type() === 'error' && /Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
+    const watch = new OperatorPageWatch(page);
     await page.goto(`${adminBase}/`);
-    await page.fill('#key', OPERATOR_KEY);
-    await page.click('#key-form button[type=submit]');
-    await page.waitForSelector('#tree-drawing svg g.box[data-id="files.gc"]', { timeout: 20_000 });
+    await watch.submitKey(OPERATOR_KEY, '#tree-drawing svg g.box[data-id="files.gc"]', 20_000);
   });
 
   after(async () => {
