@@ -97,12 +97,12 @@ test('the files store has one owner: actors/files/store.actor.ts writes records,
   // The registry's writes of records, pin intents and holder acknowledgements, and every change of a root pin. GC runs
   // and actor state are written by the actors they belong to, on purpose.
   const STORE_WRITES = [
-    /\b(?:registry|#registry)\s*(?:\(\))?\s*\.\s*(?:put|putMany|delete|commitUpload|addIntent|removeIntent|removeSessionIntents|acknowledge|forgetAcknowledgements)\s*\(/,
+    /\b(?:registry|#registry)\s*(?:\(\))?\s*\.\s*(?:put|putMany|delete|commitUpload|addIntent|removeIntent|removeSessionIntents|acknowledge|forgetAcknowledgements|noteHolders)\s*\(/,
     /\bpins\s*\.\s*(?:add|remove|rm)\s*\(/,
   ];
   const { offenders, read } = linesMatching(['actors', 'http', 'src'], 'actors/files/store.actor.ts', (line) => STORE_WRITES.some((pattern) => pattern.test(line)));
   assert.ok(read > 50, `the check read the sources (${read} files)`);
-  for (const sample of ['node.registry.put(record);', 'node.registry.addIntent(cid, session, now);', 'registry.acknowledge(cid, held, at);', 'await node.pins.add(cid, { signal });', 'node.helia.pins.rm(cid)']) {
+  for (const sample of ['node.registry.put(record);', 'node.registry.addIntent(cid, session, now);', 'registry.acknowledge(cid, held, at);', 'registry.noteHolders(notes, at);', 'await node.pins.add(cid, { signal });', 'node.helia.pins.rm(cid)']) {
     assert.ok(STORE_WRITES.some((pattern) => pattern.test(sample)), `the patterns find ${sample}`);
   }
   assert.deepEqual(offenders, []);

@@ -235,7 +235,7 @@ export function contentLogic(options: ContentOptions) {
     const copies = options.copies;
     const outcomes: CopyOutcome[] = await Promise.all(targets.map((peerId) => copies.place(peerId, record.cid, signal, session)));
     // A staged copy is not stored until its commit is settled: the strict path notes those itself.
-    if (session === undefined) store.tell({ type: 'store.noteHolders', cid: record.cid, held: targets.filter((_, index) => outcomes[index] === 'stored'), at: clock.now() });
+    if (session === undefined) store.tell({ type: 'store.noteHolders', notes: [{ cid: record.cid, held: targets.filter((_, index) => outcomes[index] === 'stored') }], at: clock.now() });
     return { cid: record.cid, report: replicationReport(placement, replication.ackQuorum, outcomes), askedPeers: targets };
   };
 
@@ -330,9 +330,8 @@ export function contentLogic(options: ContentOptions) {
         const records = await register();
         const stored = placed.flatMap((entry) => entry.askedPeers.filter((_, index) => entry.report.attempts[index]?.outcome === 'stored').map((peerId) => ({ peerId, cid: entry.cid })));
         const settled = await Promise.all(stored.map(({ peerId, cid }) => settleStaged(peerId, cid, 'commit', sessionId)));
-        stored.forEach(({ peerId, cid }, index) => {
-          if (settled[index]) store.tell({ type: 'store.noteHolders', cid, held: [peerId], at: clock.now() });
-        });
+        const committed = stored.filter((_, index) => settled[index]).map(({ peerId, cid }) => ({ cid, held: [peerId] }));
+        store.tell({ type: 'store.noteHolders', notes: committed, at: clock.now() });
         // spec §4.2 500: "replica settlement failed"; the local decision stays durable and repair fixes the copies.
         if (!settled.every(Boolean)) throw new ReplicaSettlementError();
         return { records, reports };

@@ -178,7 +178,7 @@ export function gcLogic(options: GcOptions) {
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
-              const noteHeld = (cid: string, peerId: string) => store.tell({ type: 'store.noteHolders', cid, held: [peerId], at: clock.now() });
+              const noteHeld = (cid: string, peerId: string) => store.tell({ type: 'store.noteHolders', notes: [{ cid, held: [peerId] }], at: clock.now() });
               const confirmed = await probeHolders(copies, clock, selection.candidates, signal, noteHeld);
               if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;

@@ -9,9 +9,11 @@
 //
 // One batch (`runBatch`): the next REPAIR_BATCH_SIZE confirmed records after the cursor. Per record in scope
 // (confirmed, pinned, held here): its designated peers besides this node (placement over the configured peer ids,
-// for the file's age) are asked `have`, at most `repairProbeConcurrency` at a time; each one missing its copy is
-// asked to `place` one (same bound), this node being the source. A peer that confirms or stores its copy is noted in
-// the registry as acknowledging it, one that answers it has none is struck off (the file status counts them).
+// for the file's age) whose acknowledgement is missing or older than the recheck window (copyDue,
+// `replication.repairRecheckMs`) are asked `have`, at most `repairProbeConcurrency` at a time; each one missing its
+// copy is asked to `place` one (same bound), this node being the source. A peer that confirms or stores its copy is
+// noted in the registry as acknowledging it now, one that answers it has none is struck off (the file status counts
+// them); the batch's notes go to the store owner as one notice, one registry transaction.
 // Before placing, the local pin is checked: content
 // not actually pinned here cannot be a source, and the record is unrecoverable. A peer that cannot be reached reads
 // as missing and its placement as failed: a shortfall that the next cycle retries (notes A.4). The invoke's signal
@@ -30,6 +32,7 @@ import { membershipVersion } from '../../src/files/health.js';
 import type { PlacementTier } from '../../src/files/placement.js';
 import {
   addCounts,
+  copyDue,
   inRepairScope,
   NO_COUNTS,
   NOT_PROBED,
@@ -51,6 +54,7 @@ import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
 import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
+import type { HolderNote } from '../../storage/files/registry.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { StorePort } from './store.actor.js';
 import type { RepairStatusBoard } from './repair-status.js';
@@ -74,6 +78,8 @@ export interface RepairSettings {
   readonly batchDelayMs: number;
   /** `replication.repairProbeConcurrency`: peers asked at once for one record. */
   readonly probeConcurrency: number;
+  /** `replication.repairRecheckMs`: a copy acknowledged within (its share of) this long is not asked about again. */
+  readonly recheckMs: number;
   /** Peer ids of the configured `nodes` (this node's own entry included or not). */
   readonly members: readonly string[];
   readonly placement: readonly PlacementTier[];
@@ -88,6 +94,7 @@ export function repairSettings(config: FilesConfig): RepairSettings {
     schedule: config.replication.repairSchedule,
     batchDelayMs: config.replication.repairBatchDelayMs,
     probeConcurrency: config.replication.repairProbeConcurrency,
+    recheckMs: config.replication.repairRecheckMs,
     members,
     placement: config.replication.placement,
     policyVersion: repairPolicyVersion(membershipVersion(members), config.replication.placement),
@@ -152,30 +159,34 @@ export function repairLogic(options: RepairOptions) {
     const startedAt = clock.now();
     const records = node.registry.list({ state: 'confirmed', ...(cursor === null ? {} : { afterCid: cursor }), limit: REPAIR_BATCH_SIZE });
     let counts = NO_COUNTS;
-    for (const record of records) {
-      signal.throwIfAborted();
-      counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, signal)));
+    const notes: HolderNote[] = [];
+    try {
+      for (const record of records) {
+        signal.throwIfAborted();
+        counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, notes, signal)));
+      }
+    } finally {
+      // What the peers said is what the file status counts (spec §2.2), also from a batch cut short.
+      if (notes.length > 0) store.tell({ type: 'store.noteHolders', notes, at: clock.now() });
     }
     return { counts, fetched: records.length, lastCid: records.at(-1)?.cid ?? null, startedAt, finishedAt: clock.now() };
   };
 
-  const repairRecord = async (node: FilesNode, record: FileRecord, now: number, signal: AbortSignal): Promise<RecordRepairOutcome> => {
+  /** Probes and places the copies of one record; what the peers said is added to `notes`. */
+  const repairRecord = async (node: FilesNode, record: FileRecord, now: number, notes: HolderNote[], signal: AbortSignal): Promise<RecordRepairOutcome> => {
     if (!inRepairScope(record)) return NOT_PROBED;
     const copies = options.copies;
     if (!copies) throw new Error('repair needs a copy client (replication.enabled)');
-    const targets = repairTargets(record, settings.members, node.peerId, settings.placement, now);
+    const designated = repairTargets(record, settings.members, node.peerId, settings.placement, now);
+    if (designated.length === 0) return NOT_PROBED;
+    const acknowledged = settings.recheckMs > 0 ? node.registry.acknowledgements(record.cid) : undefined;
+    const targets = designated.filter((peerId) => copyDue(acknowledged?.get(peerId), record.cid, peerId, now, settings.recheckMs));
     if (targets.length === 0) return NOT_PROBED;
     const answers = await mapLimit(targets, settings.probeConcurrency, signal, (peerId) => copies.probe(peerId, record.cid, signal));
     signal.throwIfAborted();
-    // What the peers said is what the file status counts (spec §2.2): a confirmed copy is an acknowledgement, a peer
-    // that answered "not here" has lost its own; one that could not be asked keeps what it had.
-    store.tell({
-      type: 'store.noteHolders',
-      cid: record.cid,
-      held: targets.filter((_, index) => answers[index] === 'held'),
-      gone: targets.filter((_, index) => answers[index] === 'missing'),
-      at: clock.now(),
-    });
+    // A confirmed copy is an acknowledgement, a peer that answered "not here" has lost its own; one that could not be
+    // asked keeps what it had.
+    notes.push({ cid: record.cid, held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') });
     const missing = targets.filter((_, index) => answers[index] !== 'held');
     if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
     let source: boolean;
@@ -189,7 +200,7 @@ export function repairLogic(options: RepairOptions) {
     if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
     const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
     signal.throwIfAborted();
-    store.tell({ type: 'store.noteHolders', cid: record.cid, held: missing.filter((_, index) => outcomes[index] === 'stored'), at: clock.now() });
+    notes.push({ cid: record.cid, held: missing.filter((_, index) => outcomes[index] === 'stored') });
     return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
   };
 

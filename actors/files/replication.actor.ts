@@ -327,7 +327,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
    * repair checks its own pin first), so it acknowledges a stored copy as far as this node's file status is concerned
    * (spec §2.2). The write is best effort: the copy here is durable either way.
    */
-  const noteSource = (cid: CID, remotePeer: string) => store.tell({ type: 'store.noteHolders', cid: cid.toString(), held: [remotePeer], at: clock.now() });
+  const noteSource = (cid: CID, remotePeer: string) => store.tell({ type: 'store.noteHolders', notes: [{ cid: cid.toString(), held: [remotePeer] }], at: clock.now() });
 
   const answer = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<ReplicationResponse> => {
     let request: ReplicationRequest;

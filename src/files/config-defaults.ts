@@ -67,6 +67,8 @@ export const FILES_DEFAULTS = deepFreeze({
     repairSchedule: '0 */30 * * * *',
     repairBatchDelayMs: 1_000,
     repairProbeConcurrency: 4,
+    /** 24 h: a copy a peer confirmed is asked about again after 12–24 h (src/files/repair.ts copyDue). */
+    repairRecheckMs: 86_400_000,
   },
   health: {
     checkpointIntervalMs: 60_000,

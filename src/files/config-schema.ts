@@ -69,6 +69,7 @@ export const FilesConfigSchema = Type.Object({
       repairSchedule: Cron(),
       repairBatchDelayMs: Int(0),
       repairProbeConcurrency: Int(1),
+      repairRecheckMs: Int(0),
     }),
   ),
   health: Type.Optional(

@@ -101,6 +101,8 @@ export interface FilesConfig {
     readonly repairSchedule: CronSchedule;
     readonly repairBatchDelayMs: number;
     readonly repairProbeConcurrency: number;
+    /** Not in the original's config: how long a peer's confirmed copy is trusted before repair asks again; 0 = every cycle. */
+    readonly repairRecheckMs: number;
   };
   readonly health: {
     readonly checkpointIntervalMs: number;
@@ -397,6 +399,7 @@ function resolveReplication(replicationRaw: Loose, confirmationRequired: boolean
     repairSchedule,
     repairBatchDelayMs: intAt(replicationRaw.repairBatchDelayMs) ?? D.repairBatchDelayMs,
     repairProbeConcurrency: intAt(replicationRaw.repairProbeConcurrency) ?? D.repairProbeConcurrency,
+    repairRecheckMs: intAt(replicationRaw.repairRecheckMs) ?? D.repairRecheckMs,
   };
 }
 

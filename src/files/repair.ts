@@ -85,9 +85,29 @@ export function repairTargets(record: FileRecord, members: readonly string[], se
   return copyTargets(placementOf(record.cid, members, self, tiers, Math.max(0, now - record.createdAt)), self);
 }
 
+/**
+ * Whether a designated peer must be asked `have` about its copy again. Yes when it never acknowledged one, when its
+ * acknowledgement is dated after `now` (a clock set back), or when it is older than this copy's share of the recheck
+ * window (`replication.repairRecheckMs`); a window of 0 asks every copy on every cycle, as the original did.
+ * Asking about every copy every cycle does not scale: one `have` costs a stream and ~3 ms of CPU on each side, so a
+ * cycle over a million files with a peer took hours and `repairFresh` could never hold (issue 30).
+ * A copy's share is between half and the whole window, fixed by a hash of the CID and the peer: the copies a first
+ * cycle over a large store acknowledged within minutes come due spread over half a window, not all in one cycle.
+ */
+export function copyDue(acknowledgedAt: number | undefined, cid: string, peerId: string, now: number, recheckMs: number): boolean {
+  if (recheckMs <= 0 || acknowledgedAt === undefined || acknowledgedAt > now) return true;
+  return now - acknowledgedAt >= recheckMs * recheckShare(cid, peerId);
+}
+
+/** In [0.5, 1): the part of the recheck window after which this peer's copy of this file is asked about again. */
+export function recheckShare(cid: string, peerId: string): number {
+  const word = createHash('sha256').update(cid).update('\0').update(peerId).digest().readUInt32BE(0);
+  return 0.5 + word / 2 ** 33;
+}
+
 /** What happened to one examined record (the actor probes and places; this is only its outcome). */
 export interface RecordRepairOutcome {
-  /** In scope and with at least one designated peer, which were asked `have`. */
+  /** In scope and with at least one designated peer due a recheck (copyDue), which were asked `have`. */
   readonly probed: boolean;
   /** Designated peers that did not confirm a copy. */
   readonly missing: number;
@@ -97,7 +117,10 @@ export interface RecordRepairOutcome {
   readonly unrecoverable: boolean;
 }
 
-/** A record that was examined and needed nothing (out of scope, or no peer designated besides this node). */
+/**
+ * A record that was examined and needed nothing: out of scope, no peer designated besides this node, or every designated
+ * peer acknowledged its copy within the recheck window.
+ */
 export const NOT_PROBED: RecordRepairOutcome = { probed: false, missing: 0, stored: 0, unrecoverable: false };
 
 /**

@@ -24,7 +24,7 @@ import type Database from 'better-sqlite3';
 import { openSqlite } from '../sqlite.js';
 import type { LifecycleCounts } from '../../src/files/lifecycle.js';
 import type { FileRecord, FileState, RecordOrigin } from '../../src/files/types.js';
-import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type ListQuery, type PinIntent } from './registry.js';
+import { DEFAULT_GC_RUNS_KEPT, type FileRegistry, type GcRunEvidence, type HolderNote, type ListQuery, type PinIntent } from './registry.js';
 
 /**
  * `PRAGMA user_version` of the layout below. Bump with a migration step when the layout changes.
@@ -37,8 +37,8 @@ export interface SqliteRegistryOptions {
   readonly gcRunsKept?: number;
 }
 
-// Keyed (cid, peer_id) so a repeated acknowledgement is one row; `acknowledged_at` is when it was written (the owner
-// writes an acknowledgement only when it is new: actors/files/store.actor.ts `store.noteHolders`).
+// Keyed (cid, peer_id) so a repeated acknowledgement is one row; `acknowledged_at` is when the peer last confirmed its
+// copy: repair asks again only about copies older than its recheck window (actors/files/repair.actor.ts).
 const ACKS_SQL = `
 CREATE TABLE IF NOT EXISTS file_acks (
   cid             TEXT    NOT NULL CHECK (length(cid) > 0),
@@ -232,6 +232,7 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   );
   const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ?');
   const acksStmt = db.prepare('SELECT peer_id FROM file_acks WHERE cid = ? ORDER BY peer_id').pluck();
+  const acksTimedStmt = db.prepare('SELECT peer_id, acknowledged_at FROM file_acks WHERE cid = ? ORDER BY peer_id').raw();
   // One statement per filter shape, so each walks its index (an `@x IS NULL OR …` form would not).
   const listAll = db.prepare(`SELECT ${COLUMNS} FROM files ORDER BY cid LIMIT @limit`);
   const listAfter = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid > @after ORDER BY cid LIMIT @limit`);
@@ -287,6 +288,14 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     for (const peer of new Set(peerIds)) removed += removeAckStmt.run(cid, peer).changes;
     return removed;
   });
+  const notesTx = db.transaction((notes: readonly HolderNote[], at: number): number => {
+    let written = 0;
+    for (const { cid, held = [], gone = [] } of notes) {
+      for (const peer of new Set(held)) written += addAckStmt.run({ cid, peer, at }).changes;
+      for (const peer of new Set(gone)) written += removeAckStmt.run(cid, peer).changes;
+    }
+    return written;
+  });
   const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
     const id = Number(insertGcStmt.run(startedAt, finishedAt, report).lastInsertRowid);
     trimGcStmt.run(gcRunsKept);
@@ -328,6 +337,15 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
 
     acknowledgedBy(cid) {
       return acksStmt.all(cid) as string[];
+    },
+
+    acknowledgements(cid) {
+      return new Map(acksTimedStmt.all(cid) as [string, number][]);
+    },
+
+    noteHolders(notes, now) {
+      if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
+      return notesTx(notes, now);
     },
 
     list(query: ListQuery) {

@@ -44,6 +44,15 @@ export interface GcRunEvidence<R = unknown> {
   readonly report: R;
 }
 
+/** What the peers said about one file's copies (actors/files/store.actor.ts `store.noteHolders`). */
+export interface HolderNote {
+  readonly cid: string;
+  /** Peers that confirmed or stored a copy. */
+  readonly held?: readonly string[];
+  /** Peers that answered they have none. */
+  readonly gone?: readonly string[];
+}
+
 export interface FileRegistry {
   /** The record of a CID, matched exactly as stored (no CID normalization here). */
   get(cid: string): FileRecord | undefined;
@@ -71,6 +80,13 @@ export interface FileRegistry {
    * still counts (still a designated holder under the current membership) is the reader's question.
    */
   acknowledgedBy(cid: string): string[];
+  /** The same peers, each with the time it last acknowledged its copy (ms), for the repair's recheck window. */
+  acknowledgements(cid: string): Map<string, number>;
+  /**
+   * What peers said about many files, in one transaction (one fsync): each `held` peer is acknowledged at `now` (new,
+   * or its time refreshed), each `gone` peer forgotten. Returns how many rows were written or removed.
+   */
+  noteHolders(notes: readonly HolderNote[], now: number): number;
   /** Records ordered by CID (cursor walks for repair and the GC plan). */
   list(query: ListQuery): FileRecord[];
   /** Count per lifecycle state, zero for absent states. */

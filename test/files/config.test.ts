@@ -125,6 +125,7 @@ test('defaults are filled for a minimal file (notes C-table)', () => {
       repairSchedule: cron('0 */30 * * * *'),
       repairBatchDelayMs: 1_000,
       repairProbeConcurrency: 4,
+      repairRecheckMs: 86_400_000,
     },
     health: {
       checkpointIntervalMs: 60_000,

@@ -8,12 +8,14 @@ import { membershipVersion } from '../../src/files/health.js';
 import { placementOf } from '../../src/files/placement.js';
 import {
   backlogOf,
+  copyDue,
   cycleView,
   foldBatch,
   freshRepairState,
   inRepairScope,
   NO_COUNTS,
   NOT_PROBED,
+  recheckShare,
   recordCounts,
   REPAIR_BATCH_SIZE,
   repairBacklog,
@@ -64,6 +66,28 @@ describe('one record', () => {
     // A clock behind the record's creation is age 0, not a negative age.
     assert.deepEqual(repairTargets(record('c1'), MEMBERS, 'peer-a', TIERS, T0 - 5_000), repairTargets(record('c1'), MEMBERS, 'peer-a', TIERS, T0));
     assert.deepEqual(repairTargets(record('c1'), [], 'self', TIERS, T0), [], 'a node alone has no one to ask');
+  });
+
+  it('recheck: a copy is asked about again after its share of the window, spread over half a window', () => {
+    const DAY = 86_400_000;
+    const shares: number[] = [];
+    for (let i = 0; i < 2_000; i++) shares.push(recheckShare(`cid-${i}`, 'peer-b'));
+    assert.ok(shares.every((share) => share >= 0.5 && share < 1), 'between half and the whole window');
+    const quarters = [0, 0, 0, 0];
+    for (const share of shares) quarters[Math.floor((share - 0.5) * 8)]!++;
+    assert.ok(quarters.every((count) => count > 400), `spread over the half window, not bunched: ${quarters.join(' / ')}`);
+    assert.equal(recheckShare('cid-1', 'peer-b'), recheckShare('cid-1', 'peer-b'), 'fixed per copy');
+    assert.notEqual(recheckShare('cid-1', 'peer-b'), recheckShare('cid-1', 'peer-c'), 'per peer too');
+
+    const share = recheckShare('cid-1', 'peer-b');
+    const due = (acknowledgedAt: number | undefined, now: number, window = DAY) => copyDue(acknowledgedAt, 'cid-1', 'peer-b', now, window);
+    assert.equal(due(undefined, T0), true, 'never acknowledged');
+    assert.equal(due(T0, T0 + 60_000), false, 'confirmed a minute ago');
+    assert.equal(due(T0, T0 + Math.ceil(DAY * share) - 1), false, 'just inside its share');
+    assert.equal(due(T0, T0 + Math.ceil(DAY * share)), true, 'at its share');
+    assert.equal(due(T0, T0 + DAY), true, 'a whole window is past every share');
+    assert.equal(due(T0 + 60_000, T0), true, 'dated after now (a clock set back): asked');
+    assert.equal(due(T0, T0, 0), true, 'a window of 0 asks every cycle');
   });
 
   it('counts: examined always, checked when probed, repaired only when every missing copy was stored', () => {

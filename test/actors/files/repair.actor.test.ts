@@ -40,6 +40,8 @@ function settings(overrides: Partial<Omit<RepairSettings, 'schedule'>> & { sched
     required: true,
     batchDelayMs: 1_000,
     probeConcurrency: 2,
+    // Every copy asked on every pass, as the original did; the window has its own test.
+    recheckMs: 0,
     members,
     placement,
     policyVersion: repairPolicyVersion(membershipVersion(members), placement),
@@ -199,6 +201,36 @@ describe('files.repair', () => {
     h.peers.store = () => 'stored';
     await h.run();
     assert.deepEqual(node.registry.acknowledgedBy(cid), PEERS);
+    h.stop();
+  });
+
+  it('a recheck window: a copy confirmed within it is not asked about again; an old or unknown one is, and its time refreshed', async () => {
+    const DAY = 86_400_000;
+    const cid = await pinnedFile('recheck window');
+    const now = Date.now();
+    node.registry.acknowledge(cid, ['peer-a'], now - 60_000); // confirmed a minute ago
+    node.registry.acknowledge(cid, ['peer-b'], now - DAY - 1); // a whole window ago: past any share of it
+    // peer-c never acknowledged a copy.
+    const h = start(holder, { settings: settings({ recheckMs: DAY }) });
+    h.peers.holdEverything = true;
+    const first = await h.run();
+    assert.deepEqual(h.peers.haveCalls.map((call) => call.peer).sort(), ['peer-b', 'peer-c']);
+    assert.equal(first.checked, 1);
+    assert.equal(first.stillMissing, 0);
+    const times = await waitFor(() => {
+      const known = node.registry.acknowledgements(cid);
+      return known.size === 3 && (known.get('peer-b') ?? 0) >= now ? known : undefined;
+    }, { what: 'the batch\'s note written' });
+    assert.equal(times.get('peer-a'), now - 60_000, 'a copy not asked about keeps its time');
+    assert.ok(times.get('peer-c')! >= now);
+
+    // Every copy is fresh now: the next pass examines the record and asks nobody (an unpaced batch in a cycle).
+    h.peers.haveCalls.length = 0;
+    const second = await h.run();
+    assert.deepEqual(h.peers.haveCalls, []);
+    assert.equal(second.examined, 1);
+    assert.equal(second.checked, 0);
+    assert.equal(second.stillMissing, 0);
     h.stop();
   });
 

@@ -22,7 +22,7 @@ import { confirmedRecord, newUploadRecord } from '../../../src/files/lifecycle.j
 import type { FileEvent, FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
 import { openSqliteRegistry } from '../../../storage/files/registry.sqlite.js';
-import type { FileRegistry } from '../../../storage/files/registry.js';
+import type { FileRegistry, HolderNote } from '../../../storage/files/registry.js';
 
 const home = mkdtempSync(join(tmpdir(), 'file-records-'));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -124,26 +124,24 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     return watched;
   };
 
-  it('notes which peers hold a copy, writing only what changes', async () => {
-    const cid = await cidOf('held by peers');
-    registry.put(confirmedRecord(cid.toString(), NOW, 'upload', 5));
-    const writes: string[] = [];
-    const acknowledge = registry.acknowledge.bind(registry);
-    const forget = registry.forgetAcknowledgements.bind(registry);
-    registry.acknowledge = (...args) => (writes.push(`ack ${args[1].join(',')}`), acknowledge(...args));
-    registry.forgetAcknowledgements = (...args) => (writes.push(`forget ${args[1].join(',')}`), forget(...args));
-    const note = async (held: string[], gone: string[] = []) => {
-      store.tell({ type: 'store.noteHolders', cid: cid.toString(), held, gone, at: NOW });
+  it('notes which peers hold a copy: one registry transaction per notice, a held copy dated anew, a gone one struck off', async () => {
+    const [a, b] = [await cidOf('held by peers'), await cidOf('held by others')];
+    registry.put(confirmedRecord(a.toString(), NOW, 'upload', 5));
+    registry.put(confirmedRecord(b.toString(), NOW, 'upload', 5));
+    const writes: number[] = [];
+    const noteHolders = registry.noteHolders.bind(registry);
+    registry.noteHolders = (notes, at) => (writes.push(notes.length), noteHolders(notes, at));
+    const tell = async (notes: HolderNote[], at: number) => {
+      store.tell({ type: 'store.noteHolders', notes, at });
       await tick();
     };
-    await note(['peer-a', 'peer-b']);
-    // A repair cycle hears the same copies confirmed again: nothing to write.
-    await note(['peer-a', 'peer-b']);
-    await note(['peer-a'], ['peer-c']);
-    // peer-b lost its copy, peer-c now has one.
-    await note(['peer-c', 'peer-a'], ['peer-b']);
-    assert.deepEqual(writes, ['ack peer-a,peer-b', 'ack peer-c', 'forget peer-b']);
-    assert.deepEqual([...registry.acknowledgedBy(cid.toString())].sort(), ['peer-a', 'peer-c']);
+    await tell([{ cid: a.toString(), held: ['peer-a', 'peer-b'] }, { cid: b.toString(), held: ['peer-c'] }], NOW);
+    // A later pass: peer-a confirms again (its time is refreshed), peer-b lost its copy, peer-c now has one of a.
+    await tell([{ cid: a.toString(), held: ['peer-c', 'peer-a'], gone: ['peer-b'] }], NOW + 5);
+    await tell([], NOW + 6);
+    assert.deepEqual(writes, [2, 1], 'one call (one transaction) per notice; an empty notice writes nothing');
+    assert.deepEqual([...registry.acknowledgements(a.toString())], [['peer-a', NOW + 5], ['peer-c', NOW + 5]]);
+    assert.deepEqual([...registry.acknowledgements(b.toString())], [['peer-c', NOW]]);
   });
 
   it('applies an event and performs its effect before writing', async () => {

@@ -374,6 +374,22 @@ describe('file registry (sqlite): acknowledgements of stored copies', () => {
     });
   });
 
+  it('with their times; many files noted in one transaction, all or nothing', () => {
+    withRegistry((registry) => {
+      registry.put(record(CIDV1));
+      registry.put(record(CIDV0));
+      assert.equal(registry.noteHolders([{ cid: CIDV1, held: ['peer-b', 'peer-a'] }, { cid: CIDV0, held: ['peer-a'] }, { cid: 'unknown', held: ['peer-a'] }], T0), 3);
+      assert.deepEqual([...registry.acknowledgements(CIDV1)], [['peer-a', T0], ['peer-b', T0]]);
+      assert.equal(registry.noteHolders([{ cid: CIDV1, held: ['peer-a'], gone: ['peer-b', 'peer-x'] }], T0 + 9), 2);
+      assert.deepEqual([...registry.acknowledgements(CIDV1)], [['peer-a', T0 + 9]], 'held: dated anew; gone: struck off');
+      // A bad row in the middle of a notice leaves nothing of it written.
+      assert.throws(() => registry.noteHolders([{ cid: CIDV0, gone: ['peer-a'] }, { cid: CIDV1, held: [''] }], T0 + 10), /CHECK constraint/);
+      assert.deepEqual([...registry.acknowledgements(CIDV0)], [['peer-a', T0]]);
+      assert.throws(() => registry.noteHolders([{ cid: CIDV0, held: ['peer-a'] }], 2.5), RangeError);
+      assert.deepEqual(registry.acknowledgements('unknown').size, 0);
+    });
+  });
+
   it('survive every rewrite of the record (put, putMany, commitUpload) and go with delete', () => {
     withRegistry((registry) => {
       registry.put(record(CIDV1));
