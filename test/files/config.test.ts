@@ -480,6 +480,13 @@ test('upload deadlines: additive keys, read when given, bounded', () => {
   only({ ...MINIMAL, uploadMinBytesWindowMs: 0 }, 'uploadMinBytesWindowMs: must be >= 1000');
 });
 
+test("repair's recheck window: an additive key, 0 asks every copy on every cycle, negative refused", () => {
+  assert.equal(ok({ ...MINIMAL, replication: { repairRecheckMs: 0 } }).config.replication.repairRecheckMs, 0);
+  assert.equal(ok({ ...MINIMAL, replication: { repairRecheckMs: 3_600_000 } }).config.replication.repairRecheckMs, 3_600_000);
+  only({ ...MINIMAL, replication: { repairRecheckMs: -1 } }, 'replication.repairRecheckMs: must be >= 0');
+  only({ ...MINIMAL, replication: { repairRecheckMs: 1.5 } }, 'replication.repairRecheckMs: must be integer');
+});
+
 test('warnings for settings that do nothing', () => {
   const { warnings } = ok({ ...MINIMAL, enableDebugApi: true, nodes: [{ name: 'x', multiAddr: addr(0) }, { name: 'x', multiAddr: addr(1) }] });
   assert.deepEqual(warnings, [
