@@ -22,8 +22,8 @@
 //     second store filled from the same seed (the peer holds every copy) and the node's start with nothing
 //     acknowledged, whose startup cycle asks the peer `have` about every confirmed file (unpaced; `ready` waits for
 //     it); above, the peer's acknowledgements written into the registry as a cluster that has run has them. At every
-//     size: a restart with every copy acknowledged within the recheck window until `ready`, and one whole cycle by
-//     POST /api/storage/repair after it (benchRepairWithPeer);
+//     size: a start with every copy acknowledged and no repair evidence (`ready` waits for a whole walk), a plain
+//     restart, and one whole cycle by POST /api/storage/repair after it (benchRepairWithPeer);
 //   - the startup walk on an original store: the same blocks and pins with no registry (the original service keeps
 //     none), so every pin is registered by the walk (backfill): time until `ready`.
 // rates (sizes: small 1 / 6 months, full 1 / 5 years of snapshots every 10 minutes, 30 pairs): the history
@@ -67,6 +67,7 @@ import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { generateHistory, historyPairs, HISTORY_STEP_MS, JSON_TIMEOUT_MS, seedUpstreams, startService } from './support/rates-service.js';
 import { GoalReport } from './support/goals.js';
 import { combineRounds, interleave, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { REPAIR_STATE_KEY } from '../actors/files/repair.actor.js';
 import { openSqliteRegistry } from '../storage/files/registry.sqlite.js';
 import { fillFilesStore, type FilledStore } from './support/scale-files.js';
 import { makeScratchDir, removeScratchDirs } from './support/scratch.js';
@@ -414,16 +415,18 @@ function pairReplication(repairEnabled: boolean): Record<string, unknown> {
 }
 
 /**
- * Notes `peerId`'s acknowledgement of a stored copy of every confirmed file in the registry at `path`, dated `now`, as a
- * member of a cluster that has run for a while has them (the node must not be running). Through the registry's own
- * write, 10,000 files a transaction.
+ * Prepares the registry at `path` (the node must not be running) for a start with copies already acknowledged: with
+ * `peerId`, that peer's acknowledgement of a stored copy of every confirmed file, dated `now`, through the registry's
+ * own write, 10,000 files a transaction (a member of a cluster that has run has them); and the repair evidence
+ * removed, as a change of the node list or the placement does. Returns how many acknowledgements were written.
  */
-function acknowledgeEveryCopy(path: string, peerId: string, now: number): number {
+function prepareAcknowledgedStart(path: string, peerId: string | undefined, now: number): number {
   const registry = openSqliteRegistry(path);
   let noted = 0;
   try {
+    registry.deleteState(REPAIR_STATE_KEY);
     let after: string | undefined;
-    for (;;) {
+    while (peerId !== undefined) {
       const page = registry.list({ state: 'confirmed', limit: 10_000, ...(after === undefined ? {} : { afterCid: after }) });
       if (page.length === 0) break;
       noted += registry.noteHolders(page.map((record) => ({ cid: record.cid, held: [peerId] })), now);
@@ -438,14 +441,15 @@ function acknowledgeEveryCopy(path: string, peerId: string, now: number): number
 /**
  * Repair with a peer (issue 30): node P on the store of `home` and a peer Q, both listed in `nodes` with 2 copies of
  * every file, so Q is designated for every file P holds; Q's own repair is off, so P's cycles are alone.
- * - Up to REPAIR_PEER_MAX_FILES files, Q's store is filled from the same seed (it holds every copy) and P starts with
- *   no acknowledgement: its startup cycle asks Q `have` about every confirmed file (one stream each), and health is
- *   `ready` once that cycle has completed. Unpaced here (`repairBatchDelayMs: 0`).
- * - Above, that first cycle takes hours (~8 ms a file), so Q is an empty store and P's registry gets Q's
- *   acknowledgement of every confirmed file, dated now, through the registry's own write: a cluster that has run.
- * Then the measure that matters at every size: P restarted with every copy acknowledged within the recheck window
- * (`replication.repairRecheckMs`, default 24 h), until `ready`, and a whole cycle after it (one POST per batch).
- * Neither asks Q anything; the figures are the walk over the registry.
+ * 1. Up to REPAIR_PEER_MAX_FILES files, Q's store is filled from the same seed (it holds every copy) and P starts with
+ *    nothing acknowledged: its startup cycle asks Q `have` about every confirmed file (one stream each), and health
+ *    is `ready` once that cycle has completed. Unpaced here (`repairBatchDelayMs: 0`). Above, that cycle would take
+ *    hours (~5 ms a file), so Q is an empty store and P's registry gets Q's acknowledgement of every confirmed file,
+ *    dated now, through the registry's own write: a cluster that has run.
+ * 2. P starts with every copy acknowledged and no repair evidence (removed, as a change of `nodes` does): `ready`
+ *    waits for a whole cycle, which asks nobody (every copy within the recheck window): the walk over the registry.
+ * 3. P restarts with its evidence and copies current (a plain restart of a cluster member), until `ready`.
+ * 4. A whole cycle after it, one POST /api/storage/repair per batch.
  */
 async function benchRepairWithPeer(n: number, column: number, growth: GrowthTable, home: string, fillNow: number, filled: FilledStore): Promise<void> {
   const peerHome = makeScratchDir(`adm-bench-scale-files-peer-${sizeLabel(n)}`);
@@ -491,17 +495,28 @@ async function benchRepairWithPeer(n: number, column: number, growth: GrowthTabl
       );
       await primary.node.process.stop(60_000);
       primary = undefined;
-    } else {
-      const noted = acknowledgeEveryCopy(registryPath, peerFill.peerId, Date.now());
-      say(`   the peer's acknowledgement of ${fmtInt(noted)} confirmed files written into the registry`);
     }
+    const noted = prepareAcknowledgedStart(registryPath, firstCycle ? undefined : peerFill.peerId, Date.now());
+    if (!firstCycle) say(`   the peer's acknowledgement of ${fmtInt(noted)} confirmed files written into the registry`);
 
-    // A cluster member restarted: every copy acknowledged within the recheck window, so its startup cycle asks nobody.
+    // Every copy acknowledged, no repair evidence: `ready` waits for a whole cycle, which asks nobody.
+    const fresh = await startPrimary('files-repair-evidence');
+    primary = fresh.started;
+    growth.set('start with a peer, copies acknowledged, no evidence: health ready (a whole walk)', column, fresh.started.readyMs, s(fresh.started.readyMs));
+    growth.set('the same start: node CPU until ready', column, fresh.started.cpuSeconds, `${fmt(fresh.started.cpuSeconds, 2)} s`);
+    say(
+      `   start with a peer, every copy acknowledged, no repair evidence: HTTP after ${s(fresh.started.httpMs)}, ready after ${s(fresh.started.readyMs)}, ` +
+        `node CPU ${fmt(fresh.started.cpuSeconds, 2)} s, peer CPU ${fmt(fresh.peerCpu, 2)} s`,
+    );
+    await primary.node.process.stop(60_000);
+    primary = undefined;
+
+    // A plain restart of a cluster member: evidence and acknowledgements current.
     const { started, peerCpu } = await startPrimary('files-repair-restart');
     primary = started;
-    growth.set('restart with a peer, copies acknowledged: health ready', column, primary.readyMs, s(primary.readyMs));
+    growth.set('restart with a peer, evidence and copies current: health ready', column, primary.readyMs, s(primary.readyMs));
     growth.set('the same restart: node CPU until ready (peer CPU)', column, primary.cpuSeconds, `${fmt(primary.cpuSeconds, 2)} s (${fmt(peerCpu, 2)} s)`);
-    say(`   restart with a peer, every copy acknowledged: HTTP after ${s(primary.httpMs)}, ready after ${s(primary.readyMs)}, node CPU ${fmt(primary.cpuSeconds, 2)} s, peer CPU ${fmt(peerCpu, 2)} s`);
+    say(`   restart with a peer, evidence and copies current: HTTP after ${s(primary.httpMs)}, ready after ${s(primary.readyMs)}, node CPU ${fmt(primary.cpuSeconds, 2)} s, peer CPU ${fmt(peerCpu, 2)} s`);
     const cycle = await wholeRepairCycle(primary.node.port, [primary.node.process.pid, peer.process.pid]);
     growth.set('a repair cycle with a peer, copies acknowledged: wall', column, cycle.ms, s(cycle.ms));
     growth.set('the same cycle: node CPU (peer CPU)', column, cycle.cpuSeconds[0]!, `${fmt(cycle.cpuSeconds[0]!, 2)} s (${fmt(cycle.cpuSeconds[1]!, 2)} s)`);

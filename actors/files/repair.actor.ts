@@ -160,10 +160,12 @@ export function repairLogic(options: RepairOptions) {
     const records = node.registry.list({ state: 'confirmed', ...(cursor === null ? {} : { afterCid: cursor }), limit: REPAIR_BATCH_SIZE });
     let counts = NO_COUNTS;
     const notes: HolderNote[] = [];
+    // The batch's acknowledgements in one read (one query per file was a fifth of a cycle's walk).
+    const acknowledged = settings.recheckMs > 0 ? node.registry.acknowledgementsOf(records.map((record) => record.cid)) : undefined;
     try {
       for (const record of records) {
         signal.throwIfAborted();
-        counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, notes, signal)));
+        counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, acknowledged?.get(record.cid), notes, signal)));
       }
     } finally {
       // What the peers said is what the file status counts (spec §2.2), also from a batch cut short.
@@ -172,14 +174,23 @@ export function repairLogic(options: RepairOptions) {
     return { counts, fetched: records.length, lastCid: records.at(-1)?.cid ?? null, startedAt, finishedAt: clock.now() };
   };
 
-  /** Probes and places the copies of one record; what the peers said is added to `notes`. */
-  const repairRecord = async (node: FilesNode, record: FileRecord, now: number, notes: HolderNote[], signal: AbortSignal): Promise<RecordRepairOutcome> => {
+  /**
+   * Probes and places the copies of one record; `acknowledged` holds when each peer last confirmed its copy (none with
+   * a window of 0). What the peers said is added to `notes`.
+   */
+  const repairRecord = async (
+    node: FilesNode,
+    record: FileRecord,
+    now: number,
+    acknowledged: ReadonlyMap<string, number> | undefined,
+    notes: HolderNote[],
+    signal: AbortSignal,
+  ): Promise<RecordRepairOutcome> => {
     if (!inRepairScope(record)) return NOT_PROBED;
     const copies = options.copies;
     if (!copies) throw new Error('repair needs a copy client (replication.enabled)');
     const designated = repairTargets(record, settings.members, node.peerId, settings.placement, now);
     if (designated.length === 0) return NOT_PROBED;
-    const acknowledged = settings.recheckMs > 0 ? node.registry.acknowledgements(record.cid) : undefined;
     const targets = designated.filter((peerId) => copyDue(acknowledged?.get(peerId), record.cid, peerId, now, settings.recheckMs));
     if (targets.length === 0) return NOT_PROBED;
     const answers = await mapLimit(targets, settings.probeConcurrency, signal, (peerId) => copies.probe(peerId, record.cid, signal));

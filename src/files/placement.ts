@@ -2,7 +2,7 @@
 // Pure: every node computes the same designated set for a CID from the same configured peer set, so no node has to
 // ask another where a file belongs.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FileState } from './types.js';
 
 export interface PlacementTier {
@@ -15,7 +15,9 @@ export interface PlacementTier {
  * first; ties (never in practice) by peer id. Adding or removing one node moves only the files it ranks for.
  */
 export function rankHolders(peerIds: readonly string[], cid: string): string[] {
-  const scored = [...new Set(peerIds)].map((peerId) => ({ peerId, score: createHash('sha256').update(peerId, 'utf8').update(cid, 'utf8').digest('hex') }));
+  // One-shot `hash` over the joined string (the same bytes): half the cost of a Hash object, and repair ranks every
+  // file of a cycle.
+  const scored = [...new Set(peerIds)].map((peerId) => ({ peerId, score: hash('sha256', peerId + cid, 'hex') }));
   scored.sort((a, b) => (a.score < b.score ? 1 : a.score > b.score ? -1 : a.peerId < b.peerId ? -1 : 1));
   return scored.map((entry) => entry.peerId);
 }

@@ -9,7 +9,7 @@
 // and shapes the answers; the I/O (registry, probes, copies) lives in actors/files/repair.actor.ts, the order of
 // things in machines/files/repair-run.machine.ts. Nothing here reads a clock: every time is a parameter.
 
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { isRecord } from '../is-record.js';
 import type { HealthInputs } from './health.js';
 import { copyTargets, placementOf, type PlacementTier } from './placement.js';
@@ -101,7 +101,7 @@ export function copyDue(acknowledgedAt: number | undefined, cid: string, peerId:
 
 /** In [0.5, 1): the part of the recheck window after which this peer's copy of this file is asked about again. */
 export function recheckShare(cid: string, peerId: string): number {
-  const word = createHash('sha256').update(cid).update('\0').update(peerId).digest().readUInt32BE(0);
+  const word = hash('sha256', `${cid}\0${peerId}`, 'buffer').readUInt32BE(0);
   return 0.5 + word / 2 ** 33;
 }
 

@@ -233,6 +233,9 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ?');
   const acksStmt = db.prepare('SELECT peer_id FROM file_acks WHERE cid = ? ORDER BY peer_id').pluck();
   const acksTimedStmt = db.prepare('SELECT peer_id, acknowledged_at FROM file_acks WHERE cid = ? ORDER BY peer_id').raw();
+  // The primary key's range between the first and the last CID: the rows of CIDs in between that were not asked for
+  // are dropped (a repair batch asks for consecutive confirmed CIDs, so few are).
+  const acksRangeStmt = db.prepare('SELECT cid, peer_id, acknowledged_at FROM file_acks WHERE cid >= ? AND cid <= ? ORDER BY cid, peer_id').raw();
   // One statement per filter shape, so each walks its index (an `@x IS NULL OR …` form would not).
   const listAll = db.prepare(`SELECT ${COLUMNS} FROM files ORDER BY cid LIMIT @limit`);
   const listAfter = db.prepare(`SELECT ${COLUMNS} FROM files WHERE cid > @after ORDER BY cid LIMIT @limit`);
@@ -341,6 +344,24 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
 
     acknowledgements(cid) {
       return new Map(acksTimedStmt.all(cid) as [string, number][]);
+    },
+
+    acknowledgementsOf(cids) {
+      const found = new Map<string, Map<string, number>>();
+      if (cids.length === 0) return found;
+      const wanted = new Set(cids);
+      let [first, last] = [cids[0]!, cids[0]!];
+      for (const cid of cids) {
+        if (cid < first) first = cid;
+        if (cid > last) last = cid;
+      }
+      for (const [cid, peer, at] of acksRangeStmt.all(first, last) as [string, string, number][]) {
+        if (!wanted.has(cid)) continue;
+        let peers = found.get(cid);
+        if (!peers) found.set(cid, (peers = new Map()));
+        peers.set(peer, at);
+      }
+      return found;
     },
 
     noteHolders(notes, now) {

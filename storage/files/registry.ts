@@ -83,6 +83,11 @@ export interface FileRegistry {
   /** The same peers, each with the time it last acknowledged its copy (ms), for the repair's recheck window. */
   acknowledgements(cid: string): Map<string, number>;
   /**
+   * The same for many files at once (a repair batch: one range read of the table, not a query per file): each of
+   * `cids` that has acknowledgements maps to them.
+   */
+  acknowledgementsOf(cids: readonly string[]): Map<string, Map<string, number>>;
+  /**
    * What peers said about many files, in one transaction (one fsync): each `held` peer is acknowledged at `now` (new,
    * or its time refreshed), each `gone` peer forgotten. Returns how many rows were written or removed.
    */

@@ -387,6 +387,14 @@ describe('file registry (sqlite): acknowledgements of stored copies', () => {
       assert.deepEqual([...registry.acknowledgements(CIDV0)], [['peer-a', T0]]);
       assert.throws(() => registry.noteHolders([{ cid: CIDV0, held: ['peer-a'] }], 2.5), RangeError);
       assert.deepEqual(registry.acknowledgements('unknown').size, 0);
+      // Many files in one read: only those asked for, in any order, each with its peers.
+      registry.put(record('R-between'));
+      registry.acknowledge('R-between', ['peer-z'], T0);
+      const many = registry.acknowledgementsOf([CIDV1, 'unknown', CIDV0]);
+      assert.deepEqual([...many.keys()].sort(), [CIDV0, CIDV1].sort());
+      assert.deepEqual([...many.get(CIDV1)!], [['peer-a', T0 + 9]]);
+      assert.deepEqual([...many.get(CIDV0)!], [['peer-a', T0]]);
+      assert.equal(registry.acknowledgementsOf([]).size, 0);
     });
   });
 
