@@ -157,7 +157,15 @@ export function repairLogic(options: RepairOptions) {
     await setImmediate(undefined, { signal });
     const node = holder.get();
     const startedAt = clock.now();
-    const records = node.registry.list({ state: 'confirmed', ...(cursor === null ? {} : { afterCid: cursor }), limit: REPAIR_BATCH_SIZE });
+    const page = { state: 'confirmed', ...(cursor === null ? {} : { afterCid: cursor }), limit: REPAIR_BATCH_SIZE } as const;
+    // A node whose `nodes` name no other peer designates nobody for any file: every record is examined and needs
+    // nothing (the default, a lone node), so its CIDs are enough. Reading and ranking each record was ~30 µs of CPU
+    // a record, ~25 s of the first start's `ready` at a million files.
+    if (!settings.members.some((peerId) => peerId !== node.peerId)) {
+      const cids = node.registry.listCids(page);
+      return { counts: { ...NO_COUNTS, examined: cids.length }, fetched: cids.length, lastCid: cids.at(-1) ?? null, startedAt, finishedAt: clock.now() };
+    }
+    const records = node.registry.list(page);
     let counts = NO_COUNTS;
     const notes: HolderNote[] = [];
     // The batch's acknowledgements in one read (one query per file was a fifth of a cycle's walk).

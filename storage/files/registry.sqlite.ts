@@ -243,6 +243,8 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   const listStateAfter = db.prepare(
     `SELECT ${COLUMNS} FROM files WHERE state = @state AND cid > @after ORDER BY cid LIMIT @limit`,
   );
+  // Every stored CID is non-empty (CHECK above), so `cid > ''` is the cursor's start.
+  const listCidsStmt = db.prepare(`SELECT cid FROM files WHERE state = @state AND cid > @after ORDER BY cid LIMIT @limit`).pluck();
   // Three rows kept by the triggers (file_totals above), not a pass over `files`.
   const countsStmt = db.prepare('SELECT state, files AS n FROM file_totals');
   const pinnedBytesStmt = db.prepare('SELECT COALESCE(SUM(pinned_bytes), 0) FROM file_totals').pluck();
@@ -379,6 +381,10 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
         rows = afterCid === undefined ? listState.all({ state, limit }) : listStateAfter.all({ state, after: afterCid, limit });
       }
       return (rows as FileRow[]).map(toRecord);
+    },
+
+    listCids(query) {
+      return listCidsStmt.all({ state: query.state, after: query.afterCid ?? '', limit: checkLimit(query.limit) }) as string[];
     },
 
     counts() {

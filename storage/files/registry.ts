@@ -94,6 +94,8 @@ export interface FileRegistry {
   noteHolders(notes: readonly HolderNote[], now: number): number;
   /** Records ordered by CID (cursor walks for repair and the GC plan). */
   list(query: ListQuery): FileRecord[];
+  /** The CIDs alone of `list({ state, afterCid, limit })`: read from the state index, no record built. */
+  listCids(query: ListQuery & { readonly state: FileState }): string[];
   /** Count per lifecycle state, zero for absent states. */
   counts(): LifecycleCounts;
   /** Sum of `dagBytes` over pinned records (`pinnedBytes`, spec §2.6; unknown sizes count 0). */

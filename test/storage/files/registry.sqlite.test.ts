@@ -140,6 +140,11 @@ describe('file registry (sqlite): records', () => {
       assert.deepEqual(registry.list({ state: 'confirmed', limit: 10 }).map((r) => r.cid), ['Qm9', 'bafy1', 'bafy3']);
       assert.deepEqual(registry.list({ state: 'expired', afterCid: 'QmA', limit: 1 }).map((r) => r.cid), ['bafk1']);
       assert.deepEqual(registry.list({ state: 'temporary', limit: 10 }), []);
+      // The CIDs alone, the same pages.
+      assert.deepEqual(registry.listCids({ state: 'confirmed', limit: 10 }), ['Qm9', 'bafy1', 'bafy3']);
+      assert.deepEqual(registry.listCids({ state: 'confirmed', afterCid: 'Qm9', limit: 1 }), ['bafy1']);
+      assert.deepEqual(registry.listCids({ state: 'expired', afterCid: 'bafk2', limit: 10 }), []);
+      assert.throws(() => registry.listCids({ state: 'confirmed', limit: -1 }), RangeError);
 
       assert.throws(() => registry.list({ limit: -1 }), RangeError);
       assert.throws(() => registry.list({ limit: 1.5 }), RangeError);
