@@ -232,7 +232,6 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   );
   const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ?');
   const acksStmt = db.prepare('SELECT peer_id FROM file_acks WHERE cid = ? ORDER BY peer_id').pluck();
-  const acksTimedStmt = db.prepare('SELECT peer_id, acknowledged_at FROM file_acks WHERE cid = ? ORDER BY peer_id').raw();
   // The primary key's range between the first and the last CID: the rows of CIDs in between that were not asked for
   // are dropped (a repair batch asks for consecutive confirmed CIDs, so few are).
   const acksRangeStmt = db.prepare('SELECT cid, peer_id, acknowledged_at FROM file_acks WHERE cid >= ? AND cid <= ? ORDER BY cid, peer_id').raw();
@@ -283,16 +282,6 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     deleteAcksStmt.run(cid);
     return deleteStmt.run(cid).changes > 0;
   });
-  const ackTx = db.transaction((cid: string, peerIds: readonly string[], at: number): number => {
-    let added = 0;
-    for (const peer of new Set(peerIds)) added += addAckStmt.run({ cid, peer, at }).changes;
-    return added;
-  });
-  const unackTx = db.transaction((cid: string, peerIds: readonly string[]): number => {
-    let removed = 0;
-    for (const peer of new Set(peerIds)) removed += removeAckStmt.run(cid, peer).changes;
-    return removed;
-  });
   const notesTx = db.transaction((notes: readonly HolderNote[], at: number): number => {
     let written = 0;
     for (const { cid, held = [], gone = [] } of notes) {
@@ -301,6 +290,10 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     }
     return written;
   });
+  const noteHolders = (notes: readonly HolderNote[], now: number): number => {
+    if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
+    return notesTx(notes, now);
+  };
   const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
     const id = Number(insertGcStmt.run(startedAt, finishedAt, report).lastInsertRowid);
     trimGcStmt.run(gcRunsKept);
@@ -332,20 +325,15 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     },
 
     acknowledge(cid, peerIds, now) {
-      if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
-      return ackTx(cid, peerIds, now);
+      return noteHolders([{ cid, held: peerIds }], now);
     },
 
     forgetAcknowledgements(cid, peerIds) {
-      return unackTx(cid, peerIds);
+      return noteHolders([{ cid, gone: peerIds }], 0); // no time is written for a peer struck off
     },
 
     acknowledgedBy(cid) {
       return acksStmt.all(cid) as string[];
-    },
-
-    acknowledgements(cid) {
-      return new Map(acksTimedStmt.all(cid) as [string, number][]);
     },
 
     acknowledgementsOf(cids) {
@@ -366,10 +354,7 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
       return found;
     },
 
-    noteHolders(notes, now) {
-      if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
-      return notesTx(notes, now);
-    },
+    noteHolders,
 
     list(query: ListQuery) {
       const limit = checkLimit(query.limit);

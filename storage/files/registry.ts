@@ -80,11 +80,10 @@ export interface FileRegistry {
    * still counts (still a designated holder under the current membership) is the reader's question.
    */
   acknowledgedBy(cid: string): string[];
-  /** The same peers, each with the time it last acknowledged its copy (ms), for the repair's recheck window. */
-  acknowledgements(cid: string): Map<string, number>;
   /**
-   * The same for many files at once (a repair batch: one range read of the table, not a query per file): each of
-   * `cids` that has acknowledgements maps to them.
+   * The same peers for many files at once, each with the time it last acknowledged its copy (ms), for the repair's
+   * recheck window (a repair batch: one range read of the table, not a query per file): each of `cids` that has
+   * acknowledgements maps to them.
    */
   acknowledgementsOf(cids: readonly string[]): Map<string, Map<string, number>>;
   /**

@@ -7,6 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import type { NodeHolder } from '../../actors/files/node.js';
 import { storeLogic, storePortOf, type StorePort, type StoreState } from '../../actors/files/store.actor.js';
 import { captureLogger } from './logger.js';
+import type { FileRegistry } from '../../storage/files/registry.js';
 
 export interface TestStore {
   readonly port: StorePort;
@@ -32,4 +33,9 @@ export function startStore(holder: NodeHolder, options: { clock?: Clock; logger?
     state: () => port.ask({ type: 'store.state' }),
     stop: () => actor.stop(),
   };
+}
+
+/** When each peer last acknowledged its copy of `cid` (the registry answers this for many files at once). */
+export function acknowledgementTimes(registry: FileRegistry, cid: string): Map<string, number> {
+  return registry.acknowledgementsOf([cid]).get(cid) ?? new Map();
 }

@@ -25,7 +25,7 @@ import { membershipVersion } from '../../../src/files/health.js';
 import type { CopyOutcome, PlacementTier } from '../../../src/files/placement.js';
 import { repairPolicyVersion, type RepairReport, type RepairState } from '../../../src/files/repair.js';
 import type { FileRecord } from '../../../src/files/types.js';
-import { startStore } from '../../support/files-store.js';
+import { acknowledgementTimes, startStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
 import { waitFor } from '../../support/wait.js';
 
@@ -218,7 +218,7 @@ describe('files.repair', () => {
     assert.equal(first.checked, 1);
     assert.equal(first.stillMissing, 0);
     const times = await waitFor(() => {
-      const known = node.registry.acknowledgements(cid);
+      const known = acknowledgementTimes(node.registry, cid);
       return known.size === 3 && (known.get('peer-b') ?? 0) >= now ? known : undefined;
     }, { what: 'the batch\'s note written' });
     assert.equal(times.get('peer-a'), now - 60_000, 'a copy not asked about keeps its time');

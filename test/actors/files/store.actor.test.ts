@@ -23,6 +23,7 @@ import type { FileEvent, FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
 import { openSqliteRegistry } from '../../../storage/files/registry.sqlite.js';
 import type { FileRegistry, HolderNote } from '../../../storage/files/registry.js';
+import { acknowledgementTimes } from '../../support/files-store.js';
 
 const home = mkdtempSync(join(tmpdir(), 'file-records-'));
 after(() => rmSync(home, { recursive: true, force: true }));
@@ -140,8 +141,8 @@ describe('files.store: the one owner of records, intents, pins and the lease', (
     await tell([{ cid: a.toString(), held: ['peer-c', 'peer-a'], gone: ['peer-b'] }], NOW + 5);
     await tell([], NOW + 6);
     assert.deepEqual(writes, [2, 1], 'one call (one transaction) per notice; an empty notice writes nothing');
-    assert.deepEqual([...registry.acknowledgements(a.toString())], [['peer-a', NOW + 5], ['peer-c', NOW + 5]]);
-    assert.deepEqual([...registry.acknowledgements(b.toString())], [['peer-c', NOW]]);
+    assert.deepEqual([...acknowledgementTimes(registry, a.toString())], [['peer-a', NOW + 5], ['peer-c', NOW + 5]]);
+    assert.deepEqual([...acknowledgementTimes(registry, b.toString())], [['peer-c', NOW]]);
   });
 
   it('applies an event and performs its effect before writing', async () => {

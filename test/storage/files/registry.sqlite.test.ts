@@ -11,6 +11,7 @@ import { Database } from '../../../storage/sqlite.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { DEFAULT_GC_RUNS_KEPT, type FileRegistry } from '../../../storage/files/registry.js';
 import { openSqliteRegistry, SQLITE_REGISTRY_SCHEMA_VERSION } from '../../../storage/files/registry.sqlite.js';
+import { acknowledgementTimes } from '../../support/files-store.js';
 
 const root = mkdtempSync(join(tmpdir(), 'files-registry-sqlite-'));
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -384,14 +385,14 @@ describe('file registry (sqlite): acknowledgements of stored copies', () => {
       registry.put(record(CIDV1));
       registry.put(record(CIDV0));
       assert.equal(registry.noteHolders([{ cid: CIDV1, held: ['peer-b', 'peer-a'] }, { cid: CIDV0, held: ['peer-a'] }, { cid: 'unknown', held: ['peer-a'] }], T0), 3);
-      assert.deepEqual([...registry.acknowledgements(CIDV1)], [['peer-a', T0], ['peer-b', T0]]);
+      assert.deepEqual([...acknowledgementTimes(registry, CIDV1)], [['peer-a', T0], ['peer-b', T0]]);
       assert.equal(registry.noteHolders([{ cid: CIDV1, held: ['peer-a'], gone: ['peer-b', 'peer-x'] }], T0 + 9), 2);
-      assert.deepEqual([...registry.acknowledgements(CIDV1)], [['peer-a', T0 + 9]], 'held: dated anew; gone: struck off');
+      assert.deepEqual([...acknowledgementTimes(registry, CIDV1)], [['peer-a', T0 + 9]], 'held: dated anew; gone: struck off');
       // A bad row in the middle of a notice leaves nothing of it written.
       assert.throws(() => registry.noteHolders([{ cid: CIDV0, gone: ['peer-a'] }, { cid: CIDV1, held: [''] }], T0 + 10), /CHECK constraint/);
-      assert.deepEqual([...registry.acknowledgements(CIDV0)], [['peer-a', T0]]);
+      assert.deepEqual([...acknowledgementTimes(registry, CIDV0)], [['peer-a', T0]]);
       assert.throws(() => registry.noteHolders([{ cid: CIDV0, held: ['peer-a'] }], 2.5), RangeError);
-      assert.deepEqual(registry.acknowledgements('unknown').size, 0);
+      assert.deepEqual(acknowledgementTimes(registry, 'unknown').size, 0);
       // Many files in one read: only those asked for, in any order, each with its peers.
       registry.put(record('R-between'));
       registry.acknowledge('R-between', ['peer-z'], T0);
