@@ -49,7 +49,7 @@
 //   Goals (issue 30), judged at the largest size: each read's gateway p50 < 1 ms; backfill >= 0.8x anvil's rate.
 
 import { execFileSync } from 'node:child_process';
-import { rmSync, readdirSync, statSync } from 'node:fs';
+import { copyFileSync, renameSync, rmSync, readdirSync, statSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -83,6 +83,12 @@ export const SCALE_SIZES = ['small', 'full'] as const;
 export type ScaleSize = (typeof SCALE_SIZES)[number];
 
 const FILES_SIZES: Readonly<Record<ScaleSize, readonly number[]>> = { small: [1_000, 10_000, 30_000], full: [10_000, 100_000, 1_000_000] };
+/**
+ * For investigation after a run: a folder (absent, on the scratch folder's file system) where the largest files store
+ * is moved instead of removed, with the registry as filled kept beside it (`filled-registry.sqlite`) before the
+ * original-store walk replaces it.
+ */
+const KEEP_FILES_STORE = process.env['ADM_SCALE_KEEP_FILES_STORE'];
 const SNAPSHOTS_PER_DAY = 86_400_000 / HISTORY_STEP_MS;
 const RATES_SIZES: Readonly<Record<ScaleSize, readonly number[]>> = {
   small: [30 * SNAPSHOTS_PER_DAY, 182 * SNAPSHOTS_PER_DAY],
@@ -270,7 +276,7 @@ function removeRegistry(home: string): void {
   for (const name of readdirSync(store)) if (name.startsWith('registry.sqlite')) rmSync(join(store, name));
 }
 
-async function benchFilesAt(n: number, column: number, growth: GrowthTable): Promise<void> {
+async function benchFilesAt(n: number, column: number, growth: GrowthTable, keepTo: string | undefined): Promise<void> {
   const home = makeScratchDir(`adm-bench-scale-files-${sizeLabel(n)}`);
   say(`-- ${fmtInt(n)} files (store in ${home})`);
   const fillStarted = Date.now();
@@ -362,6 +368,7 @@ async function benchFilesAt(n: number, column: number, growth: GrowthTable): Pro
     await benchRepairWithPeer(n, column, growth, home, fillNow, filled);
 
     // The original service's store: the same blocks and pins, no registry. The walk registers every pin.
+    if (keepTo !== undefined) copyFileSync(registryPath, join(home, 'filled-registry.sqlite'));
     removeRegistry(home);
     restart = await restartNode(home, `files-original-${sizeLabel(n)}`);
     growth.set('original store: health ready (walk)', column, restart.readyMs, s(restart.readyMs));
@@ -371,7 +378,11 @@ async function benchFilesAt(n: number, column: number, growth: GrowthTable): Pro
     restart = undefined;
   } finally {
     await restart?.node.process.stop(60_000);
-    rmSync(home, { recursive: true, force: true });
+    if (keepTo === undefined) rmSync(home, { recursive: true, force: true });
+    else {
+      renameSync(home, keepTo);
+      say(`   store kept in ${keepTo} (ADM_SCALE_KEEP_FILES_STORE)`);
+    }
   }
 }
 
@@ -536,7 +547,7 @@ async function benchFiles(size: ScaleSize): Promise<void> {
   say(`== files: stores of ${sizes.map(fmtInt).join(', ')} files; per size: fill, restart, ${REQUESTS} sequential requests per route (1 connection, after ${WARMUP_REQUESTS}), GC dry run x${GC_RUNS}, restart, repair with a peer (a first cycle up to ${fmtInt(REPAIR_PEER_MAX_FILES)} files), original-store walk`);
   const growth = new GrowthTable(sizes.map(sizeLabel));
   try {
-    for (const [column, n] of sizes.entries()) await benchFilesAt(n, column, growth);
+    for (const [column, n] of sizes.entries()) await benchFilesAt(n, column, growth, column === sizes.length - 1 ? KEEP_FILES_STORE : undefined);
   } finally {
     say();
     say('files growth table (p50 at 1 connection; CPU is the node process\'s, from /proc/<pid>/stat):');
