@@ -26,6 +26,8 @@ const BACKFILL_CONCURRENCY = 8;
 const WALK_CONCURRENCY = 8;
 /** The identity multihash: the block is inside the CID, never in a block file. */
 const IDENTITY_HASH = 0x00;
+/** At most one progress line per this long: an original store of a million pins takes a quarter of an hour. */
+const PROGRESS_LOG_MS = 30_000;
 
 export interface ReconcileResult {
   readonly intentsResolved: number;
@@ -33,10 +35,24 @@ export interface ReconcileResult {
   readonly skipped: number;
 }
 
+/** Where the walk stands: the pins checked against the registry so far, and what it registered and skipped of them. */
+export interface ReconcileProgress {
+  readonly checked: number;
+  readonly backfilled: number;
+  readonly skipped: number;
+}
+
 export function reconcileLogic(options: { holder: NodeHolder; store: StorePort; clock: Clock; logger: Logger; onComplete: (result: ReconcileResult) => void }) {
   return fromPromise<ReconcileResult>(async ({ signal }) => {
     // The runtime is its earlier sibling and counts as started only once the node runs (tree.ts readyWhen).
-    const result = await reconcile(options.holder.get(), options.store, options.clock.now(), signal);
+    const { clock, logger } = options;
+    let loggedAt = clock.now();
+    const progress = (where: ReconcileProgress) => {
+      if (clock.now() - loggedAt < PROGRESS_LOG_MS) return;
+      loggedAt = clock.now();
+      logger.info({ ...where }, 'startup reconciliation in progress');
+    };
+    const result = await reconcile(options.holder.get(), options.store, clock.now(), signal, progress);
     options.logger.info({ ...result }, 'startup reconciliation complete');
     options.onComplete(result);
     return result;
@@ -44,7 +60,13 @@ export function reconcileLogic(options: { holder: NodeHolder; store: StorePort; 
 }
 
 /** The walk reads the pin set and the blocks itself; every write (an intent settled, a record backfilled) is the owner's. */
-export async function reconcile(node: FilesNode, store: StorePort, now: number, signal: AbortSignal): Promise<ReconcileResult> {
+export async function reconcile(
+  node: FilesNode,
+  store: StorePort,
+  now: number,
+  signal: AbortSignal,
+  progress: (where: ReconcileProgress) => void = () => {},
+): Promise<ReconcileResult> {
   let intentsResolved = 0;
   for (const intent of node.registry.intents()) {
     signal.throwIfAborted();
@@ -54,6 +76,7 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
 
   let backfilled = 0;
   let skipped = 0;
+  let checked = 0;
   // Unknown pins are proven local BACKFILL_CONCURRENCY at once and registered BACKFILL_BATCH per ask: an original
   // store has no registry, so every pin is unknown (issue 30: one registry transaction per pin, each with its fsync,
   // was half of the walk's CPU).
@@ -71,6 +94,8 @@ export async function reconcile(node: FilesNode, store: StorePort, now: number, 
       const unknown = node.registry.unregistered(texts.slice(from, from + BACKFILL_BATCH)).map((text) => CID.parse(text));
       if (unknown.length > 0) await registerBatch(unknown);
     }
+    checked += texts.length;
+    progress({ checked, backfilled, skipped });
   }
   return { intentsResolved, backfilled, skipped };
 }

@@ -62,9 +62,14 @@ it('registers every unknown pin whose DAG is local, in batches; skips one with a
   const known = small[0]!;
   node.registry.put(confirmedRecord(known.toString(), NOW - 1_000, 'upload', 11));
 
-  const result = await reconcile(node, store.port, NOW, new AbortController().signal);
+  const progress: Array<{ checked: number; backfilled: number; skipped: number }> = [];
+  const result = await reconcile(node, store.port, NOW, new AbortController().signal, (where) => progress.push(where));
 
   assert.deepEqual(result, { intentsResolved: 0, backfilled: SMALL_FILES, skipped: 2 });
+  // Progress is reported as the pin set is listed, never backwards, and ends at every pin checked.
+  assert.ok(progress.length >= 1);
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i]!.checked >= progress[i - 1]!.checked && progress[i]!.backfilled >= progress[i - 1]!.backfilled);
+  assert.deepEqual(progress.at(-1), { checked: SMALL_FILES + 3, backfilled: SMALL_FILES, skipped: 2 });
   const knownRecord = node.registry.get(known.toString());
   assert.equal(knownRecord?.origin, 'upload');
   assert.equal(knownRecord?.createdAt, NOW - 1_000);
