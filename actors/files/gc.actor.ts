@@ -54,7 +54,9 @@ import {
   stillMatchesDemotion,
   stillMatchesPlan,
   storedGcLastRun,
+  summarizeRecords,
   type GcMeasurement,
+  type GcRecordSummary,
   type GcReport,
   type GcSettings,
   type HandoverCandidate,
@@ -171,10 +173,15 @@ export function gcLogic(options: GcOptions) {
         gcRunMachine.provide({
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
-            loadRecords: fromPromise<FileRecord[], void>(async () => [...everyRecord(holder.get())]),
+            loadRecords: fromPromise<GcRecordSummary, void>(async () => {
+              const node = holder.get();
+              // Only a run that can hand over (replication with another member) keeps the confirmed files held here.
+              const handover = copies !== undefined && replication !== undefined && replication.members.some((member) => member !== node.peerId);
+              return summarizeRecords(everyRecord(node), { handover });
+            }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               if (!copies || !replication) return [];
-              const selection = handoverCandidates(input.records, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
+              const selection = handoverCandidates(input.records.heldConfirmed, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.

@@ -10,7 +10,7 @@
 //   any invoked stage ──error──▶ failed
 //
 // The machine decides; the actors only do I/O (docs/DESIGN.md rule 1). `measure` reads the blockstore size and free
-// space with the run's time, `loadRecords` the registry, `probeHolders` asks the designated holders of the handover
+// space with the run's time, `loadRecords` the registry (in one pass, summarized as the plan needs it), `probeHolders` asks the designated holders of the handover
 // candidates whether they hold them (rule 4c: a dry run probes too, rule 1) and answers the CIDs every holder
 // confirmed; the plan is made here from all three with `planGc` (src/files/gc.ts). Probing happens before the
 // lease: slow peers never hold up uploads.
@@ -31,13 +31,13 @@ import {
   type GcMeasurement,
   type GcOutcome,
   type GcPlan,
+  type GcRecordSummary,
   type GcRunResult,
   type GcSettings,
   type GcStage,
   type PlannedDemotion,
   type PlannedRelease,
 } from '../../src/files/gc.js';
-import type { FileRecord } from '../../src/files/types.js';
 
 export interface GcRunInput {
   readonly dryRun: boolean;
@@ -51,8 +51,8 @@ export interface GcRunContext {
   readonly force: boolean;
   readonly settings: GcSettings;
   measurement: GcMeasurement | null;
-  /** The registry as read for planning, kept only until the holders are probed (then the plan replaces it). */
-  records: FileRecord[] | null;
+  /** What the plan needs of the registry (`summarizeRecords`), kept only until the holders are probed (then the plan replaces it). */
+  records: GcRecordSummary | null;
   plan: GcPlan | null;
   releasedCids: string[];
   demotedCids: string[];
@@ -67,8 +67,8 @@ export interface GcRunContext {
 }
 
 export interface ProbeHoldersInput {
-  /** The registry as read for planning: the actor picks the handover candidates from it. */
-  readonly records: readonly FileRecord[];
+  /** The registry as read for planning: the actor picks the handover candidates from its held confirmed files. */
+  readonly records: GcRecordSummary;
   /** The run's time (a file's placement depends on its age). */
   readonly now: number;
 }
@@ -123,7 +123,7 @@ export const gcRunMachine = setup({
   },
   actors: {
     measure: fromPromise<GcMeasurement, void>(async () => notProvided('measure')),
-    loadRecords: fromPromise<FileRecord[], void>(async () => notProvided('loadRecords')),
+    loadRecords: fromPromise<GcRecordSummary, void>(async () => notProvided('loadRecords')),
     /** The CIDs (among the handover candidates) every designated holder confirmed it holds. */
     probeHolders: fromPromise<string[], ProbeHoldersInput>(async () => notProvided('probeHolders')),
     acquireLease: fromPromise<void, void>(async () => notProvided('acquireLease')),

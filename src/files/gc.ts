@@ -96,7 +96,39 @@ export function pressureBytes(measurement: GcMeasurement, settings: GcSettings):
 }
 
 /**
- * The plan of one run. `records` is the whole registry; `force` (spec §4.3) makes the run delete every unpinned
+ * What a run's plan needs of the registry, read once in a pass over every record (the actor feeds it the registry a
+ * page at a time): the pinned files' CIDs and bytes, every temporary record (rules 4a, 4b), and, when a handover is
+ * possible, the confirmed files held here (rule 4c). A million records as objects are some hundreds of MiB; this
+ * keeps one string per pinned file and the few records the rules select from.
+ */
+export interface GcRecordSummary {
+  /** Pinned files, in the order read (CID order from the registry). */
+  readonly pinnedCids: readonly string[];
+  readonly pinnedBytes: number;
+  /** Every temporary record, pinned or not. */
+  readonly temporaries: readonly FileRecord[];
+  /** Confirmed files this node pins and holds: only read when the run may hand over (replication with peers). */
+  readonly heldConfirmed: readonly FileRecord[];
+}
+
+export function summarizeRecords(records: Iterable<FileRecord>, options: { handover: boolean }): GcRecordSummary {
+  const pinnedCids: string[] = [];
+  const temporaries: FileRecord[] = [];
+  const heldConfirmed: FileRecord[] = [];
+  let pinnedBytes = 0;
+  for (const record of records) {
+    if (record.pinned) {
+      pinnedCids.push(record.cid);
+      pinnedBytes += bytesOf(record);
+    }
+    if (record.state === 'temporary') temporaries.push(record);
+    else if (options.handover && isHeldConfirmed(record)) heldConfirmed.push(record);
+  }
+  return { pinnedCids, pinnedBytes, temporaries, heldConfirmed };
+}
+
+/**
+ * The plan of one run over the registry's summary. `force` (spec §4.3) makes the run delete every unpinned
  * block even without pressure, and never releases anything rule 4a and 4b would not. `handover` are the CIDs whose
  * designated holders all confirmed they hold them (probed by the actor before planning); only those still
  * confirmed, pinned and held here are demoted. Handover is independent of pressure, like expiry: a run without a
@@ -104,7 +136,7 @@ export function pressureBytes(measurement: GcMeasurement, settings: GcSettings):
  * released under pressure: a copy that exists elsewhere goes before the only copy of an unconfirmed upload.
  */
 export function planGc(
-  records: readonly FileRecord[],
+  records: GcRecordSummary,
   measurement: GcMeasurement,
   settings: GcSettings,
   force: boolean,
@@ -115,13 +147,11 @@ export function planGc(
   const need = Math.max(pressure.highWatermark, pressure.diskReserve);
   // The reserve is the more urgent pressure (uploads are refused in it), so it names the trigger when both apply.
   const trigger: GcTrigger = force ? 'force' : pressure.diskReserve > 0 ? 'diskReserve' : pressure.highWatermark > 0 ? 'highWatermark' : 'none';
-
-  let pinnedBytes = 0;
-  for (const record of records) if (record.pinned) pinnedBytes += bytesOf(record);
+  const { pinnedBytes } = records;
 
   // Rule 4c: the confirmed files every designated holder confirmed, if this node still holds them.
   const confirmedByHolders = new Set(handover);
-  const demote: PlannedDemotion[] = records
+  const demote: PlannedDemotion[] = records.heldConfirmed
     .filter((record) => confirmedByHolders.has(record.cid) && isHeldConfirmed(record))
     .sort((a, b) => byCid(a.cid, b.cid))
     .map((record) => ({ cid: record.cid, createdAt: record.createdAt, dagBytes: bytesOf(record) }));
@@ -129,8 +159,8 @@ export function planGc(
   for (const entry of demote) releasedBytes += entry.dagBytes;
 
   // Rule 4a: every temporary past its expiry, soonest expiry first (the registry's expiredTemporaries order).
-  const expired = records
-    .filter((record) => record.state === 'temporary' && isPastExpiry(record.expiresAt, now))
+  const expired = records.temporaries
+    .filter((record) => isPastExpiry(record.expiresAt, now))
     .sort((a, b) => (a.expiresAt ?? 0) - (b.expiresAt ?? 0) || byCid(a.cid, b.cid));
   const release: PlannedRelease[] = expired.map((record) => planned(record, 'expired'));
   const releasing = new Set(release.map((entry) => entry.cid));
@@ -140,8 +170,8 @@ export function planGc(
   // temporary, pinned records qualify: confirmed files this node holds are never selected (spec §4.3).
   if (need > 0) {
     let reclaimable = Math.max(0, blockstoreBytes - pinnedBytes) + releasedBytes;
-    const candidates = records
-      .filter((record) => record.state === 'temporary' && record.pinned && !releasing.has(record.cid))
+    const candidates = records.temporaries
+      .filter((record) => record.pinned && !releasing.has(record.cid))
       .sort((a, b) => a.createdAt - b.createdAt || byCid(a.cid, b.cid));
     for (const record of candidates) {
       if (reclaimable >= need) break;
@@ -153,10 +183,8 @@ export function planGc(
   }
 
   const demoting = new Set(demote.map((entry) => entry.cid));
-  const retainedCids = records
-    .filter((record) => record.pinned && !releasing.has(record.cid) && !demoting.has(record.cid))
-    .map((record) => record.cid)
-    .sort(byCid);
+  // Already in CID order when read from the registry, where the sort costs one pass.
+  const retainedCids = records.pinnedCids.filter((cid) => !releasing.has(cid) && !demoting.has(cid)).sort(byCid);
   const bytesToFree = trigger === 'force' ? null : trigger === 'none' ? 0 : need;
   return { trigger, release, demote, retainedCids, bytesToFree, estimatedBytesAfter: estimateAfter(blockstoreBytes, pinnedBytes - releasedBytes, bytesToFree) };
 }
@@ -234,7 +262,7 @@ export interface HandoverSelection {
  * position unchanged).
  */
 export function handoverCandidates(
-  records: readonly FileRecord[],
+  records: Iterable<FileRecord>,
   scope: HandoverScope,
   after: string | undefined,
   limit: number = HANDOVER_CANDIDATES_PER_RUN,

@@ -19,6 +19,7 @@ import {
   stillMatchesPlan,
   gcEvidence,
   storedGcLastRun,
+  summarizeRecords,
   type GcRunResult,
   type GcSettings,
 } from '../../src/files/gc.js';
@@ -40,6 +41,32 @@ function expired(cid: string, createdAt: number, dagBytes: number): FileRecord {
   return { cid, state: 'expired', pinned: false, heldLocally: false, createdAt, expiresAt: null, confirmedAt: createdAt, dagBytes, origin: 'upload' };
 }
 const measured = (blockstoreBytes: number, freeBytes = 1_000 * MB) => ({ now: NOW, blockstoreBytes, freeBytes });
+/** The plan over records as the run reads them: summarized in one pass, the confirmed held files kept (a handover is possible). */
+const planOf = (records: readonly FileRecord[], ...rest: Parameters<typeof planGc> extends [unknown, ...infer R] ? R : never) =>
+  planGc(summarizeRecords(records, { handover: true }), ...rest);
+
+describe('summarizeRecords: what a plan keeps of the registry', () => {
+  const records = [
+    confirmed('c-held', NOW - 9_000, 3 * MB),
+    { ...confirmed('c-away', NOW - 8_000, 2 * MB), pinned: false, heldLocally: false },
+    temporary('t-pinned', NOW - 7_000, NOW + 1, 1 * MB),
+    { ...temporary('t-unpinned', NOW - 6_000, NOW - 1, 4 * MB), pinned: false },
+    expired('e', NOW - 5_000, 7 * MB),
+  ];
+
+  it('keeps the pinned CIDs in the order read with their bytes, every temporary, and the held confirmed files only for a handover', () => {
+    // A generator, as the registry's pages are: the summary reads it once.
+    function* once() {
+      yield* records;
+    }
+    const summary = summarizeRecords(once(), { handover: true });
+    assert.deepEqual(summary.pinnedCids, ['c-held', 't-pinned']);
+    assert.equal(summary.pinnedBytes, 4 * MB);
+    assert.deepEqual(summary.temporaries.map((record) => record.cid), ['t-pinned', 't-unpinned']);
+    assert.deepEqual(summary.heldConfirmed.map((record) => record.cid), ['c-held']);
+    assert.deepEqual(summarizeRecords(records, { handover: false }).heldConfirmed, [], 'no handover possible: no confirmed file kept');
+  });
+});
 
 describe('planGc: release rules', () => {
   it('rule 4a: temporaries past expiry are released without pressure, soonest expiry first; exactly at expiry is not past it', () => {
@@ -50,7 +77,7 @@ describe('planGc: release rules', () => {
       temporary('t-future', NOW - 90_000, NOW + 1, 5 * MB),
       confirmed('c', NOW - 100_000, 5 * MB),
     ];
-    const plan = planGc(records, measured(25 * MB), SETTINGS, false);
+    const plan = planOf(records, measured(25 * MB), SETTINGS, false);
     assert.deepEqual(
       plan.release.map((entry) => [entry.cid, entry.reason]),
       [
@@ -74,7 +101,7 @@ describe('planGc: release rules', () => {
       temporary('t2', NOW - 4_000, NOW + 1_000_000, 20 * MB),
       temporary('t4', NOW - 2_000, NOW + 1_000_000, 20 * MB),
     ];
-    const plan = planGc(records, measured(120 * MB), SETTINGS, false);
+    const plan = planOf(records, measured(120 * MB), SETTINGS, false);
     assert.equal(plan.trigger, 'highWatermark');
     // Below 80 MB means freeing 40 MB + 1 byte: three 20 MB files, oldest first.
     assert.equal(plan.bytesToFree, 40 * MB + 1);
@@ -93,10 +120,10 @@ describe('planGc: release rules', () => {
   it('rule 4b: unpinned bytes already reclaimable (read cache, released files) count before any file is released', () => {
     const records = [expired('gone', NOW - 9_000, 30 * MB), temporary('t1', NOW - 5_000, NOW + 1_000, 20 * MB), confirmed('c', NOW - 1, 60 * MB)];
     // 110 MB stored, 80 MB pinned: 30 MB reclaimable, 30 MB + 1 needed → one temporary must still go.
-    const plan = planGc(records, measured(110 * MB), SETTINGS, false);
+    const plan = planOf(records, measured(110 * MB), SETTINGS, false);
     assert.deepEqual(plan.release.map((entry) => entry.cid), ['t1']);
     // 104 MB stored, 24 MB reclaimable; below 81 MB needs 23 MB + 1: covered without releasing anything.
-    const covered = planGc(records, measured(104 * MB), { ...SETTINGS, lowWatermarkBytes: 81 * MB }, false);
+    const covered = planOf(records, measured(104 * MB), { ...SETTINGS, lowWatermarkBytes: 81 * MB }, false);
     assert.equal(covered.trigger, 'highWatermark');
     assert.equal(covered.bytesToFree, 23 * MB + 1);
     assert.deepEqual(covered.release, []);
@@ -105,7 +132,7 @@ describe('planGc: release rules', () => {
 
   it('pressure never selects a confirmed file: with nothing else to release the estimate stays above the goal', () => {
     const records = [confirmed('a', NOW - 5, 70 * MB), confirmed('b', NOW - 4, 50 * MB)];
-    const plan = planGc(records, measured(120 * MB), SETTINGS, false);
+    const plan = planOf(records, measured(120 * MB), SETTINGS, false);
     assert.equal(plan.trigger, 'highWatermark');
     assert.deepEqual(plan.release, []);
     assert.deepEqual(plan.retainedCids, ['a', 'b']);
@@ -114,7 +141,7 @@ describe('planGc: release rules', () => {
 
   it('exactly at the high watermark is not above it; the expired ones still go', () => {
     const records = [temporary('t', NOW - 5, NOW - 1, 10 * MB), confirmed('c', NOW - 1, 90 * MB)];
-    const plan = planGc(records, measured(100 * MB), SETTINGS, false);
+    const plan = planOf(records, measured(100 * MB), SETTINGS, false);
     assert.equal(plan.trigger, 'none');
     assert.deepEqual(plan.release.map((entry) => entry.cid), ['t']);
   });
@@ -125,20 +152,20 @@ describe('planGc: release rules', () => {
     assert.deepEqual(pressureBytes(measured(50 * MB, 40 * MB), settings), { highWatermark: 0, diskReserve: 0 }, 'exactly the reserve is outside it');
     const records = [temporary('t1', NOW - 3, NOW + 9, 15 * MB), temporary('t2', NOW - 2, NOW + 9, 15 * MB), temporary('t3', NOW - 1, NOW + 9, 15 * MB), confirmed('c', NOW - 9, 5 * MB)];
     // Below the high watermark, 30 MB free of a 40 MB reserve: 50 MB − 30 MB = 20 MB to free, two 15 MB files.
-    const plan = planGc(records, measured(50 * MB, 30 * MB), settings, false);
+    const plan = planOf(records, measured(50 * MB, 30 * MB), settings, false);
     assert.equal(plan.trigger, 'diskReserve');
     assert.equal(plan.bytesToFree, 20 * MB);
     assert.deepEqual(plan.release.map((entry) => entry.cid), ['t1', 't2']);
     assert.equal(plan.estimatedBytesAfter, 30 * MB);
     // Both pressures: the reserve names the trigger, the larger need sets the goal.
-    const both = planGc(records, measured(120 * MB, 30 * MB), settings, false);
+    const both = planOf(records, measured(120 * MB, 30 * MB), settings, false);
     assert.equal(both.trigger, 'diskReserve');
     assert.equal(both.bytesToFree, 40 * MB + 1);
   });
 
   it('force: deletes every unpinned block without pressure, releases only what the rules release, never confirmed files', () => {
     const records = [confirmed('c', NOW - 9, 10 * MB), temporary('t', NOW - 5, NOW + 1_000, 5 * MB), temporary('old', NOW - 8, NOW - 2, 5 * MB), expired('x', NOW - 7, 3 * MB)];
-    const plan = planGc(records, measured(30 * MB), SETTINGS, true);
+    const plan = planOf(records, measured(30 * MB), SETTINGS, true);
     assert.equal(plan.trigger, 'force');
     assert.equal(plan.bytesToFree, null);
     assert.deepEqual(plan.release.map((entry) => entry.cid), ['old']);
@@ -149,7 +176,7 @@ describe('planGc: release rules', () => {
 
 describe('rule 7: a release applies only to a record still matching the plan', () => {
   const record = temporary(CID_TEXT, NOW - 100, NOW - 1, 10);
-  const [entry] = planGc([record], measured(10), SETTINGS, false).release;
+  const [entry] = planOf([record], measured(10), SETTINGS, false).release;
 
   it('matches when unchanged and still past expiry', () => {
     assert.equal(stillMatchesPlan(entry!, record, NOW), true);
@@ -253,32 +280,32 @@ describe('rule 4c: handover', () => {
   it('planGc: demotes only confirmed files still held here, never retains them, and counts their bytes as released', () => {
     const records = [confirmed('c-away', NOW - 9, 10 * MB), confirmed('c-home', NOW - 9, 10 * MB), temporary('t', NOW - 5, NOW + 1_000, 5 * MB), expired('x', NOW - 7, 3 * MB)];
     // The probe's answer may name files that changed since: only the confirmed held one is planned.
-    const plan = planGc(records, measured(30 * MB), SETTINGS, true, ['c-away', 't', 'x', 'unknown']);
+    const plan = planOf(records, measured(30 * MB), SETTINGS, true, ['c-away', 't', 'x', 'unknown']);
     assert.deepEqual(plan.demote, [{ cid: 'c-away', createdAt: NOW - 9, dagBytes: 10 * MB }]);
     assert.deepEqual(plan.release, []);
     assert.deepEqual(plan.retainedCids, ['c-home', 't']);
     assert.equal(plan.estimatedBytesAfter, 15 * MB, 'only what stays pinned is left');
-    const noTrigger = planGc(records, measured(30 * MB), SETTINGS, false, ['c-away']);
+    const noTrigger = planOf(records, measured(30 * MB), SETTINGS, false, ['c-away']);
     assert.equal(noTrigger.trigger, 'none');
     assert.deepEqual(noTrigger.demote.map((entry) => entry.cid), ['c-away'], 'handover does not wait for pressure');
     assert.equal(noTrigger.estimatedBytesAfter, 30 * MB, 'nothing deleted without a trigger');
-    assert.deepEqual(planGc(records, measured(30 * MB), SETTINGS, true).demote, [], 'no confirmation, no handover');
+    assert.deepEqual(planOf(records, measured(30 * MB), SETTINGS, true).demote, [], 'no confirmation, no handover');
   });
 
   it('planGc: under pressure a handed-over copy counts as reclaimable before any unconfirmed upload is released', () => {
     // 120 MB stored and pinned; below 80 MB needs 40 MB + 1: the 50 MB handed over cover it.
     const records = [confirmed('c-away', NOW - 9, 50 * MB), temporary('t1', NOW - 5, NOW + 1_000, 20 * MB), confirmed('c-home', NOW - 9, 50 * MB)];
-    const plan = planGc(records, measured(120 * MB), SETTINGS, false, ['c-away']);
+    const plan = planOf(records, measured(120 * MB), SETTINGS, false, ['c-away']);
     assert.equal(plan.trigger, 'highWatermark');
     assert.deepEqual(plan.release, []);
     assert.deepEqual(plan.demote.map((entry) => entry.cid), ['c-away']);
     assert.equal(plan.estimatedBytesAfter, 80 * MB - 1);
-    assert.deepEqual(planGc(records, measured(120 * MB), SETTINGS, false).release.map((entry) => entry.cid), ['t1'], 'without it the upload goes');
+    assert.deepEqual(planOf(records, measured(120 * MB), SETTINGS, false).release.map((entry) => entry.cid), ['t1'], 'without it the upload goes');
   });
 
   it('rule 7: a demotion applies only to a record still confirmed, pinned and held, created when planned', () => {
     const record = confirmed(CID_TEXT, NOW - 100, 10);
-    const [entry] = planGc([record], measured(10), SETTINGS, false, [CID_TEXT]).demote;
+    const [entry] = planOf([record], measured(10), SETTINGS, false, [CID_TEXT]).demote;
     assert.equal(stillMatchesDemotion(entry!, record), true);
     assert.equal(stillMatchesDemotion(entry!, undefined), false);
     assert.equal(stillMatchesDemotion(entry!, { ...record, createdAt: NOW - 5 }), false);

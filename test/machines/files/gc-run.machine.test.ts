@@ -16,7 +16,7 @@ import {
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
 } from '../../../machines/files/gc-run.machine.js';
-import type { GcMeasurement, GcRunResult, GcSettings } from '../../../src/files/gc.js';
+import { summarizeRecords, type GcMeasurement, type GcRecordSummary, type GcRunResult, type GcSettings } from '../../../src/files/gc.js';
 import type { FileRecord } from '../../../src/files/types.js';
 
 const NOW = 1_700_000_000_000;
@@ -57,9 +57,9 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
         trace.calls.push('measure');
         return script.measure ? script.measure() : { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB };
       }),
-      loadRecords: fromPromise<FileRecord[], void>(async () => {
+      loadRecords: fromPromise<GcRecordSummary, void>(async () => {
         trace.calls.push('loadRecords');
-        return script.records ?? RECORDS;
+        return summarizeRecords(script.records ?? RECORDS, { handover: true });
       }),
       probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input }) => {
         trace.calls.push('probeHolders');
@@ -238,7 +238,8 @@ describe('gc-run machine', () => {
       assert.ok(trace.calls.indexOf('loadRecords') < trace.calls.indexOf('probeHolders'));
       assert.ok(trace.calls.indexOf('probeHolders') < trace.calls.indexOf('acquireLease'));
       assert.equal(trace.probeInput?.now, NOW);
-      assert.deepEqual(trace.probeInput?.records.map((record) => record.cid), HANDOVER.map((record) => record.cid));
+      // The confirmed files held here are what a handover can take.
+      assert.deepEqual(trace.probeInput?.records.heldConfirmed.map((record) => record.cid), ['c1', 'c-away']);
     });
 
     it('a dry run probes too and lists what it would demote, touching nothing (rule 1)', async () => {

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import type { AnyMachineSnapshot } from 'xstate';
 import { gcRunMachine, type DeleteUnpinnedOutput, type ReleaseFilesOutput, type VerifyPinsOutput } from '../../../machines/files/gc-run.machine.js';
-import { gcErrorText, type GcMeasurement, type GcSettings, type GcStage } from '../../../src/files/gc.js';
+import { gcErrorText, summarizeRecords, type GcMeasurement, type GcSettings, type GcStage } from '../../../src/files/gc.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { modelTest } from '../../support/model.js';
 
@@ -21,6 +21,7 @@ const RECORDS: FileRecord[] = [
   { cid: 't-expired', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 8_000, expiresAt: NOW - 1, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
   { cid: 't-live', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 7_000, expiresAt: NOW + 60_000, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
 ];
+const SUMMARY = summarizeRecords(RECORDS, { handover: true });
 const CALM: GcMeasurement = { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB };
 const PRESSURE: GcMeasurement = { now: NOW, blockstoreBytes: 120 * MB, freeBytes: 1_000 * MB };
 
@@ -58,7 +59,7 @@ modelTest({
   ],
   outputs: {
     measure: (s) => (s.context.dryRun || s.context.force ? [CALM] : [CALM, PRESSURE]),
-    loadRecords: [RECORDS],
+    loadRecords: [SUMMARY],
     probeHolders: [['c1']],
     acquireLease: [undefined],
     releaseFiles: (s) => (varied(s) ? [released, releaseFailed] : [released]),
@@ -75,7 +76,7 @@ modelTest({
     // Rule 1: a dry run measures, plans and probes, and touches nothing.
     if (ctx.dryRun) assert.deepEqual(invoked.filter((f) => !['measure', 'loadRecords', 'probeHolders'].includes(f.src)), [], 'a dry run takes no lease and changes nothing');
     for (const fake of invoked) {
-      if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: RECORDS, now: ctx.measurement.now }, 'holders are probed over the loaded records at the run’s time');
+      if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: SUMMARY, now: ctx.measurement.now }, 'holders are probed over the loaded records at the run’s time');
       if (fake.src === 'releaseFiles') assert.equal(fake.input.now, ctx.measurement.now, 'expiry is judged at the measured time');
       if (fake.src === 'deleteUnpinned') assert.deepEqual(fake.input, { bytesToFree: ctx.force ? null : ctx.plan.bytesToFree }, 'a forced pass deletes all, a pressured one what the pressure needs');
       if (fake.src === 'deleteUnpinned' && !ctx.force) assert.ok(ctx.plan.bytesToFree > 0);
