@@ -262,7 +262,7 @@ export interface HandoverSelection {
  * position unchanged).
  */
 export function handoverCandidates(
-  records: Iterable<FileRecord>,
+  records: readonly FileRecord[],
   scope: HandoverScope,
   after: string | undefined,
   limit: number = HANDOVER_CANDIDATES_PER_RUN,
