@@ -12,8 +12,8 @@
 // The machine decides; the actors only do I/O (docs/DESIGN.md rule 1). `measure` reads the blockstore size and free
 // space with the run's time, `loadRecords` the registry (in one pass, summarized as the plan needs it),
 // `probeHolders` asks the designated holders of the handover candidates whether they hold them (rule 4c: a dry run
-// probes too, rule 1) and answers the CIDs every holder confirmed; the plan is made here from all three with `planGc` (src/files/gc.ts). Probing happens before the
-// lease: slow peers never hold up uploads.
+// probes too, rule 1) and answers the CIDs every holder confirmed; the plan is made here from all three with
+// `planGc` (src/files/gc.ts). Probing happens before the lease: slow peers never hold up uploads.
 // Everything that changes pins or blocks runs inside `exclusive`, holding the storage lease exclusively (rule 8),
 // so no upload has unpinned blocks in flight while blocks are deleted; leaving `exclusive` by any path releases it.
 // `releaseFiles` re-reads each planned record and applies the release or the demotion (handover) only when it still
