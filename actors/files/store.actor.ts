@@ -362,9 +362,11 @@ export function storeLogic(options: StoreOptions) {
             event.reply,
             async (node, signal) => {
               const covered = new Set(node.registry.intents().map((intent) => intent.cid));
+              // The batch's lookups in one read transaction (one per record paid SQLite's locking each time).
+              const unregistered = new Set(node.registry.unregistered(event.records.map((record) => record.cid)));
               const unexplained: FileRecord[] = [];
               for (const record of event.records) {
-                if (node.registry.get(record.cid) || covered.has(record.cid)) continue;
+                if (!unregistered.has(record.cid) || covered.has(record.cid)) continue;
                 if (await node.pins.has(CID.parse(record.cid), signal)) unexplained.push(record);
               }
               node.registry.putMany(unexplained);
