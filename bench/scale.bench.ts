@@ -271,9 +271,10 @@ async function measureRoutes(n: number, column: number, growth: GrowthTable, por
     const referenceFill = await fillFilesStore(join(referenceHome, '.adm-ipfs'), REFERENCE_FILES, { seed: FILL_SEED + 1, now: Date.now() });
     reference = await restartNode(referenceHome, `files-reference-${sizeLabel(n)}`);
     await firstScanDone(reference.node.port, reference.startedMs);
-    const referenceNode = { port: reference.node.port, pid: reference.node.process.pid, held: referenceFill.sampleHeld, uploadSeed: n + 1 };
-    const admin = { 'x-api-key': ADMIN_KEY };
     type Side = { port: number; pid: number; held: readonly string[]; uploadSeed: number };
+    const sized: Side = { port, pid, held, uploadSeed: n };
+    const referenceNode: Side = { port: reference.node.port, pid: reference.node.process.pid, held: referenceFill.sampleHeld, uploadSeed: n + 1 };
+    const admin = { 'x-api-key': ADMIN_KEY };
     const routes: Array<[string, (side: Side, round: number) => Omit<Parameters<typeof runLoad>[0], 'connections'>]> = [
       ['GET /api/node/details', ({ port }) => ({ port, paths: ['/api/node/details'], headers: admin })],
       ['GET /api/storage/metrics', ({ port }) => ({ port, paths: ['/api/storage/metrics'] })],
@@ -286,7 +287,6 @@ async function measureRoutes(n: number, column: number, growth: GrowthTable, por
     ];
     for (const [name, load] of routes) {
       const measure = (side: Side, round: number) => measureRoute(side.pid, { ...load(side, round), connections: 1, warmupRequests: WARMUP_REQUESTS, maxRequests: REQUESTS });
-      const sized = { port, pid, held, uploadSeed: n };
       let sizedRounds = 0;
       let referenceRounds = 0;
       const [own, ref] = await interleave(ROUTE_ROUNDS, () => measure(sized, sizedRounds++), () => measure(referenceNode, referenceRounds++));

@@ -61,7 +61,7 @@ import {
   type GcSettings,
   type HandoverCandidate,
 } from '../../src/files/gc.js';
-import type { PlacementTier } from '../../src/files/placement.js';
+import { hasOtherMember, type PlacementTier } from '../../src/files/placement.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
@@ -176,7 +176,7 @@ export function gcLogic(options: GcOptions) {
             loadRecords: fromPromise<GcRecordSummary, void>(async () => {
               const node = holder.get();
               // Only a run that can hand over (replication with another member) keeps the confirmed files held here.
-              const handover = copies !== undefined && replication !== undefined && replication.members.some((member) => member !== node.peerId);
+              const handover = copies !== undefined && replication !== undefined && hasOtherMember(replication.members, node.peerId);
               return summarizeRecords(everyRecord(node), { handover });
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {

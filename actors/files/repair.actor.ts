@@ -29,7 +29,7 @@ import type { CronSchedule } from '../../src/cron.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import { membershipVersion } from '../../src/files/health.js';
-import type { PlacementTier } from '../../src/files/placement.js';
+import { hasOtherMember, type PlacementTier } from '../../src/files/placement.js';
 import {
   addCounts,
   copyDue,
@@ -161,7 +161,7 @@ export function repairLogic(options: RepairOptions) {
     // A node whose `nodes` name no other peer designates nobody for any file: every record is examined and needs
     // nothing (the default, a lone node), so its CIDs are enough. Reading and ranking each record was ~30 µs of CPU
     // a record, ~25 s of the first start's `ready` at a million files.
-    if (!settings.members.some((peerId) => peerId !== node.peerId)) {
+    if (!hasOtherMember(settings.members, node.peerId)) {
       const cids = node.registry.listCids(page);
       return { counts: { ...NO_COUNTS, examined: cids.length }, fetched: cids.length, lastCid: cids.at(-1) ?? null, startedAt, finishedAt: clock.now() };
     }

@@ -42,6 +42,14 @@ export interface Placement {
 }
 
 /**
+ * Whether `members` name a peer other than this node: without one (a lone node, `nodes: []`) every file's designated
+ * set is this node alone, so no copy is held elsewhere and no holder is asked anything.
+ */
+export function hasOtherMember(members: readonly string[], self: string): boolean {
+  return members.some((peerId) => peerId !== self);
+}
+
+/**
  * The placement of one CID over the cluster. `members` are the configured peer ids; this node counts as a member
  * even when its own entry is missing from the list (a lone node with `nodes: []` is a network of one).
  */
