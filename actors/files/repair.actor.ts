@@ -201,11 +201,14 @@ export function repairLogic(options: RepairOptions) {
     if (designated.length === 0) return NOT_PROBED;
     const targets = designated.filter((peerId) => copyDue(acknowledged?.get(peerId), record.cid, peerId, now, settings.recheckMs));
     if (targets.length === 0) return NOT_PROBED;
+    // The batch's notes reach the registry after it ends, maybe after a handover probe or an upload noted a newer copy
+    // on the same peer: each note says when its peers were asked, and a "not here" strikes only what is older.
+    const askedAt = clock.now();
     const answers = await mapLimit(targets, settings.probeConcurrency, signal, (peerId) => copies.probe(peerId, record.cid, signal));
     signal.throwIfAborted();
     // A confirmed copy is an acknowledgement, a peer that answered "not here" has lost its own; one that could not be
     // asked keeps what it had.
-    notes.push({ cid: record.cid, held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') });
+    notes.push({ cid: record.cid, at: askedAt, held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') });
     const missing = targets.filter((_, index) => answers[index] !== 'held');
     if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
     let source: boolean;
@@ -217,9 +220,10 @@ export function repairLogic(options: RepairOptions) {
       return { probed: true, missing: missing.length, stored: 0, unrecoverable: false };
     }
     if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
+    const placedAt = clock.now();
     const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
     signal.throwIfAborted();
-    notes.push({ cid: record.cid, held: missing.filter((_, index) => outcomes[index] === 'stored') });
+    notes.push({ cid: record.cid, at: placedAt, held: missing.filter((_, index) => outcomes[index] === 'stored') });
     return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
   };
 

@@ -104,8 +104,9 @@ export type StoreEvent =
   /** The collector's pin verification (rule 6): a lost pin of a record that must be pinned, restored from local blocks. */
   | { type: 'store.restorePin'; cid: CID; reply: Reply<RestoredPin> }
   /**
-   * Peers that acknowledged (`held`, at `at`) or no longer hold (`gone`) a stored copy, per file, for the file status
-   * and the repair's recheck window; one registry transaction per notice (a repair batch sends one); best effort.
+   * Peers that acknowledged (`held`) or no longer hold (`gone`) a stored copy, per file, asked at the note's `at` or
+   * else the notice's, for the file status and the repair's recheck window; one registry transaction per notice (a
+   * repair batch sends one); best effort.
    */
   | { type: 'store.noteHolders'; notes: readonly HolderNote[]; at: number }
   /** The collector's exclusive hold (its release and deletion pass); answers the hold's token once granted. */

@@ -233,9 +233,10 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   // Only for a CID with a record: an acknowledgement learned after the record went away would never be cleaned up.
   const addAckStmt = db.prepare(
     `INSERT INTO file_acks (cid, peer_id, acknowledged_at) SELECT @cid, @peer, @at WHERE EXISTS (SELECT 1 FROM files WHERE cid = @cid)
-     ON CONFLICT (cid, peer_id) DO UPDATE SET acknowledged_at = excluded.acknowledged_at`,
+     ON CONFLICT (cid, peer_id) DO UPDATE SET acknowledged_at = max(acknowledged_at, excluded.acknowledged_at)`,
   );
-  const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ?');
+  // Only an acknowledgement older than the question that heard "not here" (HolderNote.at).
+  const removeAckStmt = db.prepare('DELETE FROM file_acks WHERE cid = ? AND peer_id = ? AND acknowledged_at < ?');
   const acksStmt = db.prepare('SELECT peer_id FROM file_acks WHERE cid = ? ORDER BY peer_id').pluck();
   // The primary key's range between the first and the last CID: the rows of CIDs in between that were not asked for
   // are dropped (a repair batch asks for consecutive confirmed CIDs, so few are).
@@ -289,14 +290,15 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   });
   const notesTx = db.transaction((notes: readonly HolderNote[], at: number): number => {
     let written = 0;
-    for (const { cid, held = [], gone = [] } of notes) {
-      for (const peer of new Set(held)) written += addAckStmt.run({ cid, peer, at }).changes;
-      for (const peer of new Set(gone)) written += removeAckStmt.run(cid, peer).changes;
+    for (const { cid, held = [], gone = [], at: askedAt = at } of notes) {
+      for (const peer of new Set(held)) written += addAckStmt.run({ cid, peer, at: askedAt }).changes;
+      for (const peer of new Set(gone)) written += removeAckStmt.run(cid, peer, askedAt).changes;
     }
     return written;
   });
   const noteHolders = (notes: readonly HolderNote[], now: number): number => {
-    if (!Number.isSafeInteger(now)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${now}`);
+    const wrong = [now, ...notes.map((note) => note.at ?? now)].find((time) => !Number.isSafeInteger(time));
+    if (wrong !== undefined) throw new RangeError(`registry: acknowledgement time must be an integer, got ${wrong}`);
     return notesTx(notes, now);
   };
   const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
@@ -334,7 +336,7 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     },
 
     forgetAcknowledgements(cid, peerIds) {
-      return noteHolders([{ cid, gone: peerIds }], 0); // no time is written for a peer struck off
+      return noteHolders([{ cid, gone: peerIds }], Number.MAX_SAFE_INTEGER); // struck off whenever it was noted
     },
 
     acknowledgedBy(cid) {

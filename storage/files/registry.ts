@@ -51,6 +51,12 @@ export interface HolderNote {
   readonly held?: readonly string[];
   /** Peers that answered they have none. */
   readonly gone?: readonly string[];
+  /**
+   * When these peers were asked (ms); absent: the time the whole notice gives. Notes reach the registry in the order
+   * they are sent, not the order the peers answered: a repair batch that heard "not here" before a handover probe heard
+   * "I have it" may send its note last, so a `gone` only strikes an acknowledgement older than its own question.
+   */
+  readonly at?: number;
 }
 
 export interface FileRegistry {
@@ -70,10 +76,10 @@ export interface FileRegistry {
   /**
    * Notes that `peerIds` acknowledged a stored (pinned, registered) copy of `cid` at `now` (spec §2.1, §2.2
    * `acknowledged`; a cached copy is no acknowledgement and is never passed here). Ignored for a CID without a
-   * record; a peer already noted gets the new time. Returns how many rows were written.
+   * record; a peer already noted keeps the later of the two times. Returns how many rows were written.
    */
   acknowledge(cid: string, peerIds: readonly string[], now: number): number;
-  /** Forgets the acknowledgements of `peerIds` for `cid` (they said they no longer hold it); returns how many went. */
+  /** Forgets the acknowledgements of `peerIds` for `cid`, whenever noted (they said they no longer hold it); returns how many went. */
   forgetAcknowledgements(cid: string, peerIds: readonly string[]): number;
   /**
    * The peers that acknowledged a stored copy of `cid`, sorted. Every peer ever noted and not forgotten: whether it
@@ -87,8 +93,9 @@ export interface FileRegistry {
    */
   acknowledgementsOf(cids: readonly string[]): Map<string, Map<string, number>>;
   /**
-   * What peers said about many files, in one transaction (one fsync): each `held` peer is acknowledged at `now` (new,
-   * or its time refreshed), each `gone` peer forgotten. Returns how many rows were written or removed.
+   * What peers said about many files, in one transaction (one fsync): each `held` peer is acknowledged at its note's
+   * time (`at`, else `now`; new, or its time moved forward, never back), each `gone` peer forgotten unless it
+   * acknowledged after that time. Returns how many rows were written or removed.
    */
   noteHolders(notes: readonly HolderNote[], now: number): number;
   /** Records ordered by CID (cursor walks for repair and the GC plan). */

@@ -204,6 +204,24 @@ describe('files.repair', () => {
     h.stop();
   });
 
+  it('a batch\'s late "not here" strikes only older acknowledgements, not one noted while it ran (fault suite seed 7)', async () => {
+    const cid = await pinnedFile('acknowledged while the batch ran');
+    node.registry.acknowledge(cid, ['peer-a'], T); // an old copy peer-a has lost since
+    const h = start(holder);
+    // Nobody holds it and every placement fails; while peer-c's placement is tried, a handover probe hears peer-c
+    // confirm the copy another node placed there (the store owner writes that note before the batch's arrives).
+    h.peers.store = (peer, file) => {
+      if (peer === 'peer-c') node.registry.acknowledge(file, ['peer-c'], Date.now());
+      return 'failed';
+    };
+    const report = await h.run();
+    assert.equal(report.stillMissing, 3);
+    // The batch's note is written once peer-a's old acknowledgement is gone; peer-c's, newer than the question, stays.
+    await waitFor(() => (node.registry.acknowledgedBy(cid).includes('peer-a') ? undefined : true), { what: 'the batch\'s note written' });
+    assert.deepEqual(node.registry.acknowledgedBy(cid), ['peer-c']);
+    h.stop();
+  });
+
   it('a recheck window: a copy confirmed within it is not asked about again; an old or unknown one is, and its time refreshed', async () => {
     const DAY = 86_400_000;
     const cid = await pinnedFile('recheck window');

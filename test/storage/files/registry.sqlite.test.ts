@@ -393,6 +393,18 @@ describe('file registry (sqlite): acknowledgements of stored copies', () => {
       assert.deepEqual([...acknowledgementTimes(registry, CIDV0)], [['peer-a', T0]]);
       assert.throws(() => registry.noteHolders([{ cid: CIDV0, held: ['peer-a'] }], 2.5), RangeError);
       assert.deepEqual(acknowledgementTimes(registry, 'unknown').size, 0);
+      // Notes that arrive out of the order they were asked in (seed 7 of the fault suite: a repair batch heard "not
+      // here" from gamma, a handover probe then heard "I have it", and the batch's note came last): an older "not here"
+      // strikes nothing newer, an older "held" does not date an acknowledgement back.
+      registry.put(record('R-late'));
+      registry.noteHolders([{ cid: 'R-late', held: ['peer-g'], at: T0 + 20 }], T0 + 20);
+      assert.equal(registry.noteHolders([{ cid: 'R-late', gone: ['peer-g'], at: T0 + 15 }, { cid: 'R-late', held: ['peer-h'], at: T0 + 15 }], T0 + 25), 1);
+      assert.deepEqual([...acknowledgementTimes(registry, 'R-late')], [['peer-g', T0 + 20], ['peer-h', T0 + 15]], 'a late "not here" keeps the newer acknowledgement');
+      registry.noteHolders([{ cid: 'R-late', held: ['peer-g'], at: T0 + 12 }], T0 + 30);
+      assert.deepEqual(acknowledgementTimes(registry, 'R-late').get('peer-g'), T0 + 20, 'a late "held" keeps the later time');
+      assert.equal(registry.noteHolders([{ cid: 'R-late', gone: ['peer-g', 'peer-h'], at: T0 + 21 }], T0 + 30), 2, 'a newer "not here" strikes');
+      assert.throws(() => registry.noteHolders([{ cid: 'R-late', held: ['peer-g'], at: Number.NaN }], T0), RangeError);
+      registry.delete('R-late');
       // Many files in one read: only those asked for, in any order, each with its peers.
       registry.put(record('R-between'));
       registry.acknowledge('R-between', ['peer-z'], T0);
