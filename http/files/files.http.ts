@@ -14,6 +14,7 @@ import { FixedWindowRateLimiter, rateLimitHeaders } from '../../src/files/rate-l
 import type { Logger } from '../../src/logger.js';
 import { adminRefusal } from '../auth.js';
 import { PayloadTooLargeError, RequestTimeoutError } from '../body.js';
+import { streamedJson } from '../json-body.js';
 import type { Handler, HttpReply, HttpRequest, HttpServer } from '../server.js';
 
 /** A clean refusal with a status and the `{error}` text of notes C10. */
@@ -38,6 +39,12 @@ export const json = (status: number, body: unknown, headers?: Record<string, str
 
 /** Authenticated answers are never cached by an intermediary (notes A.1). */
 export const adminJson = (status: number, body: unknown): HttpReply => json(status, body, { 'cache-control': 'no-store' });
+
+/**
+ * `adminJson` for answers that grow with the store, a GC report or the pin list: tens of MB at a million files,
+ * written in pieces instead of one string (http/json-body.ts).
+ */
+export const adminJsonInPieces = (status: number, body: unknown): HttpReply => streamedJson(status, body, { ...JSON_HEADERS, 'cache-control': 'no-store' });
 
 /** spec §7: one table from failure kind to status and `{error}` text. */
 export function mapFilesError(error: unknown): HttpReply {

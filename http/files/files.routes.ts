@@ -17,6 +17,7 @@ import { HttpServer, type HttpRequest } from '../server.js';
 import {
   ADMISSION_RETRY_AFTER_SECONDS,
   adminJson,
+  adminJsonInPieces,
   FilesHttpError,
   filesRouteContext,
   json,
@@ -181,7 +182,7 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
     server.route(
       'get',
       `${prefix}/pins`,
-      admin(async (_request, { signal }) => adminJson(200, { pins: await content({ type: 'pins.list' }, { signal }) })),
+      admin(async (_request, { signal }) => adminJsonInPieces(200, { pins: await content({ type: 'pins.list' }, { signal }) })),
     );
     server.route(
       'post',

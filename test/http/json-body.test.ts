@@ -1,0 +1,128 @@
+// JSON answers written in pieces (http/json-body.ts): the same bytes as JSON.stringify, the byte count the edge
+// announces, and the answer through a real HTTP edge with Content-Length.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { jsonByteLength, jsonChunks, streamedJson } from '../../http/json-body.js';
+import { HttpServer } from '../../http/server.js';
+import { captureLogger } from '../support/logger.js';
+import { prng } from '../support/random.js';
+
+async function text(value: unknown, chunkChars?: number): Promise<{ text: string; chunks: number; bytes: number }> {
+  const parts: Buffer[] = [];
+  for await (const chunk of jsonChunks(value, chunkChars)) parts.push(Buffer.from(chunk));
+  const body = Buffer.concat(parts);
+  return { text: body.toString('utf8'), chunks: parts.length, bytes: body.length };
+}
+
+/** Random plain data: nested arrays and objects of strings (multi-byte and escapes too), numbers, booleans, null. */
+function randomValue(random: () => number, depth = 0): unknown {
+  const pick = Math.floor(random() * (depth > 3 ? 6 : 9));
+  const randomString = () => {
+    const alphabet = ['a', 'Z', '0', ' ', '"', '\\', '\n', '\u0001', 'é', '€', '😀', '\ud800', '/', '<'];
+    let out = '';
+    for (let i = Math.floor(random() * 12); i > 0; i--) out += alphabet[Math.floor(random() * alphabet.length)];
+    return out;
+  };
+  switch (pick) {
+    case 0:
+      return randomString();
+    case 1:
+      return Math.round((random() - 0.5) * 1e6) / 7;
+    case 2:
+      return random() < 0.5;
+    case 3:
+      return null;
+    case 4:
+      return [Number.NaN, Number.POSITIVE_INFINITY, -0, undefined][Math.floor(random() * 4)];
+    case 5:
+      return `bafkrei${Math.floor(random() * 1e12).toString(32)}`;
+    case 6:
+    case 7: {
+      const items: unknown[] = [];
+      for (let i = Math.floor(random() * 6); i > 0; i--) items.push(randomValue(random, depth + 1));
+      return items;
+    }
+    default: {
+      const object: Record<string, unknown> = {};
+      for (let i = Math.floor(random() * 6); i > 0; i--) object[randomString()] = randomValue(random, depth + 1);
+      return object;
+    }
+  }
+}
+
+describe('JSON answers in pieces (http/json-body.ts)', () => {
+  it('gives JSON.stringify\'s bytes for plain data and what it leaves out, with the byte count announced', async () => {
+    const samples: unknown[] = [
+      { trigger: 'none', releasedCids: [], retainedCids: ['bafy1', 'bafy2'], errors: [{ cid: 'x', error: 'gone' }] },
+      [],
+      {},
+      [undefined, () => 1, Symbol('s'), null, Number.NaN],
+      { left: undefined, out: () => 1, kept: 0, nested: { empty: {}, list: [[], [{}]] } },
+      Object.assign(Object.create(null), { 'no prototype': true }),
+      { date: new Date(0), withToJson: { toJSON: () => ({ replaced: ['é'] }) }, map: new Map([[1, 2]]), boxed: new String('s') },
+      { 'key "quoted"\n': '€ and 😀 and a lone \ud800' },
+      'a string alone',
+      42,
+      null,
+    ];
+    for (const sample of samples) {
+      const expected = JSON.stringify(sample);
+      for (const chunkChars of [1, 5, 64 * 1024]) assert.equal((await text(sample, chunkChars)).text, expected, `${expected} in chunks of ${chunkChars}`);
+      assert.equal(jsonByteLength(sample), Buffer.byteLength(expected), expected);
+    }
+  });
+
+  it('matches JSON.stringify on 500 random values, in chunks of random sizes', async () => {
+    const random = prng(30);
+    for (let round = 0; round < 500; round++) {
+      const value = { round, value: randomValue(random) };
+      const expected = JSON.stringify(value);
+      const chunkChars = 1 + Math.floor(random() * 40);
+      const got = await text(value, chunkChars);
+      assert.equal(got.text, expected, `round ${round}`);
+      assert.equal(jsonByteLength(value), got.bytes, `round ${round}: the count is the bytes sent`);
+    }
+  });
+
+  it('refuses what JSON.stringify refuses: a cycle, a BigInt, a value with no JSON form', () => {
+    const cyclic: Record<string, unknown> = { a: [] };
+    (cyclic.a as unknown[]).push(cyclic);
+    assert.throws(() => jsonByteLength(cyclic), TypeError);
+    assert.throws(() => jsonByteLength({ big: 1n }), TypeError);
+    assert.throws(() => jsonByteLength(undefined), TypeError);
+    // The same object twice, not inside itself, is no cycle.
+    const shared = { same: true };
+    assert.equal(jsonByteLength([shared, shared]), JSON.stringify([shared, shared]).length);
+  });
+
+  it('a large list goes out in chunks of about the asked size, never one string of the whole', async () => {
+    const cids = Array.from({ length: 20_000 }, (_, index) => `bafkreiexample${index.toString().padStart(8, '0')}`);
+    const value = { retainedCids: cids };
+    const got = await text(value, 64 * 1024);
+    assert.equal(got.text, JSON.stringify(value));
+    assert.ok(got.chunks >= Math.floor(got.bytes / (64 * 1024)) && got.chunks > 1, `${got.chunks} chunks for ${got.bytes} bytes`);
+  });
+
+  it('through the HTTP edge: Content-Length is the count and the body parses to the value', async () => {
+    const value = { retainedCids: Array.from({ length: 30_000 }, (_, index) => `bafkrei${index}`), note: 'é€😀' };
+    const server = new HttpServer({
+      name: 'json-body-test',
+      host: '127.0.0.1',
+      port: 0,
+      logger: captureLogger('warn').logger,
+      mapError: () => ({ status: 500, body: 'failed' }),
+      notFound: () => ({ status: 404, body: 'no' }),
+    });
+    server.route('get', '/report', () => streamedJson(200, value, { 'content-type': 'application/json; charset=utf-8' }));
+    const port = await server.listen();
+    try {
+      const response = await fetch(`http://127.0.0.1:${port}/report`, { headers: { connection: 'close' } });
+      assert.equal(response.status, 200);
+      assert.equal(Number(response.headers.get('content-length')), Buffer.byteLength(JSON.stringify(value)));
+      assert.deepEqual(await response.json(), value);
+    } finally {
+      await server.close();
+    }
+  });
+});
