@@ -19,7 +19,10 @@ function walked(value: unknown): value is Record<string, unknown> | unknown[] {
   return (prototype === objectPrototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
 
-/** What JSON.stringify writes for a value it does not walk: undefined for the ones it leaves out. */
+/**
+ * What JSON.stringify writes for a value it does not walk, typed as it behaves: undefined for the ones it leaves out
+ * (undefined, functions, symbols), which its TypeScript signature does not say.
+ */
 const whole = (value: unknown): string | undefined => JSON.stringify(value);
 
 /** The text of `JSON.stringify(value)`, in pieces, in order. */

@@ -297,8 +297,9 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
     return written;
   });
   const noteHolders = (notes: readonly HolderNote[], now: number): number => {
-    const wrong = [now, ...notes.map((note) => note.at ?? now)].find((time) => !Number.isSafeInteger(time));
-    if (wrong !== undefined) throw new RangeError(`registry: acknowledgement time must be an integer, got ${wrong}`);
+    for (const time of [now, ...notes.map((note) => note.at ?? now)]) {
+      if (!Number.isSafeInteger(time)) throw new RangeError(`registry: acknowledgement time must be an integer, got ${time}`);
+    }
     return notesTx(notes, now);
   };
   const gcTx = db.transaction((startedAt: number, finishedAt: number, report: string): number => {
