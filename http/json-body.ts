@@ -4,6 +4,7 @@
 // count its bytes (both engines announce Content-Length), once while it is sent, 64 KiB at a time with the edge's
 // backpressure. The output is byte for byte what `JSON.stringify(value)` gives for plain data.
 
+import { PackedStrings } from '../src/packed-strings.js';
 import type { HttpReply } from './server.js';
 
 /** Characters gathered before a piece is sent (the edge's large-body slices are of this order). */
@@ -11,10 +12,13 @@ const CHUNK_CHARS = 64 * 1024;
 
 const objectPrototype = Object.prototype;
 
-/** An array or an object with the plain prototype and no `toJSON`: walked here. Anything else is stringified whole. */
-function walked(value: unknown): value is Record<string, unknown> | unknown[] {
+/**
+ * An array, a packed list of strings, or an object with the plain prototype and no `toJSON`: walked here. Anything
+ * else is stringified whole.
+ */
+function walked(value: unknown): value is Record<string, unknown> | unknown[] | PackedStrings {
   if (typeof value !== 'object' || value === null) return false;
-  if (Array.isArray(value)) return true;
+  if (Array.isArray(value) || value instanceof PackedStrings) return true;
   const prototype = Object.getPrototypeOf(value);
   return (prototype === objectPrototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
@@ -31,6 +35,16 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
     const text = whole(value);
     if (text === undefined) throw new TypeError('jsonPieces: the value has no JSON form');
     yield text;
+    return;
+  }
+  if (value instanceof PackedStrings) {
+    // Its toJSON would build the whole array: read one string at a time instead.
+    let separator = '[';
+    for (const text of value) {
+      yield separator + JSON.stringify(text);
+      separator = ',';
+    }
+    yield separator === '[' ? '[]' : ']';
     return;
   }
   // JSON.stringify refuses a cycle; so does this walk (a plain recursion would overflow the stack instead).

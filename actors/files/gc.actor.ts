@@ -4,9 +4,10 @@
 // while a run is in progress, manual or scheduled, is refused with RunInProgressError (409); a scheduled run that
 // finds one in progress is skipped.
 //
-// Handover (rule 4c, notes A.7 "collector handover"): with replication enabled, each run (dry ones too, rule 1) picks
-// the confirmed files this node holds although it is outside their designated set (`handoverCandidates`, at most
-// HANDOVER_CANDIDATES_PER_RUN per run, continuing in CID order after the last real run's candidates) and asks every
+// Handover (rule 4c, notes A.7 "collector handover"): with replication enabled, each run (dry ones too, rule 1) picks,
+// while it reads the registry, the confirmed files this node holds although it is outside their designated set
+// (`handoverCandidates`, at most HANDOVER_CANDIDATES_PER_RUN per run, continuing in CID order after the last real
+// run's candidates; only their records are kept, not every confirmed file's) and asks every
 // designated holder `have` over the replication protocol, HANDOVER_PROBE_CONCURRENCY requests at a time, before the
 // plan is made. A file is demoted only when ALL its holders said yes; a real run then drops the local pin under the
 // exclusive lease with the releases, and the record stays `confirmed` with `heldLocally: false`. The blocks stay
@@ -35,6 +36,7 @@ import {
   gcRunMachine,
   type DeleteUnpinnedInput,
   type DeleteUnpinnedOutput,
+  type LoadRecordsInput,
   type ProbeHoldersInput,
   type ReleaseFilesInput,
   type ReleaseFilesOutput,
@@ -48,7 +50,6 @@ import {
   gcEvidence,
   gcLastRun,
   gcReport,
-  handoverCandidates,
   mustBePinned,
   releaseEvent,
   stillMatchesDemotion,
@@ -173,21 +174,22 @@ export function gcLogic(options: GcOptions) {
         gcRunMachine.provide({
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
-            loadRecords: fromPromise<GcRecordSummary, void>(async () => {
+            loadRecords: fromPromise<GcRecordSummary, LoadRecordsInput>(async ({ input }) => {
               const node = holder.get();
-              // Only a run that can hand over (replication with another member) keeps the confirmed files held here.
+              // Only a run that can hand over (replication with another member) picks candidates among the confirmed files.
               const handover = copies !== undefined && replication !== undefined && hasOtherMember(replication.members, node.peerId);
-              return summarizeRecords(everyRecord(node), { handover });
+              const scope = { self: node.peerId, members: replication?.members ?? [], tiers: replication?.placement ?? [], now: input.now };
+              return summarizeRecords(everyRecord(node), handover ? { handover: { scope, after: handoverAfter } } : {});
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
-              if (!copies || !replication) return [];
-              const selection = handoverCandidates(input.records.heldConfirmed, { self: holder.get().peerId, members: replication.members, tiers: replication.placement, now: input.now }, handoverAfter);
+              const selection = input.records.handover;
+              if (!copies || selection.candidates.length === 0) return [];
               // Rule 1: a dry run leaves the sweep position where it was.
               if (!dryRun) handoverAfter = selection.next;
               // A holder's "I have it" is an acknowledgement the file status counts (spec §2.2), dry run or not.
               const noteHeld = (cid: string, peerId: string) => store.tell({ type: 'store.noteHolders', notes: [{ cid, held: [peerId] }], at: clock.now() });
               const confirmed = await probeHolders(copies, clock, selection.candidates, signal, noteHeld);
-              if (selection.candidates.length > 0) logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
+              logger.info({ origin, candidates: selection.candidates.length, confirmed: confirmed.length }, 'handover candidates probed');
               return confirmed;
             }),
             acquireLease: fromPromise<void, void>(async ({ signal }) => {

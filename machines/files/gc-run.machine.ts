@@ -25,6 +25,7 @@
 // text; `collected` is true only for a deletion pass that ran to its end.
 
 import { assign, fromPromise, setup } from 'xstate';
+import { PackedStrings } from '../../src/packed-strings.js';
 import {
   gcErrorText,
   planGc,
@@ -66,11 +67,14 @@ export interface GcRunContext {
   outcome: GcOutcome | null;
 }
 
-export interface ProbeHoldersInput {
-  /** The registry as read for planning: the actor picks the handover candidates from its held confirmed files. */
-  readonly records: GcRecordSummary;
-  /** The run's time (a file's placement depends on its age). */
+export interface LoadRecordsInput {
+  /** The run's time: handover candidates are picked while the registry is read, and a file's placement depends on its age. */
   readonly now: number;
+}
+
+export interface ProbeHoldersInput {
+  /** The registry as read for planning, with the handover candidates picked in that pass. */
+  readonly records: GcRecordSummary;
 }
 
 export interface ReleaseFilesInput {
@@ -123,7 +127,7 @@ export const gcRunMachine = setup({
   },
   actors: {
     measure: fromPromise<GcMeasurement, void>(async () => notProvided('measure')),
-    loadRecords: fromPromise<GcRecordSummary, void>(async () => notProvided('loadRecords')),
+    loadRecords: fromPromise<GcRecordSummary, LoadRecordsInput>(async () => notProvided('loadRecords')),
     /** The CIDs (among the handover candidates) every designated holder confirmed it holds. */
     probeHolders: fromPromise<string[], ProbeHoldersInput>(async () => notProvided('probeHolders')),
     acquireLease: fromPromise<void, void>(async () => notProvided('acquireLease')),
@@ -177,6 +181,7 @@ export const gcRunMachine = setup({
     planning: {
       invoke: {
         src: 'loadRecords',
+        input: ({ context }) => ({ now: context.measurement!.now }),
         onDone: { target: 'probingHolders', actions: assign({ records: ({ event }) => event.output }) },
         onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'plan' as const, error: event.error }) } },
       },
@@ -185,7 +190,7 @@ export const gcRunMachine = setup({
     probingHolders: {
       invoke: {
         src: 'probeHolders',
-        input: ({ context }) => ({ records: context.records!, now: context.measurement!.now }),
+        input: ({ context }) => ({ records: context.records! }),
         onDone: {
           target: 'routing',
           actions: assign({
@@ -286,18 +291,24 @@ export const gcRunMachine = setup({
 });
 
 /**
- * The sorted union of two sorted CID lists, in one pass: the plan's retained list holds every pinned file (a million
- * at that scale), where a set of both and a sort took seconds and a second copy of the list; `keptCids` is short.
+ * The sorted union of the plan's retained list and a few more CIDs, in one pass: the retained list holds every pinned
+ * file (a million at that scale), where a set of both and a sort took seconds and a second copy of the list. Without
+ * others the plan's list itself is the answer (packed lists are not changed once read).
  */
-function sortedUnion(sorted: readonly string[], others: readonly string[]): string[] {
-  if (others.length === 0) return [...sorted];
-  const union: string[] = [];
-  let i = 0;
+function sortedUnion(sorted: PackedStrings, others: readonly string[]): PackedStrings {
+  if (others.length === 0) return sorted;
+  const union = new PackedStrings();
+  let last: string | undefined;
+  const add = (cid: string) => {
+    if (cid !== last) union.push(cid);
+    last = cid;
+  };
   let j = 0;
-  while (i < sorted.length || j < others.length) {
-    const next = j >= others.length || (i < sorted.length && sorted[i]! <= others[j]!) ? sorted[i++]! : others[j++]!;
-    if (union.length === 0 || union[union.length - 1] !== next) union.push(next);
+  for (const cid of sorted) {
+    while (j < others.length && others[j]! <= cid) add(others[j++]!);
+    add(cid);
   }
+  while (j < others.length) add(others[j++]!);
   return union;
 }
 
@@ -314,7 +325,7 @@ export function gcRunResult(context: GcRunContext): GcRunResult {
     estimatedBytesAfter: dryRun ? (plan?.estimatedBytesAfter ?? before) : Math.max(0, before - context.freedBytes),
     // A dry run reports exactly what it would release (spec §4.3); a real run what it did release (rule 7).
     releasedCids: dryRun ? (plan?.release.map((entry) => entry.cid) ?? []) : context.releasedCids,
-    retainedCids: sortedUnion(plan?.retainedCids ?? [], [...context.keptCids].sort()),
+    retainedCids: sortedUnion(plan?.retainedCids ?? new PackedStrings(), [...context.keptCids].sort()),
     // The same for handovers: a dry run lists what it would demote (rule 1), a real run what it demoted.
     demoted: dryRun ? (plan?.demote.map((entry) => entry.cid) ?? []) : context.demotedCids,
     removedBlocks: context.removedCids.length,

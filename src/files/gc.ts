@@ -14,6 +14,7 @@
 // candidates with `handoverCandidates`, probes them before planning and hands `planGc` the CIDs every holder
 // confirmed. Without replication (or on one node) there are no candidates and `demoted` stays empty.
 
+import { PackedStrings } from '../packed-strings.js';
 import { isPastExpiry } from './lifecycle.js';
 import { placementOf, type PlacementTier } from './placement.js';
 import { scrubText } from './scrub.js';
@@ -73,8 +74,8 @@ export interface GcPlan {
   readonly release: readonly PlannedRelease[];
   /** Handovers, by CID: confirmed held files every designated holder confirmed (rule 4c). */
   readonly demote: readonly PlannedDemotion[];
-  /** Pinned files the plan keeps (neither released nor demoted), by CID. */
-  readonly retainedCids: readonly string[];
+  /** Pinned files the plan keeps (neither released nor demoted), by CID; packed: at a million files ~920k of them. */
+  readonly retainedCids: PackedStrings;
   /** Bytes the deletion pass should free: null = every unpinned block (force), 0 = no deletion. */
   readonly bytesToFree: number | null;
   readonly estimatedBytesAfter: number;
@@ -98,33 +99,55 @@ export function pressureBytes(measurement: GcMeasurement, settings: GcSettings):
 /**
  * What a run's plan needs of the registry, read once in a pass over every record (the actor feeds it the registry a
  * page at a time): the pinned files' CIDs and bytes, every temporary record (rules 4a, 4b), and, when a handover is
- * possible, the confirmed files held here (rule 4c). A million records as objects are some hundreds of MiB; this
- * keeps one string per pinned file and the few records the rules select from.
+ * possible, the run's handover candidates (rule 4c). A million records as objects are some hundreds of MiB; this
+ * keeps the pinned CIDs packed (src/packed-strings.ts), the temporaries, and at most a run's candidates of the
+ * confirmed files (all of them, ~830k records at a million files, were kept before the candidates were picked in
+ * the pass).
  */
 export interface GcRecordSummary {
-  /** Pinned files, in the order read (CID order from the registry). */
-  readonly pinnedCids: readonly string[];
+  /** Pinned files, in CID order. */
+  readonly pinnedCids: PackedStrings;
   readonly pinnedBytes: number;
   /** Every temporary record, pinned or not. */
   readonly temporaries: readonly FileRecord[];
-  /** Confirmed files this node pins and holds: only read when the run may hand over (replication with peers). */
+  /** The records of the handover candidates (`handover.candidates`), in the same order. */
   readonly heldConfirmed: readonly FileRecord[];
+  /** The run's handover candidates (`handoverCandidates` over the records): none without a handover. */
+  readonly handover: HandoverSelection;
 }
 
-export function summarizeRecords(records: Iterable<FileRecord>, options: { handover: boolean }): GcRecordSummary {
-  const pinnedCids: string[] = [];
+/** How a run picks its handover candidates while it reads the registry (`handoverCandidates`). */
+export interface HandoverPick {
+  readonly scope: HandoverScope;
+  /** Where the last real run's candidates ended (exclusive). */
+  readonly after: string | undefined;
+  readonly limit?: number;
+}
+
+/**
+ * Summarizes `records`, read in CID order (the registry's; records in another order are sorted here, at a cost).
+ * With `handover`, the confirmed files held here are offered to a handover pick as they pass.
+ */
+export function summarizeRecords(records: Iterable<FileRecord>, options: { handover?: HandoverPick } = {}): GcRecordSummary {
+  let pinnedCids = new PackedStrings();
   const temporaries: FileRecord[] = [];
-  const heldConfirmed: FileRecord[] = [];
+  const picker = options.handover ? new HandoverPicker(options.handover) : undefined;
   let pinnedBytes = 0;
+  let lastCid: string | undefined;
+  let inOrder = true;
   for (const record of records) {
     if (record.pinned) {
+      if (lastCid !== undefined && record.cid < lastCid) inOrder = false;
+      lastCid = record.cid;
       pinnedCids.push(record.cid);
       pinnedBytes += bytesOf(record);
     }
     if (record.state === 'temporary') temporaries.push(record);
-    else if (options.handover && isHeldConfirmed(record)) heldConfirmed.push(record);
+    else picker?.offer(record);
   }
-  return { pinnedCids, pinnedBytes, temporaries, heldConfirmed };
+  if (!inOrder) pinnedCids = PackedStrings.from([...pinnedCids].sort(byCid));
+  const picked = picker?.picked() ?? { selection: { candidates: [], next: undefined }, records: [] };
+  return { pinnedCids, pinnedBytes, temporaries, heldConfirmed: picked.records, handover: picked.selection };
 }
 
 /**
@@ -182,9 +205,8 @@ export function planGc(
     }
   }
 
-  const demoting = new Set(demote.map((entry) => entry.cid));
-  // Already in CID order when read from the registry, where the sort costs one pass.
-  const retainedCids = records.pinnedCids.filter((cid) => !releasing.has(cid) && !demoting.has(cid)).sort(byCid);
+  // The pinned CIDs less the released and demoted ones, in CID order, sharing the summary's pages.
+  const retainedCids = records.pinnedCids.without(new Set([...releasing, ...demote.map((entry) => entry.cid)]));
   const bytesToFree = trigger === 'force' ? null : trigger === 'none' ? 0 : need;
   return { trigger, release, demote, retainedCids, bytesToFree, estimatedBytesAfter: estimateAfter(blockstoreBytes, pinnedBytes - releasedBytes, bytesToFree) };
 }
@@ -262,24 +284,64 @@ export interface HandoverSelection {
  * position unchanged).
  */
 export function handoverCandidates(
-  records: readonly FileRecord[],
+  records: Iterable<FileRecord>,
   scope: HandoverScope,
   after: string | undefined,
   limit: number = HANDOVER_CANDIDATES_PER_RUN,
 ): HandoverSelection {
-  const eligible: HandoverCandidate[] = [];
-  for (const record of records) {
-    if (!isHeldConfirmed(record)) continue;
-    const { designated } = placementOf(record.cid, scope.members, scope.self, scope.tiers, Math.max(0, scope.now - record.createdAt));
-    // The designated set is never empty (this node is a member), so outside it there is always someone to ask.
-    if (designated.includes(scope.self) || designated.length === 0) continue;
-    eligible.push({ cid: record.cid, holders: [...designated] });
+  const picker = new HandoverPicker({ scope, after, limit });
+  for (const record of records) picker.offer(record);
+  return picker.picked().selection;
+}
+
+interface Picked {
+  readonly candidate: HandoverCandidate;
+  readonly record: FileRecord;
+}
+
+/**
+ * `handoverCandidates` one record at a time, holding at most twice `limit` of them: the first eligible CIDs after
+ * `after`, and the first ones up to it (where the sweep wraps around). Records may come in any order; in CID order
+ * (the registry's) each one costs its placement and a comparison.
+ */
+class HandoverPicker {
+  readonly #scope: HandoverScope;
+  readonly #after: string | undefined;
+  readonly #limit: number;
+  /** Eligible CIDs after `after`, the smallest `limit`, in CID order. */
+  readonly #following: Picked[] = [];
+  /** Eligible CIDs up to `after`, the smallest `limit`, in CID order. */
+  readonly #wrapped: Picked[] = [];
+  #eligible = 0;
+
+  constructor(pick: HandoverPick) {
+    this.#scope = pick.scope;
+    this.#after = pick.after;
+    this.#limit = Math.max(0, pick.limit ?? HANDOVER_CANDIDATES_PER_RUN);
   }
-  eligible.sort((a, b) => byCid(a.cid, b.cid));
-  const start = after === undefined ? 0 : Math.max(0, eligible.findIndex((candidate) => candidate.cid > after));
-  const rotated = [...eligible.slice(start), ...eligible.slice(0, start)];
-  const candidates = rotated.slice(0, Math.max(0, limit));
-  return { candidates, next: eligible.length > candidates.length ? candidates[candidates.length - 1]?.cid : undefined };
+
+  offer(record: FileRecord): void {
+    if (!isHeldConfirmed(record)) return;
+    const { self, members, tiers, now } = this.#scope;
+    const { designated } = placementOf(record.cid, members, self, tiers, Math.max(0, now - record.createdAt));
+    // The designated set is never empty (this node is a member), so outside it there is always someone to ask.
+    if (designated.includes(self) || designated.length === 0) return;
+    this.#eligible++;
+    const kept = this.#after !== undefined && record.cid <= this.#after ? this.#wrapped : this.#following;
+    const last = kept[kept.length - 1];
+    if (kept.length >= this.#limit && (last === undefined || record.cid >= last.candidate.cid)) return;
+    let at = kept.length;
+    while (at > 0 && kept[at - 1]!.candidate.cid > record.cid) at--;
+    kept.splice(at, 0, { candidate: { cid: record.cid, holders: [...designated] }, record });
+    if (kept.length > this.#limit) kept.pop();
+  }
+
+  picked(): { selection: HandoverSelection; records: FileRecord[] } {
+    const picked = [...this.#following, ...this.#wrapped].slice(0, this.#limit);
+    const candidates = picked.map((entry) => entry.candidate);
+    const next = this.#eligible > candidates.length ? candidates[candidates.length - 1]?.cid : undefined;
+    return { selection: { candidates, next }, records: picked.map((entry) => entry.record) };
+  }
 }
 
 /**
@@ -319,7 +381,8 @@ export interface GcReport {
   readonly estimatedBytesAfter: number;
   /** What was released (a dry run: what would be); not what was planned but skipped (rule 7). */
   readonly releasedCids: readonly string[];
-  readonly retainedCids: readonly string[];
+  /** Packed (src/packed-strings.ts): JSON writes it as an array of strings. */
+  readonly retainedCids: PackedStrings;
   /**
    * Confirmed files handed over to their designated holders (rule 4c; a dry run: what would be): their local pin
    * dropped, records kept with `heldLocally: false`. Always empty on one node or without replication.
@@ -352,7 +415,8 @@ export function gcReport(result: GcRunResult, startedAt: number, finishedAt: num
     blockstoreBytesBefore: result.blockstoreBytesBefore,
     estimatedBytesAfter: result.estimatedBytesAfter,
     releasedCids: [...result.releasedCids],
-    retainedCids: [...result.retainedCids],
+    // Not copied: at a million files it is most of the report, and nothing changes a packed list once read.
+    retainedCids: result.retainedCids,
     demoted: [...result.demoted],
     removedBlocks: result.removedBlocks,
     removedCids: [...result.removedCids],

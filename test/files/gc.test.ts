@@ -25,6 +25,8 @@ import {
 } from '../../src/files/gc.js';
 import { placementOf } from '../../src/files/placement.js';
 import type { FileRecord } from '../../src/files/types.js';
+import { PackedStrings } from '../../src/packed-strings.js';
+import { summaryWithEveryHeldCandidate } from '../support/gc-summary.js';
 
 const NOW = 1_700_000_000_000;
 const MB = 1_000_000;
@@ -43,7 +45,7 @@ function expired(cid: string, createdAt: number, dagBytes: number): FileRecord {
 const measured = (blockstoreBytes: number, freeBytes = 1_000 * MB) => ({ now: NOW, blockstoreBytes, freeBytes });
 /** The plan over records as the run reads them: summarized in one pass, the confirmed held files kept (a handover is possible). */
 const planOf = (records: readonly FileRecord[], ...rest: Parameters<typeof planGc> extends [unknown, ...infer R] ? R : never) =>
-  planGc(summarizeRecords(records, { handover: true }), ...rest);
+  planGc(summaryWithEveryHeldCandidate(records), ...rest);
 
 describe('summarizeRecords: what a plan keeps of the registry', () => {
   const records = [
@@ -54,17 +56,22 @@ describe('summarizeRecords: what a plan keeps of the registry', () => {
     expired('e', NOW - 5_000, 7 * MB),
   ];
 
-  it('keeps the pinned CIDs in the order read with their bytes, every temporary, and the held confirmed files only for a handover', () => {
+  it('keeps the pinned CIDs in CID order with their bytes and every temporary; no handover candidates without a pick', () => {
     // A generator, as the registry's pages are: the summary reads it once.
     function* once() {
-      yield* records;
+      yield* [...records].sort((a, b) => (a.cid < b.cid ? -1 : 1));
     }
-    const summary = summarizeRecords(once(), { handover: true });
-    assert.deepEqual(summary.pinnedCids, ['c-held', 't-pinned']);
+    const summary = summarizeRecords(once());
+    assert.deepEqual([...summary.pinnedCids], ['c-held', 't-pinned']);
     assert.equal(summary.pinnedBytes, 4 * MB);
     assert.deepEqual(summary.temporaries.map((record) => record.cid), ['t-pinned', 't-unpinned']);
-    assert.deepEqual(summary.heldConfirmed.map((record) => record.cid), ['c-held']);
-    assert.deepEqual(summarizeRecords(records, { handover: false }).heldConfirmed, [], 'no handover possible: no confirmed file kept');
+    assert.deepEqual(summary.heldConfirmed, [], 'no handover possible: no confirmed file kept');
+    assert.deepEqual(summary.handover, { candidates: [], next: undefined });
+  });
+
+  it('records out of CID order still give the pinned CIDs in CID order', () => {
+    const shuffled = [confirmed('z', NOW, 1), confirmed('b', NOW, 1), temporary('m', NOW, NOW + 1, 1), confirmed('a', NOW, 1)];
+    assert.deepEqual([...summarizeRecords(shuffled).pinnedCids], ['a', 'b', 'm', 'z']);
   });
 });
 
@@ -88,7 +95,7 @@ describe('planGc: release rules', () => {
     assert.equal(plan.trigger, 'none');
     assert.equal(plan.bytesToFree, 0, 'releasing is not deleting');
     assert.equal(plan.estimatedBytesAfter, 25 * MB, 'nothing deleted without a trigger');
-    assert.deepEqual(plan.retainedCids, ['c', 't-future', 't-now']);
+    assert.deepEqual([...plan.retainedCids], ['c', 't-future', 't-now']);
   });
 
   it('rule 4b: above the high watermark the oldest unconfirmed files go until the estimate is below the low watermark', () => {
@@ -114,7 +121,7 @@ describe('planGc: release rules', () => {
       ],
     );
     assert.equal(plan.estimatedBytesAfter, 80 * MB - 1);
-    assert.deepEqual(plan.retainedCids, ['c-old', 't4', 't5'], 'the confirmed file is never selected, however old');
+    assert.deepEqual([...plan.retainedCids], ['c-old', 't4', 't5'], 'the confirmed file is never selected, however old');
   });
 
   it('rule 4b: unpinned bytes already reclaimable (read cache, released files) count before any file is released', () => {
@@ -135,7 +142,7 @@ describe('planGc: release rules', () => {
     const plan = planOf(records, measured(120 * MB), SETTINGS, false);
     assert.equal(plan.trigger, 'highWatermark');
     assert.deepEqual(plan.release, []);
-    assert.deepEqual(plan.retainedCids, ['a', 'b']);
+    assert.deepEqual([...plan.retainedCids], ['a', 'b']);
     assert.equal(plan.estimatedBytesAfter, 120 * MB, 'everything stored is pinned');
   });
 
@@ -169,7 +176,7 @@ describe('planGc: release rules', () => {
     assert.equal(plan.trigger, 'force');
     assert.equal(plan.bytesToFree, null);
     assert.deepEqual(plan.release.map((entry) => entry.cid), ['old']);
-    assert.deepEqual(plan.retainedCids, ['c', 't']);
+    assert.deepEqual([...plan.retainedCids], ['c', 't']);
     assert.equal(plan.estimatedBytesAfter, 15 * MB, 'only what stays pinned is left');
   });
 });
@@ -277,13 +284,33 @@ describe('rule 4c: handover', () => {
     assert.equal(all.next, undefined);
   });
 
+  it('summarizeRecords picks the same candidates in its pass, keeping only their records', () => {
+    const away = cids(true, 250);
+    const home = cids(false, 50);
+    const records = [...away.map((cid) => confirmed(cid, NOW - 10, 1)), ...home.map((cid) => confirmed(cid, NOW - 10, 1)), temporary('t', NOW - 5, NOW + 1, 1)];
+    const inCidOrder = [...records].sort((a, b) => (a.cid < b.cid ? -1 : a.cid > b.cid ? 1 : 0));
+    for (const after of [undefined, away[0], away[120], away[249], 'zzz']) {
+      const expected = handoverCandidates(inCidOrder, scope, after);
+      const summary = summarizeRecords(inCidOrder, { handover: { scope, after } });
+      assert.deepEqual(summary.handover, expected, `after ${after}`);
+      assert.equal(summary.handover.candidates.length, HANDOVER_CANDIDATES_PER_RUN);
+      assert.deepEqual(summary.heldConfirmed.map((record) => record.cid), expected.candidates.map((candidate) => candidate.cid), 'only the candidates\' records are kept');
+      // The pick does not depend on the order records come in.
+      assert.deepEqual(summarizeRecords([...records].reverse(), { handover: { scope, after } }).handover, expected);
+    }
+    const sorted = [...away].sort();
+    const fromStart = summarizeRecords(inCidOrder, { handover: { scope, after: undefined } }).handover;
+    assert.deepEqual(fromStart.candidates.map((candidate) => candidate.cid), sorted.slice(0, HANDOVER_CANDIDATES_PER_RUN));
+    assert.equal(fromStart.next, sorted[HANDOVER_CANDIDATES_PER_RUN - 1]);
+  });
+
   it('planGc: demotes only confirmed files still held here, never retains them, and counts their bytes as released', () => {
     const records = [confirmed('c-away', NOW - 9, 10 * MB), confirmed('c-home', NOW - 9, 10 * MB), temporary('t', NOW - 5, NOW + 1_000, 5 * MB), expired('x', NOW - 7, 3 * MB)];
     // The probe's answer may name files that changed since: only the confirmed held one is planned.
     const plan = planOf(records, measured(30 * MB), SETTINGS, true, ['c-away', 't', 'x', 'unknown']);
     assert.deepEqual(plan.demote, [{ cid: 'c-away', createdAt: NOW - 9, dagBytes: 10 * MB }]);
     assert.deepEqual(plan.release, []);
-    assert.deepEqual(plan.retainedCids, ['c-home', 't']);
+    assert.deepEqual([...plan.retainedCids], ['c-home', 't']);
     assert.equal(plan.estimatedBytesAfter, 15 * MB, 'only what stays pinned is left');
     const noTrigger = planOf(records, measured(30 * MB), SETTINGS, false, ['c-away']);
     assert.equal(noTrigger.trigger, 'none');
@@ -340,7 +367,7 @@ describe('the report', () => {
     blockstoreBytesBefore: 1_000,
     estimatedBytesAfter: 400,
     releasedCids: ['a'],
-    retainedCids: ['b', 'c'],
+    retainedCids: PackedStrings.from(['b', 'c']),
     demoted: [],
     removedBlocks: 2,
     removedCids: ['Qm1', 'Qm2'],

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jsonByteLength, jsonChunks, streamedJson } from '../../http/json-body.js';
 import { HttpServer } from '../../http/server.js';
+import { PackedStrings } from '../../src/packed-strings.js';
 import { captureLogger } from '../support/logger.js';
 import { prng } from '../support/random.js';
 
@@ -38,6 +39,8 @@ function randomValue(random: () => number, depth = 0): unknown {
     case 5:
       return `bafkrei${Math.floor(random() * 1e12).toString(32)}`;
     case 6:
+      if (random() < 0.3) return PackedStrings.from(Array.from({ length: Math.floor(random() * 5) }, () => randomString().replace(/\ud800/g, '')));
+    // falls through: an array
     case 7: {
       const items: unknown[] = [];
       for (let i = Math.floor(random() * 6); i > 0; i--) items.push(randomValue(random, depth + 1));
@@ -62,6 +65,7 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
       Object.assign(Object.create(null), { 'no prototype': true }),
       { date: new Date(0), withToJson: { toJSON: () => ({ replaced: ['é'] }) }, map: new Map([[1, 2]]), boxed: new String('s') },
       { 'key "quoted"\n': '€ and 😀 and a lone \ud800' },
+      { retainedCids: PackedStrings.from(['bafy1', 'é "quoted"\n', '']), empty: new PackedStrings(), view: PackedStrings.from(['a', 'b', 'c']).without(new Set(['b'])) },
       'a string alone',
       42,
       null,

@@ -166,7 +166,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
     try {
       const report = await gc.run(false);
       assert.deepEqual(report.demoted, []);
-      assert.deepEqual(report.retainedCids, [cid]);
+      assert.deepEqual([...report.retainedCids], [cid]);
       assert.deepEqual(holders.asked.map((probe) => probe.peerId).sort(), [...file.holders].sort(), 'both designated holders, and only them');
       assert.deepEqual(node.registry.acknowledgedBy(cid), [file.holders[0]], 'the holder that confirmed its copy is noted for the file status');
 
@@ -194,7 +194,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       const report = await gc.run(true);
       assert.equal(report.dryRun, true);
       assert.deepEqual(report.demoted, [cid]);
-      assert.deepEqual(report.retainedCids, []);
+      assert.deepEqual([...report.retainedCids], []);
       assert.equal(holders.asked.length, file.holders.length);
       assert.deepEqual(node.registry.get(cid), confirmedRecord(cid, node.registry.get(cid)!.createdAt, 'upload', file.bytes.byteLength));
       assert.equal(await isPinned(file.cid), true, 'still pinned');
@@ -216,7 +216,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       const report = await gc.run(false);
       assert.equal(report.trigger, 'none', 'handover does not wait for pressure');
       assert.deepEqual(report.demoted, [cid]);
-      assert.deepEqual(report.retainedCids, [home.cid.toString()]);
+      assert.deepEqual([...report.retainedCids], [home.cid.toString()]);
       assert.deepEqual(report.releasedCids, []);
       assert.deepEqual(report.repairedPins, [], 'pin verification leaves the handed-over pin dropped (rule 6)');
       assert.deepEqual(report.errors, []);
@@ -278,7 +278,7 @@ describe('files.gc handover (rule 4c) on a real node', () => {
       upload();
       const report = await pending;
       assert.deepEqual(report.demoted, []);
-      assert.deepEqual(report.retainedCids, [cid]);
+      assert.deepEqual([...report.retainedCids], [cid]);
       assert.equal(node.registry.get(cid)!.heldLocally, true);
       assert.equal(await isPinned(file.cid), true);
     } finally {

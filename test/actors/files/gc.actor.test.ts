@@ -25,6 +25,7 @@ import type { FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
 import { startStore, type TestStore } from '../../support/files-store.js';
 import { waitFor } from '../../support/wait.js';
+import { PackedStrings } from '../../../src/packed-strings.js';
 
 const NO_PRESSURE: GcSettings = { highWatermarkBytes: 1e12, lowWatermarkBytes: 1e11, diskReserveBytes: 0 };
 
@@ -205,7 +206,7 @@ describe('files.gc', () => {
   it('restores the last stored run into the status board at start', async () => {
     const fake = new FakeNode(directory);
     const stored = gcReport(
-      { outcome: 'collected', dryRun: false, trigger: 'force', blockstoreBytesBefore: 9, estimatedBytesAfter: 1, releasedCids: ['a', 'b'], retainedCids: [], demoted: [], removedBlocks: 3, removedCids: ['x', 'y', 'z'], repairedPins: [], unprotected: [], errors: [] },
+      { outcome: 'collected', dryRun: false, trigger: 'force', blockstoreBytesBefore: 9, estimatedBytesAfter: 1, releasedCids: ['a', 'b'], retainedCids: new PackedStrings(), demoted: [], removedBlocks: 3, removedCids: ['x', 'y', 'z'], repairedPins: [], unprotected: [], errors: [] },
       1_000,
       1_500,
     );
@@ -225,7 +226,7 @@ describe('files.gc', () => {
 
     const preview = await h.run(true, false);
     assert.deepEqual(preview.releasedCids, [expiredCid]);
-    assert.deepEqual(preview.retainedCids, [keptCid, liveCid].sort());
+    assert.deepEqual([...preview.retainedCids], [keptCid, liveCid].sort());
     assert.equal(fake.records.get(expiredCid)!.state, 'temporary');
     assert.ok(fake.isPinned(expiredCid));
     assert.equal(h.afterRuns, 0, 'no rescan after a dry run');
@@ -284,7 +285,7 @@ describe('files.gc', () => {
     upload();
     const report = await pending;
     assert.deepEqual(report.releasedCids, []);
-    assert.deepEqual(report.retainedCids, [cid]);
+    assert.deepEqual([...report.retainedCids], [cid]);
     assert.equal(fake.records.get(cid)!.state, 'confirmed');
     assert.ok(fake.isPinned(cid));
     h.stop();

@@ -11,13 +11,16 @@ import {
   type GcRunContext,
   type DeleteUnpinnedInput,
   type DeleteUnpinnedOutput,
+  type LoadRecordsInput,
   type ProbeHoldersInput,
   type ReleaseFilesInput,
   type ReleaseFilesOutput,
   type VerifyPinsOutput,
 } from '../../../machines/files/gc-run.machine.js';
-import { summarizeRecords, type GcMeasurement, type GcRecordSummary, type GcRunResult, type GcSettings } from '../../../src/files/gc.js';
+import { type GcMeasurement, type GcRecordSummary, type GcRunResult, type GcSettings } from '../../../src/files/gc.js';
 import type { FileRecord } from '../../../src/files/types.js';
+import { PackedStrings } from '../../../src/packed-strings.js';
+import { summaryWithEveryHeldCandidate } from '../../support/gc-summary.js';
 
 const NOW = 1_700_000_000_000;
 const MB = 1_000_000;
@@ -43,6 +46,7 @@ interface Script {
 
 interface Trace {
   calls: string[];
+  loadInput?: LoadRecordsInput;
   probeInput?: ProbeHoldersInput;
   releaseInput?: ReleaseFilesInput;
   deleteInput?: DeleteUnpinnedInput;
@@ -57,9 +61,10 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
         trace.calls.push('measure');
         return script.measure ? script.measure() : { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB };
       }),
-      loadRecords: fromPromise<GcRecordSummary, void>(async () => {
+      loadRecords: fromPromise<GcRecordSummary, LoadRecordsInput>(async ({ input }) => {
         trace.calls.push('loadRecords');
-        return summarizeRecords(script.records ?? RECORDS, { handover: true });
+        trace.loadInput = input;
+        return summaryWithEveryHeldCandidate(script.records ?? RECORDS);
       }),
       probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input }) => {
         trace.calls.push('probeHolders');
@@ -107,7 +112,7 @@ describe('gc-run machine', () => {
     assert.equal(result.outcome, 'previewed');
     assert.equal(result.dryRun, true);
     assert.deepEqual(result.releasedCids, ['t-expired'], 'the exact CIDs a real run would release');
-    assert.deepEqual(result.retainedCids, ['c1', 't-live']);
+    assert.deepEqual([...result.retainedCids], ['c1', 't-live']);
     assert.equal(result.trigger, 'force');
     assert.equal(result.estimatedBytesAfter, 15 * MB, 'the plan’s estimate: what stays pinned');
     assert.equal(result.removedBlocks, 0);
@@ -177,7 +182,7 @@ describe('gc-run machine', () => {
   it('rule 7: planned releases the run did not apply are reported as retained, not released', async () => {
     const { result } = await runOnce({ dryRun: false, force: false }, { release: async () => ({ releasedCids: [], demotedCids: [], keptCids: ['t-expired'], failures: [] }) });
     assert.deepEqual(result.releasedCids, []);
-    assert.deepEqual(result.retainedCids, ['c1', 't-expired', 't-live']);
+    assert.deepEqual([...result.retainedCids], ['c1', 't-expired', 't-live']);
   });
 
   it('a release that failed keeps its record and stops the run before verification and deletion', async () => {
@@ -233,13 +238,13 @@ describe('gc-run machine', () => {
     // The probe answers with a temporary file too: only confirmed held files are ever demoted.
     const probe = async () => ['c-away', 't-live'];
 
-    it('the holders are probed with the registry and the run’s time, after reading the registry and before any lease', async () => {
+    it('the registry is read with the run’s time (candidates are picked in that pass), the holders probed after it and before any lease', async () => {
       const { trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER, probe });
       assert.ok(trace.calls.indexOf('loadRecords') < trace.calls.indexOf('probeHolders'));
       assert.ok(trace.calls.indexOf('probeHolders') < trace.calls.indexOf('acquireLease'));
-      assert.equal(trace.probeInput?.now, NOW);
-      // The confirmed files held here are what a handover can take.
-      assert.deepEqual(trace.probeInput?.records.heldConfirmed.map((record) => record.cid), ['c1', 'c-away']);
+      assert.equal(trace.loadInput?.now, NOW);
+      // The candidates picked while reading are what the probe asks about.
+      assert.deepEqual(trace.probeInput?.records.handover.candidates.map((candidate) => candidate.cid), ['c1', 'c-away']);
     });
 
     it('a dry run probes too and lists what it would demote, touching nothing (rule 1)', async () => {
@@ -247,7 +252,7 @@ describe('gc-run machine', () => {
       assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders']);
       assert.equal(result.outcome, 'previewed');
       assert.deepEqual(result.demoted, ['c-away']);
-      assert.deepEqual(result.retainedCids, ['c1', 't-live'], 'a demoted file is not retained');
+      assert.deepEqual([...result.retainedCids], ['c1', 't-live'], 'a demoted file is not retained');
       assert.deepEqual(result.releasedCids, ['t-expired']);
       // 24 MB pinned, minus 5 MB expired, minus 4 MB demoted: what a forced run would leave.
       assert.equal(result.estimatedBytesAfter, 15 * MB);
@@ -263,7 +268,7 @@ describe('gc-run machine', () => {
       assert.equal(result.outcome, 'released');
       assert.equal(result.trigger, 'none');
       assert.deepEqual(result.demoted, ['c-away']);
-      assert.deepEqual(result.retainedCids, ['c1', 't-live']);
+      assert.deepEqual([...result.retainedCids], ['c1', 't-live']);
     });
 
     it('rule 7: a planned demotion the run did not apply is not reported as demoted; still pinned, it is retained', async () => {
@@ -272,14 +277,14 @@ describe('gc-run machine', () => {
         { records: HANDOVER, probe, release: async (input) => ({ releasedCids: input.release.map((entry) => entry.cid), demotedCids: [], keptCids: ['c-away'], failures: [] }) },
       );
       assert.deepEqual(result.demoted, []);
-      assert.deepEqual(result.retainedCids, ['c-away', 'c1', 't-live']);
+      assert.deepEqual([...result.retainedCids], ['c-away', 'c1', 't-live']);
     });
 
     it('nobody confirmed: nothing demoted, the file retained', async () => {
       const { result, trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER });
       assert.deepEqual(trace.releaseInput?.demote, []);
       assert.deepEqual(result.demoted, []);
-      assert.deepEqual(result.retainedCids, ['c-away', 'c1', 't-live']);
+      assert.deepEqual([...result.retainedCids], ['c-away', 'c1', 't-live']);
     });
 
     it('a probe stage that fails ends the run before the lease, its error reported', async () => {
@@ -298,7 +303,7 @@ describe('gc-run machine', () => {
       settings: SETTINGS,
       measurement: null,
       records: null,
-      plan: { trigger: 'none', release: [], demote: [], retainedCids, bytesToFree: 0, estimatedBytesAfter: 0 },
+      plan: { trigger: 'none', release: [], demote: [], retainedCids: PackedStrings.from(retainedCids), bytesToFree: 0, estimatedBytesAfter: 0 },
       releasedCids: [],
       demotedCids: [],
       keptCids,
@@ -309,13 +314,13 @@ describe('gc-run machine', () => {
       errors: [],
       outcome: 'released',
     });
-    assert.deepEqual(gcRunResult(context(['b', 'd', 'f'], [])).retainedCids, ['b', 'd', 'f']);
-    assert.deepEqual(gcRunResult(context(['b', 'd', 'f'], ['g', 'a', 'd', 'c'])).retainedCids, ['a', 'b', 'c', 'd', 'f', 'g']);
-    assert.deepEqual(gcRunResult(context([], ['b', 'a', 'b'])).retainedCids, ['a', 'b']);
+    assert.deepEqual([...gcRunResult(context(['b', 'd', 'f'], [])).retainedCids], ['b', 'd', 'f']);
+    assert.deepEqual([...gcRunResult(context(['b', 'd', 'f'], ['g', 'a', 'd', 'c'])).retainedCids], ['a', 'b', 'c', 'd', 'f', 'g']);
+    assert.deepEqual([...gcRunResult(context([], ['b', 'a', 'b'])).retainedCids], ['a', 'b']);
     // The same order as a plain sort of the union (UTF-16 code units), with CIDv0 (upper case) and CIDv1 texts.
     const plan = ['Qm1', 'QmZ', 'bafk1', 'bafkz'];
     const kept = ['bafk5', 'QmA', 'zz', 'Qm1'];
-    assert.deepEqual(gcRunResult(context(plan, kept)).retainedCids, [...new Set([...plan, ...kept])].sort());
+    assert.deepEqual([...gcRunResult(context(plan, kept)).retainedCids], [...new Set([...plan, ...kept])].sort());
   });
 });
 

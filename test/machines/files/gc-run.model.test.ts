@@ -9,9 +9,10 @@
 import assert from 'node:assert/strict';
 import type { AnyMachineSnapshot } from 'xstate';
 import { gcRunMachine, type DeleteUnpinnedOutput, type ReleaseFilesOutput, type VerifyPinsOutput } from '../../../machines/files/gc-run.machine.js';
-import { gcErrorText, summarizeRecords, type GcMeasurement, type GcSettings, type GcStage } from '../../../src/files/gc.js';
+import { gcErrorText, type GcMeasurement, type GcSettings, type GcStage } from '../../../src/files/gc.js';
 import type { FileRecord } from '../../../src/files/types.js';
 import { modelTest } from '../../support/model.js';
+import { summaryWithEveryHeldCandidate } from '../../support/gc-summary.js';
 
 const NOW = 1_700_000_000_000;
 const MB = 1_000_000;
@@ -21,7 +22,7 @@ const RECORDS: FileRecord[] = [
   { cid: 't-expired', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 8_000, expiresAt: NOW - 1, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
   { cid: 't-live', state: 'temporary', pinned: true, heldLocally: true, createdAt: NOW - 7_000, expiresAt: NOW + 60_000, confirmedAt: null, dagBytes: 5 * MB, origin: 'upload' },
 ];
-const SUMMARY = summarizeRecords(RECORDS, { handover: true });
+const SUMMARY = summaryWithEveryHeldCandidate(RECORDS);
 const CALM: GcMeasurement = { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB };
 const PRESSURE: GcMeasurement = { now: NOW, blockstoreBytes: 120 * MB, freeBytes: 1_000 * MB };
 
@@ -76,7 +77,8 @@ modelTest({
     // Rule 1: a dry run measures, plans and probes, and touches nothing.
     if (ctx.dryRun) assert.deepEqual(invoked.filter((f) => !['measure', 'loadRecords', 'probeHolders'].includes(f.src)), [], 'a dry run takes no lease and changes nothing');
     for (const fake of invoked) {
-      if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: SUMMARY, now: ctx.measurement.now }, 'holders are probed over the loaded records at the run’s time');
+      if (fake.src === 'loadRecords') assert.deepEqual(fake.input, { now: ctx.measurement.now }, 'the registry is read at the run’s time (handover candidates are picked in that pass)');
+      if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: SUMMARY }, 'holders are probed over the loaded records');
       if (fake.src === 'releaseFiles') assert.equal(fake.input.now, ctx.measurement.now, 'expiry is judged at the measured time');
       if (fake.src === 'deleteUnpinned') assert.deepEqual(fake.input, { bytesToFree: ctx.force ? null : ctx.plan.bytesToFree }, 'a forced pass deletes all, a pressured one what the pressure needs');
       if (fake.src === 'deleteUnpinned' && !ctx.force) assert.ok(ctx.plan.bytesToFree > 0);

@@ -1,0 +1,63 @@
+// A list of strings packed in Buffers (src/packed-strings.ts): what goes in comes out, in order, across pages; the
+// view without some strings; JSON as the array's.
+
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { PackedStrings, PAGE_BYTES } from '../src/packed-strings.js';
+import { prng } from './support/random.js';
+
+function randomStrings(seed: number, count: number): string[] {
+  const random = prng(seed);
+  const alphabet = ['a', 'Z', '0', '"', '\\', '\n', '\u0000', 'é', '€', '😀', 'bafkrei'];
+  return Array.from({ length: count }, () => {
+    let text = '';
+    for (let i = Math.floor(random() * 20); i > 0; i--) text += alphabet[Math.floor(random() * alphabet.length)];
+    return text;
+  });
+}
+
+describe('PackedStrings', () => {
+  it('gives back every string in order, the empty one and multi-byte ones too, across pages', () => {
+    // ~40 bytes an entry: several pages.
+    const strings = randomStrings(1, 80_000);
+    const list = PackedStrings.from(strings);
+    assert.equal(list.length, strings.length);
+    assert.deepEqual([...list], strings);
+    assert.deepEqual([...list], strings, 'read twice, the same');
+    assert.deepEqual([...new PackedStrings()], []);
+  });
+
+  it('fills a page to its last byte and takes a string larger than a page', () => {
+    const filler = 'x'.repeat(PAGE_BYTES / 2 - 4);
+    const huge = 'é'.repeat(PAGE_BYTES);
+    const strings = [filler, filler, 'next page', huge, 'after it'];
+    assert.deepEqual([...PackedStrings.from(strings)], strings);
+  });
+
+  it('without: a view that leaves strings out, counted, over the same pages; the source is sealed', () => {
+    const strings = Array.from({ length: 5_000 }, (_, index) => `bafkrei${index.toString(36)}`);
+    const list = PackedStrings.from(strings);
+    const excluded = new Set(['bafkrei0', 'bafkrei10', 'not in the list']);
+    const view = list.without(excluded);
+    const kept = strings.filter((text) => !excluded.has(text));
+    assert.deepEqual([...view], kept);
+    assert.equal(view.length, kept.length);
+    assert.equal(list.length, strings.length, 'the source keeps its strings');
+    const narrower = view.without(new Set(['bafkrei1']));
+    assert.deepEqual([...narrower], kept.filter((text) => text !== 'bafkrei1'));
+    assert.throws(() => list.push('more'), /no longer takes strings/);
+    assert.throws(() => view.push('more'), /no longer takes strings/);
+  });
+
+  it('refuses a lone surrogate (UTF-8 has no form for it) and stays usable', () => {
+    const list = PackedStrings.from(['a']);
+    assert.throws(() => list.push('lone \ud800'), TypeError);
+    list.push('b');
+    assert.deepEqual([...list], ['a', 'b']);
+  });
+
+  it('JSON.stringify writes it as the array', () => {
+    const strings = randomStrings(2, 300);
+    assert.equal(JSON.stringify({ list: PackedStrings.from(strings) }), JSON.stringify({ list: strings }));
+  });
+});
