@@ -4,7 +4,7 @@
 // count its bytes (both engines announce Content-Length), once while it is sent, 64 KiB at a time with the edge's
 // backpressure. The output is byte for byte what `JSON.stringify(value)` gives for plain data.
 
-import { PackedStrings } from '../src/packed-strings.js';
+import { PackedJsonValues, PackedStrings } from '../src/packed-strings.js';
 import type { HttpReply } from './server.js';
 
 /** Characters gathered before a piece is sent (the edge's large-body slices are of this order). */
@@ -13,12 +13,12 @@ const CHUNK_CHARS = 64 * 1024;
 const objectPrototype = Object.prototype;
 
 /**
- * An array, a packed list of strings, or an object with the plain prototype and no `toJSON`: walked here. Anything
- * else is stringified whole.
+ * An array, a packed list (of strings or JSON texts), or an object with the plain prototype and no `toJSON`: walked
+ * here. Anything else is stringified whole.
  */
-function walked(value: unknown): value is Record<string, unknown> | unknown[] | PackedStrings {
+function walked(value: unknown): value is Record<string, unknown> | unknown[] | PackedStrings | PackedJsonValues {
   if (typeof value !== 'object' || value === null) return false;
-  if (Array.isArray(value) || value instanceof PackedStrings) return true;
+  if (Array.isArray(value) || value instanceof PackedStrings || value instanceof PackedJsonValues) return true;
   const prototype = Object.getPrototypeOf(value);
   return (prototype === objectPrototype || prototype === null) && typeof (value as { toJSON?: unknown }).toJSON !== 'function';
 }
@@ -42,6 +42,16 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
     let separator = '[';
     for (const text of value) {
       yield separator + JSON.stringify(text);
+      separator = ',';
+    }
+    yield separator === '[' ? '[]' : ']';
+    return;
+  }
+  if (value instanceof PackedJsonValues) {
+    // Already JSON texts.
+    let separator = '[';
+    for (const text of value.texts) {
+      yield separator + text;
       separator = ',';
     }
     yield separator === '[' ? '[]' : ']';

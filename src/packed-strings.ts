@@ -92,3 +92,27 @@ export class PackedStrings implements Iterable<string> {
     return [...this];
   }
 }
+
+/**
+ * A long list of JSON values kept as their JSON texts in a PackedStrings: for a list of small objects (an operator's
+ * pin list at a million pins) where a JS object each would be some hundreds of bytes of heap. Takes plain data only:
+ * what `JSON.stringify` writes for a value is what the list gives back.
+ */
+export class PackedJsonValues {
+  readonly texts = new PackedStrings();
+
+  get length(): number {
+    return this.texts.length;
+  }
+
+  push(value: unknown): void {
+    const text = JSON.stringify(value);
+    // An array writes what JSON leaves out (undefined, a function) as null: so does this list.
+    this.texts.push(text ?? 'null');
+  }
+
+  /** The values, parsed back: `JSON.stringify` writes the list as the array of them (http/json-body.ts streams the texts). */
+  toJSON(): unknown[] {
+    return [...this.texts].map((text) => JSON.parse(text) as unknown);
+  }
+}

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PackedStrings, PAGE_BYTES } from '../src/packed-strings.js';
+import { PackedJsonValues, PackedStrings, PAGE_BYTES } from '../src/packed-strings.js';
 import { prng } from './support/random.js';
 
 function randomStrings(seed: number, count: number): string[] {
@@ -59,5 +59,21 @@ describe('PackedStrings', () => {
   it('JSON.stringify writes it as the array', () => {
     const strings = randomStrings(2, 300);
     assert.equal(JSON.stringify({ list: PackedStrings.from(strings) }), JSON.stringify({ list: strings }));
+  });
+
+  it('PackedJsonValues: JSON values kept as texts; JSON.stringify writes the list as the array of them', () => {
+    const values = [
+      { cid: 'bafkreia', depth: Number.POSITIVE_INFINITY, metadata: {} },
+      { cid: 'bafkreib', depth: 1, metadata: { note: 'é "x"', n: 2, ok: true } },
+      undefined,
+      null,
+      'text',
+      [1, [2, { three: 3 }]],
+    ];
+    const list = new PackedJsonValues();
+    for (const value of values) list.push(value);
+    assert.equal(list.length, values.length);
+    assert.equal(JSON.stringify({ pins: list }), JSON.stringify({ pins: values }));
+    assert.deepEqual(list.toJSON()[0], { cid: 'bafkreia', depth: null, metadata: {} }, 'read back as JSON wrote it');
   });
 });

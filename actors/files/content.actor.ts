@@ -25,6 +25,7 @@ import type { SessionRecord, StorePort } from './store.actor.js';
 import { isPlainFileRoot, readFile, type BlockSource } from './file-reader.js';
 import { InFlightBlocks, UploadSession, type ImportedFile } from './upload-session.js';
 import { refuseUnknownMessage } from '../ask.js';
+import { PackedJsonValues } from '../../src/packed-strings.js';
 
 export interface ContentSettings {
   readonly confirmationRequired: boolean;
@@ -106,7 +107,8 @@ export type ContentEvent =
   | { type: 'content.open'; cid: CID; reply: Reply<OpenedContent> }
   | { type: 'file.status'; cid: CID; reply: Reply<FileStatus> }
   | { type: 'file.change'; cid: CID; change: 'confirm' | 'unpin'; reply: Reply<FileStatus> }
-  | { type: 'pins.list'; reply: Reply<Array<{ cid: string; depth: number; metadata: Record<string, unknown> }>> }
+  /** Every pin as `{ cid, depth, metadata }`, packed (a million pins as objects were some hundreds of MiB of heap). */
+  | { type: 'pins.list'; reply: Reply<PackedJsonValues> }
   | { type: 'pins.add'; cid: CID; reply: Reply<FileStatus> }
   | { type: 'pins.isPinned'; cid: CID; reply: Reply<boolean> };
 
@@ -495,7 +497,7 @@ export function contentLogic(options: ContentOptions) {
           return answer(event.reply, () => change(event.cid, event.change === 'confirm' ? 'file.confirm' : 'file.unpin', event.reply.signal));
         case 'pins.list':
           return answer(event.reply, async () => {
-            const pins = [];
+            const pins = new PackedJsonValues();
             for await (const pin of holder.get().helia.pins.ls({ signal: event.reply.signal })) {
               pins.push({ cid: pin.cid.toString(), depth: pin.depth, metadata: pin.metadata });
             }

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { jsonByteLength, jsonChunks, streamedJson } from '../../http/json-body.js';
 import { HttpServer } from '../../http/server.js';
-import { PackedStrings } from '../../src/packed-strings.js';
+import { PackedJsonValues, PackedStrings } from '../../src/packed-strings.js';
 import { captureLogger } from '../support/logger.js';
 import { prng } from '../support/random.js';
 
@@ -14,6 +14,12 @@ async function text(value: unknown, chunkChars?: number): Promise<{ text: string
   for await (const chunk of jsonChunks(value, chunkChars)) parts.push(Buffer.from(chunk));
   const body = Buffer.concat(parts);
   return { text: body.toString('utf8'), chunks: parts.length, bytes: body.length };
+}
+
+function packedValues(values: readonly unknown[]): PackedJsonValues {
+  const list = new PackedJsonValues();
+  for (const value of values) list.push(value);
+  return list;
 }
 
 /** Random plain data: nested arrays and objects of strings (multi-byte and escapes too), numbers, booleans, null. */
@@ -66,6 +72,7 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
       { date: new Date(0), withToJson: { toJSON: () => ({ replaced: ['é'] }) }, map: new Map([[1, 2]]), boxed: new String('s') },
       { 'key "quoted"\n': '€ and 😀 and a lone \ud800' },
       { retainedCids: PackedStrings.from(['bafy1', 'é "quoted"\n', '']), empty: new PackedStrings(), view: PackedStrings.from(['a', 'b', 'c']).without(new Set(['b'])) },
+      { pins: packedValues([{ cid: 'bafy1', depth: Number.POSITIVE_INFINITY, metadata: { a: 'é' } }, undefined, [1, 'x']]), none: new PackedJsonValues() },
       'a string alone',
       42,
       null,
