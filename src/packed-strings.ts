@@ -20,6 +20,8 @@ export class PackedStrings implements Iterable<string> {
   readonly #pages: Buffer[] = [];
   #used = 0;
   #length = 0;
+  /** Every string pushed so far is ASCII: read back as latin1, a copy of the bytes (UTF-8 decoding cost ~2x). */
+  #ascii = true;
   /** Strings left out when iterating (`without`); their count is already taken from `length`. */
   #skipped: ReadonlySet<string> | undefined;
   #sealed = false;
@@ -37,8 +39,13 @@ export class PackedStrings implements Iterable<string> {
 
   push(text: string): void {
     if (this.#sealed) throw new Error('PackedStrings: a list read through without() no longer takes strings');
-    if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) throw new TypeError('PackedStrings: a string with a lone surrogate has no UTF-8 form');
     const bytes = Buffer.byteLength(text);
+    // As many UTF-8 bytes as characters: every character is ASCII (any other takes two bytes or more).
+    const ascii = bytes === text.length;
+    if (!ascii) {
+      if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) throw new TypeError('PackedStrings: a string with a lone surrogate has no UTF-8 form');
+      this.#ascii = false;
+    }
     let page = this.#pages[this.#pages.length - 1];
     if (page === undefined || this.#used + LENGTH_BYTES + bytes > page.length) {
       // allocUnsafeSlow: a page of its own, not a slice of Node's shared pool; every byte of it is written before read.
@@ -47,7 +54,7 @@ export class PackedStrings implements Iterable<string> {
       this.#used = 0;
     }
     page.writeUInt32LE(bytes, this.#used);
-    page.write(text, this.#used + LENGTH_BYTES, bytes, 'utf8');
+    page.write(text, this.#used + LENGTH_BYTES, bytes, ascii ? 'latin1' : 'utf8');
     this.#used += LENGTH_BYTES + bytes;
     if (this.#used + LENGTH_BYTES <= page.length) page.writeUInt32LE(END_OF_PAGE, this.#used);
     this.#length++;
@@ -55,34 +62,32 @@ export class PackedStrings implements Iterable<string> {
 
   /**
    * The same list without the strings in `excluded`, sharing the pages (no copy): for a list of unique strings,
-   * such as CIDs read by primary key. Seals this list: pushing to it afterwards would change the view.
+   * such as CIDs read by primary key; the list is read once to count what is left. Seals this list: pushing to it
+   * afterwards would change the view.
    */
   without(excluded: ReadonlySet<string>): PackedStrings {
     this.#sealed = true;
     const view = new PackedStrings();
     view.#pages.push(...this.#pages);
+    view.#ascii = this.#ascii;
     view.#sealed = true;
-    view.#skipped = new Set([...(this.#skipped ?? []), ...excluded]);
-    let length = 0;
-    for (const text of this.#entries()) if (!view.#skipped.has(text)) length++;
-    view.#length = length;
+    const skipped = new Set([...(this.#skipped ?? []), ...excluded]);
+    view.#skipped = skipped;
+    for (const text of this) if (!skipped.has(text)) view.#length++;
     return view;
   }
 
   *[Symbol.iterator](): Generator<string> {
     const skipped = this.#skipped;
-    for (const text of this.#entries()) if (skipped === undefined || !skipped.has(text)) yield text;
-  }
-
-  /** Every stored string, skipped or not. */
-  *#entries(): Generator<string> {
+    const encoding = this.#ascii ? 'latin1' : 'utf8';
     for (const page of this.#pages) {
       let offset = 0;
       while (offset + LENGTH_BYTES <= page.length) {
         const bytes = page.readUInt32LE(offset);
         if (bytes === END_OF_PAGE) break;
-        yield page.toString('utf8', offset + LENGTH_BYTES, offset + LENGTH_BYTES + bytes);
+        const text = page.toString(encoding, offset + LENGTH_BYTES, offset + LENGTH_BYTES + bytes);
         offset += LENGTH_BYTES + bytes;
+        if (skipped === undefined || !skipped.has(text)) yield text;
       }
     }
   }

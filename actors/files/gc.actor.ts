@@ -55,7 +55,7 @@ import {
   stillMatchesDemotion,
   stillMatchesPlan,
   storedGcLastRun,
-  summarizeRecords,
+  summarizeRegistry,
   type GcMeasurement,
   type GcRecordSummary,
   type GcReport,
@@ -63,7 +63,7 @@ import {
   type HandoverCandidate,
 } from '../../src/files/gc.js';
 import { hasOtherMember, type PlacementTier } from '../../src/files/placement.js';
-import type { FileEvent, FileRecord } from '../../src/files/types.js';
+import type { FileEvent, FileRecord, FileState } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
@@ -179,7 +179,13 @@ export function gcLogic(options: GcOptions) {
               // Only a run that can hand over (replication with another member) picks candidates among the confirmed files.
               const handover = copies !== undefined && replication !== undefined && hasOtherMember(replication.members, node.peerId);
               const scope = { self: node.peerId, members: replication?.members ?? [], tiers: replication?.placement ?? [], now: input.now };
-              return summarizeRecords(everyRecord(node), handover ? { handover: { scope, after: handoverAfter } } : {});
+              const reads = {
+                pinnedCids: () => everyPinnedCid(node),
+                pinnedBytes: () => node.registry.pinnedBytes(),
+                temporaries: () => everyRecord(node, 'temporary'),
+                confirmed: () => everyRecord(node, 'confirmed'),
+              };
+              return summarizeRegistry(reads, handover ? { handover: { scope, after: handoverAfter } } : {});
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               const selection = input.records.handover;
@@ -304,17 +310,26 @@ async function measure(node: FilesNode, clock: Clock, signal: AbortSignal): Prom
 }
 
 /**
- * Every record, read from the registry a page at a time (in CID order, each page after the last CID of the one
- * before, so records written between pages neither repeat nor shift the rest). A caller that goes through them one by
- * one holds one page at a time: at a million files the whole list is some hundreds of MiB.
+ * Every record (of one state, if given), read from the registry a page at a time (in CID order, each page after the
+ * last CID of the one before, so records written between pages neither repeat nor shift the rest). A caller that goes
+ * through them one by one holds one page at a time: at a million files the whole list is some hundreds of MiB.
  */
-function* everyRecord(node: FilesNode): Generator<FileRecord> {
+function everyRecord(node: FilesNode, state?: FileState): Generator<FileRecord> {
+  return paged((afterCid) => node.registry.list({ state, afterCid, limit: PAGE }), (record) => record.cid);
+}
+
+/** The CIDs of every pinned record, in CID order, a page at a time (as `everyRecord`). */
+function everyPinnedCid(node: FilesNode): Generator<string> {
+  return paged((afterCid) => node.registry.listPinnedCids({ afterCid, limit: PAGE }), (cid) => cid);
+}
+
+function* paged<T>(read: (afterCid: string | undefined) => T[], cidOf: (item: T) => string): Generator<T> {
   let afterCid: string | undefined;
   for (;;) {
-    const page = node.registry.list({ limit: PAGE, afterCid });
+    const page = read(afterCid);
     yield* page;
     if (page.length < PAGE) return;
-    afterCid = page[page.length - 1]!.cid;
+    afterCid = cidOf(page[page.length - 1]!);
   }
 }
 

@@ -52,7 +52,7 @@ export interface GcRunContext {
   readonly force: boolean;
   readonly settings: GcSettings;
   measurement: GcMeasurement | null;
-  /** What the plan needs of the registry (`summarizeRecords`), kept until the holders are probed (then the plan). */
+  /** What the plan needs of the registry (`summarizeRegistry`), kept until the holders are probed (then the plan). */
   records: GcRecordSummary | null;
   plan: GcPlan | null;
   releasedCids: string[];

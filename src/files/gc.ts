@@ -97,12 +97,11 @@ export function pressureBytes(measurement: GcMeasurement, settings: GcSettings):
 }
 
 /**
- * What a run's plan needs of the registry, read once in a pass over every record (the actor feeds it the registry a
- * page at a time): the pinned files' CIDs and bytes, every temporary record (rules 4a, 4b), and, when a handover is
- * possible, the run's handover candidates (rule 4c). A million records as objects are some hundreds of MiB; this
- * keeps the pinned CIDs packed (src/packed-strings.ts), the temporaries, and at most a run's candidates of the
- * confirmed files (all of them, ~830k records at a million files, were kept before the candidates were picked in
- * the pass).
+ * What a run's plan needs of the registry: the pinned files' CIDs and bytes, every temporary record (rules 4a, 4b),
+ * and, when a handover is possible, the run's handover candidates (rule 4c). A million records as objects are some
+ * hundreds of MiB; this keeps the pinned CIDs packed (src/packed-strings.ts), the temporaries, and at most a run's
+ * candidates of the confirmed files (all of them, ~830k records at a million files, were kept before the candidates
+ * were picked while reading).
  */
 export interface GcRecordSummary {
   /** Pinned files, in CID order. */
@@ -112,8 +111,24 @@ export interface GcRecordSummary {
   readonly temporaries: readonly FileRecord[];
   /** The records of the handover candidates (`handover.candidates`), in the same order. */
   readonly heldConfirmed: readonly FileRecord[];
-  /** The run's handover candidates (`handoverCandidates` over the records): none without a handover. */
+  /** The run's handover candidates (`handoverCandidates` over the confirmed records): none without a handover. */
   readonly handover: HandoverSelection;
+}
+
+/**
+ * What the summary reads of the registry, each once (the actor reads the registry a page at a time; tests give
+ * records). The pinned CIDs alone, not their records: at a million files a pass that built every record cost twice
+ * the CPU and left ~1M short-lived objects for V8 to collect.
+ */
+export interface GcRegistryReads {
+  /** The CIDs of pinned records, in CID order. */
+  pinnedCids(): Iterable<string>;
+  /** Sum of `dagBytes` over pinned records. */
+  pinnedBytes(): number;
+  /** Every temporary record. */
+  temporaries(): Iterable<FileRecord>;
+  /** Every confirmed record, in CID order: read only for a handover pick. */
+  confirmed(): Iterable<FileRecord>;
 }
 
 /** How a run picks its handover candidates while it reads the registry (`handoverCandidates`). */
@@ -125,29 +140,27 @@ export interface HandoverPick {
 }
 
 /**
- * Summarizes `records`, read in CID order (the registry's; records in another order are sorted here, at a cost).
- * With `handover`, the confirmed files held here are offered to a handover pick as they pass.
+ * Summarizes the registry for a run's plan. Pinned CIDs out of CID order are sorted here, at a cost. With `handover`,
+ * the confirmed records are offered to a handover pick as they pass.
  */
-export function summarizeRecords(records: Iterable<FileRecord>, options: { handover?: HandoverPick } = {}): GcRecordSummary {
+export function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick } = {}): GcRecordSummary {
+  const temporaries = [...reads.temporaries()];
   let pinnedCids = new PackedStrings();
-  const temporaries: FileRecord[] = [];
-  const picker = options.handover ? new HandoverPicker(options.handover) : undefined;
-  let pinnedBytes = 0;
   let lastCid: string | undefined;
   let inOrder = true;
-  for (const record of records) {
-    if (record.pinned) {
-      if (lastCid !== undefined && record.cid < lastCid) inOrder = false;
-      lastCid = record.cid;
-      pinnedCids.push(record.cid);
-      pinnedBytes += bytesOf(record);
-    }
-    if (record.state === 'temporary') temporaries.push(record);
-    else picker?.offer(record);
+  for (const cid of reads.pinnedCids()) {
+    if (lastCid !== undefined && cid < lastCid) inOrder = false;
+    lastCid = cid;
+    pinnedCids.push(cid);
   }
   if (!inOrder) pinnedCids = PackedStrings.from([...pinnedCids].sort(byCid));
-  const picked = picker?.picked() ?? { selection: { candidates: [], next: undefined }, records: [] };
-  return { pinnedCids, pinnedBytes, temporaries, heldConfirmed: picked.records, handover: picked.selection };
+  let picked: ReturnType<HandoverPicker['picked']> = { selection: { candidates: [], next: undefined }, records: [] };
+  if (options.handover) {
+    const picker = new HandoverPicker(options.handover);
+    for (const record of reads.confirmed()) picker.offer(record);
+    picked = picker.picked();
+  }
+  return { pinnedCids, pinnedBytes: reads.pinnedBytes(), temporaries, heldConfirmed: picked.records, handover: picked.selection };
 }
 
 /**

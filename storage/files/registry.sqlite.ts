@@ -250,6 +250,9 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
   ).raw();
   // Every stored CID is non-empty (CHECK above), so `cid > ''` is the cursor's start.
   const listCidsStmt = db.prepare(`SELECT cid FROM files WHERE state = @state AND cid > @after ORDER BY cid LIMIT @limit`).pluck();
+  // The primary key in order, filtered: the collector reads every pinned CID once a run, and an index over `pinned`
+  // would cost every write for that one pass.
+  const listPinnedCidsStmt = db.prepare(`SELECT cid FROM files WHERE pinned = 1 AND cid > @after ORDER BY cid LIMIT @limit`).pluck();
   // Three rows kept by the triggers (file_totals above), not a pass over `files`.
   const countsStmt = db.prepare('SELECT state, files AS n FROM file_totals');
   const pinnedBytesStmt = db.prepare('SELECT COALESCE(SUM(pinned_bytes), 0) FROM file_totals').pluck();
@@ -378,6 +381,10 @@ function createRegistry(db: Database.Database, options: SqliteRegistryOptions): 
 
     listCids(query) {
       return listCidsStmt.all({ state: query.state, after: query.afterCid ?? '', limit: checkLimit(query.limit) }) as string[];
+    },
+
+    listPinnedCids(query) {
+      return listPinnedCidsStmt.all({ after: query.afterCid ?? '', limit: checkLimit(query.limit) }) as string[];
     },
 
     counts() {

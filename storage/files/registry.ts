@@ -102,6 +102,8 @@ export interface FileRegistry {
   list(query: ListQuery): FileRecord[];
   /** The CIDs alone of `list({ state, afterCid, limit })`: read from the state index, no record built. */
   listCids(query: ListQuery & { readonly state: FileState }): string[];
+  /** The CIDs of pinned records (any state) after `afterCid`, in CID order, at most `limit`: no record built. */
+  listPinnedCids(query: Omit<ListQuery, 'state'>): string[];
   /** Count per lifecycle state, zero for absent states. */
   counts(): LifecycleCounts;
   /** Sum of `dagBytes` over pinned records (`pinnedBytes`, spec §2.6; unknown sizes count 0). */

@@ -19,14 +19,14 @@ import {
   stillMatchesPlan,
   gcEvidence,
   storedGcLastRun,
-  summarizeRecords,
+  summarizeRegistry,
   type GcRunResult,
   type GcSettings,
 } from '../../src/files/gc.js';
 import { placementOf } from '../../src/files/placement.js';
 import type { FileRecord } from '../../src/files/types.js';
 import { PackedStrings } from '../../src/packed-strings.js';
-import { summaryWithEveryHeldCandidate } from '../support/gc-summary.js';
+import { readsOfRecords, summaryWithEveryHeldCandidate } from '../support/gc-summary.js';
 
 const NOW = 1_700_000_000_000;
 const MB = 1_000_000;
@@ -47,7 +47,7 @@ const measured = (blockstoreBytes: number, freeBytes = 1_000 * MB) => ({ now: NO
 const planOf = (records: readonly FileRecord[], ...rest: Parameters<typeof planGc> extends [unknown, ...infer R] ? R : never) =>
   planGc(summaryWithEveryHeldCandidate(records), ...rest);
 
-describe('summarizeRecords: what a plan keeps of the registry', () => {
+describe('summarizeRegistry: what a plan keeps of the registry', () => {
   const records = [
     confirmed('c-held', NOW - 9_000, 3 * MB),
     { ...confirmed('c-away', NOW - 8_000, 2 * MB), pinned: false, heldLocally: false },
@@ -56,22 +56,28 @@ describe('summarizeRecords: what a plan keeps of the registry', () => {
     expired('e', NOW - 5_000, 7 * MB),
   ];
 
-  it('keeps the pinned CIDs in CID order with their bytes and every temporary; no handover candidates without a pick', () => {
-    // A generator, as the registry's pages are: the summary reads it once.
-    function* once() {
-      yield* [...records].sort((a, b) => (a.cid < b.cid ? -1 : 1));
-    }
-    const summary = summarizeRecords(once());
+  it('keeps the pinned CIDs with their bytes and every temporary, reading each once; the confirmed records only for a handover pick', () => {
+    const reads = readsOfRecords(records);
+    const calls: string[] = [];
+    // Generators, as the registry's pages are: each may be read once.
+    const once = <T>(name: string, read: () => Iterable<T>) =>
+      function* () {
+        calls.push(name);
+        yield* read();
+      };
+    const counted = { pinnedCids: once('pinnedCids', reads.pinnedCids), pinnedBytes: reads.pinnedBytes, temporaries: once('temporaries', reads.temporaries), confirmed: once('confirmed', reads.confirmed) };
+    const summary = summarizeRegistry(counted);
     assert.deepEqual([...summary.pinnedCids], ['c-held', 't-pinned']);
     assert.equal(summary.pinnedBytes, 4 * MB);
     assert.deepEqual(summary.temporaries.map((record) => record.cid), ['t-pinned', 't-unpinned']);
     assert.deepEqual(summary.heldConfirmed, [], 'no handover possible: no confirmed file kept');
     assert.deepEqual(summary.handover, { candidates: [], next: undefined });
+    assert.deepEqual(calls.sort(), ['pinnedCids', 'temporaries'], 'the confirmed records are not read without a handover pick');
   });
 
-  it('records out of CID order still give the pinned CIDs in CID order', () => {
-    const shuffled = [confirmed('z', NOW, 1), confirmed('b', NOW, 1), temporary('m', NOW, NOW + 1, 1), confirmed('a', NOW, 1)];
-    assert.deepEqual([...summarizeRecords(shuffled).pinnedCids], ['a', 'b', 'm', 'z']);
+  it('pinned CIDs out of CID order are sorted', () => {
+    const reads = { ...readsOfRecords([]), pinnedCids: () => ['z', 'b', 'm', 'a'] };
+    assert.deepEqual([...summarizeRegistry(reads).pinnedCids], ['a', 'b', 'm', 'z']);
   });
 });
 
@@ -284,22 +290,22 @@ describe('rule 4c: handover', () => {
     assert.equal(all.next, undefined);
   });
 
-  it('summarizeRecords picks the same candidates in its pass, keeping only their records', () => {
+  it('summarizeRegistry picks the same candidates while reading, keeping only their records', () => {
     const away = cids(true, 250);
     const home = cids(false, 50);
     const records = [...away.map((cid) => confirmed(cid, NOW - 10, 1)), ...home.map((cid) => confirmed(cid, NOW - 10, 1)), temporary('t', NOW - 5, NOW + 1, 1)];
     const inCidOrder = [...records].sort((a, b) => (a.cid < b.cid ? -1 : a.cid > b.cid ? 1 : 0));
     for (const after of [undefined, away[0], away[120], away[249], 'zzz']) {
       const expected = handoverCandidates(inCidOrder, scope, after);
-      const summary = summarizeRecords(inCidOrder, { handover: { scope, after } });
+      const summary = summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after } });
       assert.deepEqual(summary.handover, expected, `after ${after}`);
       assert.equal(summary.handover.candidates.length, HANDOVER_CANDIDATES_PER_RUN);
       assert.deepEqual(summary.heldConfirmed.map((record) => record.cid), expected.candidates.map((candidate) => candidate.cid), 'only the candidates\' records are kept');
       // The pick does not depend on the order records come in.
-      assert.deepEqual(summarizeRecords([...records].reverse(), { handover: { scope, after } }).handover, expected);
+      assert.deepEqual(summarizeRegistry({ ...readsOfRecords(records), confirmed: () => [...records].reverse() }, { handover: { scope, after } }).handover, expected);
     }
     const sorted = [...away].sort();
-    const fromStart = summarizeRecords(inCidOrder, { handover: { scope, after: undefined } }).handover;
+    const fromStart = summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after: undefined } }).handover;
     assert.deepEqual(fromStart.candidates.map((candidate) => candidate.cid), sorted.slice(0, HANDOVER_CANDIDATES_PER_RUN));
     assert.equal(fromStart.next, sorted[HANDOVER_CANDIDATES_PER_RUN - 1]);
   });

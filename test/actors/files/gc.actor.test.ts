@@ -74,11 +74,18 @@ class FakeNode {
       registry: {
         get: (cid: string) => self.records.get(cid),
         put: (record: FileRecord) => void self.records.set(record.cid, record),
-        list: ({ limit, afterCid }: { limit: number; afterCid?: string }) =>
+        list: ({ limit, afterCid, state }: { limit: number; afterCid?: string; state?: FileRecord['state'] }) =>
           [...self.records.values()]
             .sort((a, b) => (a.cid < b.cid ? -1 : 1))
-            .filter((record) => afterCid === undefined || record.cid > afterCid)
+            .filter((record) => (afterCid === undefined || record.cid > afterCid) && (state === undefined || record.state === state))
             .slice(0, limit),
+        listPinnedCids: ({ limit, afterCid }: { limit: number; afterCid?: string }) =>
+          [...self.records.values()]
+            .filter((record) => record.pinned && (afterCid === undefined || record.cid > afterCid))
+            .map((record) => record.cid)
+            .sort()
+            .slice(0, limit),
+        pinnedBytes: () => [...self.records.values()].reduce((sum, record) => sum + (record.pinned ? (record.dagBytes ?? 0) : 0), 0),
         recordGcRun: (run: { startedAt: number; finishedAt: number; report: GcReport }) => self.runs.push(run),
         lastGcRun: () => self.last,
         intents: () => [],

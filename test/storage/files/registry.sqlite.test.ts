@@ -146,6 +146,13 @@ describe('file registry (sqlite): records', () => {
       assert.deepEqual(registry.listCids({ state: 'confirmed', afterCid: 'Qm9', limit: 1 }), ['bafy1']);
       assert.deepEqual(registry.listCids({ state: 'expired', afterCid: 'bafk2', limit: 10 }), []);
       assert.throws(() => registry.listCids({ state: 'confirmed', limit: -1 }), RangeError);
+      // Pinned CIDs, any state: the even positions are pinned; a demoted (confirmed, unpinned) record is not listed.
+      registry.put(record('QmB', { state: 'confirmed', pinned: false, heldLocally: false }));
+      registry.put(record('bafk3', { state: 'temporary', confirmedAt: null, expiresAt: Date.now() + 60_000 }));
+      assert.deepEqual(registry.listPinnedCids({ limit: 10 }), ['Qm9', 'bafk3', 'bafy1', 'bafy3']);
+      assert.deepEqual(registry.listPinnedCids({ afterCid: 'bafk3', limit: 1 }), ['bafy1']);
+      assert.deepEqual(registry.listPinnedCids({ afterCid: 'bafy3', limit: 10 }), []);
+      assert.throws(() => registry.listPinnedCids({ limit: -1 }), RangeError);
 
       assert.throws(() => registry.list({ limit: -1 }), RangeError);
       assert.throws(() => registry.list({ limit: 1.5 }), RangeError);
