@@ -10,9 +10,9 @@
 // A confirmed file this node holds is never selected for release (spec §4.3). It may only be *handed over*
 // (rule 4c, notes A.7 "collector handover"): when this node is outside the file's designated set and every
 // designated holder confirmed over the protocol that it has the file, the run drops the local pin and keeps the
-// record (`confirmed`, `heldLocally: false`), listed in `demoted`. Asking the holders is I/O: the GC actor picks the
-// candidates with `handoverCandidates`, probes them before planning and hands `planGc` the CIDs every holder
-// confirmed. Without replication (or on one node) there are no candidates and `demoted` stays empty.
+// record (`confirmed`, `heldLocally: false`), listed in `demoted`. Asking the holders is I/O: the candidates are
+// picked while the registry is read (`summarizeRegistry` with a handover pick, the rule of `handoverCandidates`),
+// the GC actor probes them before planning and hands `planGc` the CIDs every holder confirmed. Without replication (or on one node) there are no candidates and `demoted` stays empty.
 
 import { PackedStrings } from '../packed-strings.js';
 import { isPastExpiry } from './lifecycle.js';
