@@ -78,8 +78,26 @@ function stopAllNow(): void {
   }
 }
 
+/**
+ * More server settings from `ADM_BENCH_PG_SETTINGS` (`name=value,name=value`, e.g. `shared_buffers=2GB`): a run that
+ * sizes the server as an operator of a large table would, beside one on PostgreSQL's defaults.
+ */
+function settingsFromEnvironment(): Record<string, string> {
+  const text = process.env.ADM_BENCH_PG_SETTINGS?.trim();
+  if (!text) return {};
+  return Object.fromEntries(
+    text.split(',').map((pair) => {
+      const at = pair.indexOf('=');
+      if (at <= 0) throw new Error(`ADM_BENCH_PG_SETTINGS: expected name=value, got ${pair}`);
+      return [pair.slice(0, at).trim(), pair.slice(at + 1).trim()];
+    }),
+  );
+}
+
 export async function startBenchPostgres(): Promise<BenchPostgres> {
-  const cluster = await startPostgres();
+  const settings = settingsFromEnvironment();
+  if (Object.keys(settings).length > 0) console.log(`PostgreSQL settings from ADM_BENCH_PG_SETTINGS: ${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  const cluster = await startPostgres({ settings });
   let server: LiveServer | undefined;
   try {
     const client = new pg.Client({ connectionString: cluster.url });

@@ -37,8 +37,11 @@ export interface PostgresCluster {
   stop(): Promise<void>;
 }
 
-/** `root` only for the test of test/support/system-packages.ts, which points it at a folder that does not exist. */
-export async function startPostgres(options: { root?: string } = {}): Promise<PostgresCluster> {
+/**
+ * `root` only for the test of test/support/system-packages.ts, which points it at a folder that does not exist.
+ * `settings`: more server settings (`-c name=value`), for a benchmark that sizes the server like an operator would.
+ */
+export async function startPostgres(options: { root?: string; settings?: Readonly<Record<string, string>> } = {}): Promise<PostgresCluster> {
   const root = options.root ?? POSTGRES_ROOT;
   const bin = postgresBinDirectory(root);
   if (!bin) throw new Error(`PostgreSQL ≥ 15 server binaries not found under ${root} (apt-get install postgresql-15)`);
@@ -66,8 +69,12 @@ export async function startPostgres(options: { root?: string } = {}): Promise<Po
   };
   try {
     await command('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--encoding=UTF8', '--locale=C.UTF-8', '--no-sync']);
-    const options = `-c listen_addresses=127.0.0.1 -p ${port} -k ${directory} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
-    await command('pg_ctl', ['-D', data, '-l', join(directory, 'server.log'), '-w', '-t', '30', '-o', options, 'start']);
+    const extra = Object.entries(options.settings ?? {}).map(([name, value]) => {
+      if (!/^[a-z_.]+$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(value)) throw new Error(`PostgreSQL setting not allowed: ${name}=${value}`);
+      return ` -c ${name}=${value}`;
+    });
+    const serverOptions = `-c listen_addresses=127.0.0.1 -p ${port} -k ${directory} -c fsync=off -c synchronous_commit=off -c full_page_writes=off${extra.join('')}`;
+    await command('pg_ctl', ['-D', data, '-l', join(directory, 'server.log'), '-w', '-t', '30', '-o', serverOptions, 'start']);
     started = true;
     const admin = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const createDatabase = async (name: string) => {
