@@ -39,7 +39,8 @@
 //   then, through the gateway (the real service, INDEXER=false, its own process) and direct pg (node:http + pg.Pool,
 //   its own process; bench/support/transfers-sides.ts), answers checked equal first:
 //   - the three spec reads (native history, token history, keyset next page; transfers-queries.ts) for 40
-//     medium-popularity addresses, p50 at 1 connection, interleaved rounds, PostgreSQL's CPU per request;
+//     medium-popularity addresses, p50 at 1 connection, interleaved rounds after each side served every read for
+//     2 s unmeasured (a gateway in service is warm), PostgreSQL's CPU per request;
 //   - the busiest address's native history with `Prefer: count=exact` and `count=estimated` (PostgREST semantics:
 //     exact up to PGRST_DB_MAX_ROWS + 1, then the planner's guess) and without a count, gateway only;
 //   - `/max_block`, gateway only;
@@ -667,6 +668,12 @@ const TRANSFERS_CHECKED_SUBJECTS = 3;
 const TRANSFERS_ROUNDS = 3;
 const TRANSFERS_ROUND_MS = 1_000;
 const TRANSFERS_WARMUP_MS = 250;
+/**
+ * Before the measured rounds, each side serves every read for this long, unmeasured: a gateway in service has its
+ * code compiled and its statements prepared and planned (the first read measured after a start carried that: native,
+ * measured first, cost each side twice the CPU per request of the reads after it).
+ */
+const TRANSFERS_SIDE_WARMUP_MS = 2_000;
 /** Sequential counted requests of the busiest address (an exact count reads every row of it), after one. */
 const COUNT_REQUESTS = 5;
 const MAX_BLOCK_REQUESTS = 200;
@@ -778,6 +785,11 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
         }),
       );
     const perRequestMs = (m: MeasuredLoad<'server' | 'pg'>, cpu: number) => (m.requestsPerSecond > 0 ? (cpu / 100 / m.requestsPerSecond) * 1000 : NaN);
+    for (const side of [gateway, baseline]) {
+      const paths = QUERY_NAMES.flatMap((name) => subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject))));
+      const warm = await runLoad({ port: side.port, paths, connections: 1, durationMs: TRANSFERS_SIDE_WARMUP_MS });
+      if (warm.errors > 0) throw new Error(`${side.kind}: errors while warming up: ${warm.errorDetail}`);
+    }
     for (const name of QUERY_NAMES) {
       const [b, g] = await interleave(TRANSFERS_ROUNDS, () => latency(name, baseline!), () => latency(name, gateway!));
       const gl = combineRounds(g);
@@ -878,7 +890,7 @@ async function benchTransfers(size: ScaleSize): Promise<void> {
   const sizes = TRANSFERS_SIZES[size];
   say(
     `== transfers: tables of ${sizes.map(fmtInt).join(', ')} rows (bench/support/transfers-data.ts, schema version 1 then migration 2); per size: the three spec reads ` +
-      `(${TRANSFERS_SUBJECTS} medium addresses) at 1 connection through the gateway and direct pg (${TRANSFERS_ROUNDS} interleaved rounds of ${fmt(TRANSFERS_ROUND_MS / 1000, 1)} s per side), ` +
+      `(${TRANSFERS_SUBJECTS} medium addresses) at 1 connection through the gateway and direct pg (${TRANSFERS_ROUNDS} interleaved rounds of ${fmt(TRANSFERS_ROUND_MS / 1000, 1)} s per side, after ${fmt(TRANSFERS_SIDE_WARMUP_MS / 1000, 1)} s of every read unmeasured), ` +
       `the busiest address with Prefer count=exact / count=estimated, /max_block, and a backfill of ${fmtInt(BACKFILL_BLOCKS)} anvil blocks into the table`,
   );
   const growth = new GrowthTable(sizes.map(sizeLabel));

@@ -38,23 +38,11 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
     return;
   }
   if (value instanceof PackedStrings) {
-    // Its toJSON would build the whole array: read one string at a time instead.
-    let separator = '[';
-    for (const text of value) {
-      yield separator + JSON.stringify(text);
-      separator = ',';
-    }
-    yield separator === '[' ? '[]' : ']';
+    yield* packedArray(value, true);
     return;
   }
   if (value instanceof PackedJsonValues) {
-    // Already JSON texts.
-    let separator = '[';
-    for (const text of value.texts) {
-      yield separator + text;
-      separator = ',';
-    }
-    yield separator === '[' ? '[]' : ']';
+    yield* packedArray(value.texts, false);
     return;
   }
   // JSON.stringify refuses a cycle; so does this walk (a plain recursion would overflow the stack instead).
@@ -91,6 +79,19 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
     yield first ? '{}' : '}';
   }
   path.delete(value);
+}
+
+/**
+ * A packed list as a JSON array, an entry at a time (its toJSON would build the whole array): strings `quote`d, or
+ * texts that are JSON already.
+ */
+function* packedArray(texts: Iterable<string>, quote: boolean): Generator<string> {
+  let separator = '[';
+  for (const text of texts) {
+    yield separator + (quote ? JSON.stringify(text) : text);
+    separator = ',';
+  }
+  yield separator === '[' ? '[]' : ']';
 }
 
 /** The bytes `JSON.stringify(value)` would take in UTF-8, counted without building it. */
