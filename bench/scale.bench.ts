@@ -773,12 +773,13 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
       }
     }
 
+    const pathsOf = (side: SideServer, name: QueryName) => subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject)));
     const parties = (side: SideServer) => ({ server: () => cpuSecondsOf(side.process.pid), pg: () => serverCpuSeconds(pgc.postmasterPid) });
     const latency = (name: QueryName, side: SideServer) =>
       measuredLoad(parties(side), () =>
         runLoad({
           port: side.port,
-          paths: subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject))),
+          paths: pathsOf(side, name),
           connections: 1,
           warmupMs: TRANSFERS_WARMUP_MS,
           durationMs: TRANSFERS_ROUND_MS,
@@ -786,8 +787,7 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
       );
     const perRequestMs = (m: MeasuredLoad<'server' | 'pg'>, cpu: number) => (m.requestsPerSecond > 0 ? (cpu / 100 / m.requestsPerSecond) * 1000 : NaN);
     for (const side of [gateway, baseline]) {
-      const paths = QUERY_NAMES.flatMap((name) => subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject))));
-      const warm = await runLoad({ port: side.port, paths, connections: 1, durationMs: TRANSFERS_SIDE_WARMUP_MS });
+      const warm = await runLoad({ port: side.port, paths: QUERY_NAMES.flatMap((name) => pathsOf(side, name)), connections: 1, durationMs: TRANSFERS_SIDE_WARMUP_MS });
       if (warm.errors > 0) throw new Error(`${side.kind}: errors while warming up: ${warm.errorDetail}`);
     }
     for (const name of QUERY_NAMES) {

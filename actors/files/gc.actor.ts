@@ -178,14 +178,15 @@ export function gcLogic(options: GcOptions) {
               const node = holder.get();
               // Only a run that can hand over (replication with another member) picks candidates among the confirmed files.
               const handover = copies !== undefined && replication !== undefined && hasOtherMember(replication.members, node.peerId);
-              const scope = { self: node.peerId, members: replication?.members ?? [], tiers: replication?.placement ?? [], now: input.now };
               const reads = {
                 pinnedCids: () => everyPinnedCid(node),
                 pinnedBytes: () => node.registry.pinnedBytes(),
                 temporaries: () => everyRecord(node, 'temporary'),
                 confirmed: () => everyRecord(node, 'confirmed'),
               };
-              return summarizeRegistry(reads, handover ? { handover: { scope, after: handoverAfter } } : {});
+              if (!handover) return summarizeRegistry(reads);
+              const scope = { self: node.peerId, members: replication.members, tiers: replication.placement, now: input.now };
+              return summarizeRegistry(reads, { handover: { scope, after: handoverAfter } });
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               const selection = input.records.handover;
