@@ -773,6 +773,19 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
       }
     }
 
+    // What each read returns: a subject's token history at 100k is shorter than a page (a medium address has ~8 rows
+    // of its busiest token there, 25 at 1M), so a read's cost per request is only comparable across sizes beside it.
+    for (const name of QUERY_NAMES) {
+      const rowsOnPage: number[] = [];
+      for (const subject of subjects) {
+        const answer = await getSideJson(gateway.port, gatewayPath(name, subject));
+        if (answer.status !== 200 || !Array.isArray(answer.body)) throw new Error(`${name}: the gateway answered ${answer.status} for ${gatewayPath(name, subject)}`);
+        rowsOnPage.push(answer.body.length);
+      }
+      const mean = rowsOnPage.reduce((sum, rows) => sum + rows, 0) / rowsOnPage.length;
+      growth.set(`${name}: rows on the page (mean)`, column, mean, fmt(mean, 1));
+    }
+
     const pathsOf = (side: SideServer, name: QueryName) => subjects.map((subject) => (side.kind === 'gateway' ? gatewayPath(name, subject) : baselinePath(name, subject)));
     const parties = (side: SideServer) => ({ server: () => cpuSecondsOf(side.process.pid), pg: () => serverCpuSeconds(pgc.postmasterPid) });
     const latency = (name: QueryName, side: SideServer) =>
