@@ -10,8 +10,12 @@
 // One batch (`runBatch`): the next REPAIR_BATCH_SIZE confirmed records after the cursor. Per record in scope
 // (confirmed, pinned, held here): its designated peers besides this node (placement over the configured peer ids,
 // for the file's age) whose acknowledgement is missing or older than the recheck window (copyDue,
-// `replication.repairRecheckMs`) are asked `have`, at most `repairProbeConcurrency` at a time; each one missing its
-// copy is asked to `place` one (same bound), this node being the source. A peer that confirms or stores its copy is
+// `replication.repairRecheckMs`) are asked whether they hold it: the batch asks each peer about all its records at
+// once, one holdings request (storage/files/peer-copy.libp2p.ts `probeMany`; a peer without that protocol, such as the
+// original node, is asked `have` per record), `repairProbeConcurrency` requests in flight in all. A stream per record
+// and peer, one record at a time, was 6.4 ms a file in the first cycle with a new peer, mostly libp2p's CPU per stream
+// (issue 30). Then, record by record, each peer missing its copy is asked to `place` one (at most
+// `repairProbeConcurrency` at once), this node being the source. A peer that confirms or stores its copy is
 // noted in the registry as acknowledging it now, one that answers it has none is struck off (the file status counts
 // them); the batch's notes go to the store owner as one notice, one registry transaction.
 // Before placing, the local pin is checked: content
@@ -53,7 +57,7 @@ import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import type { Clock } from '../../src/clock.js';
 import { everyCronRun } from '../clock-at.js';
-import type { CopyClient } from '../../storage/files/peer-copy.libp2p.js';
+import type { CopyClient, ProbeAnswer } from '../../storage/files/peer-copy.libp2p.js';
 import type { HolderNote } from '../../storage/files/registry.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { StorePort } from './store.actor.js';
@@ -76,7 +80,10 @@ export interface RepairSettings {
   readonly schedule: CronSchedule;
   /** `replication.repairBatchDelayMs`. */
   readonly batchDelayMs: number;
-  /** `replication.repairProbeConcurrency`: peers asked at once for one record. */
+  /**
+   * `replication.repairProbeConcurrency`: requests asking peers what they hold in flight at once in a batch (over all
+   * its records and peers), and copies placed at once for one record.
+   */
   readonly probeConcurrency: number;
   /** `replication.repairRecheckMs`: a copy acknowledged within (its share of) this long is not asked about again. */
   readonly recheckMs: number;
@@ -150,6 +157,12 @@ export function repairLogic(options: RepairOptions) {
     }
   };
 
+  /** The asking side: only a node with replication enabled has one, and only then is repair required to ask. */
+  const copyClient = (): CopyClient => {
+    if (!options.copies) throw new Error('repair needs a copy client (replication.enabled)');
+    return options.copies;
+  };
+
   const runBatch = async (cursor: string | null, signal: AbortSignal): Promise<BatchOutcome> => {
     // A turn of the event loop first: batches that ask no peer follow each other through promise callbacks alone,
     // and a cycle over a million records held every timer and every request for its whole ~10 s (issue 30: no HTTP
@@ -168,12 +181,11 @@ export function repairLogic(options: RepairOptions) {
     const records = node.registry.list(page);
     let counts = NO_COUNTS;
     const notes: HolderNote[] = [];
-    // The batch's acknowledgements in one read (one query per file was a fifth of a cycle's walk).
-    const acknowledged = settings.recheckMs > 0 ? node.registry.acknowledgementsOf(records.map((record) => record.cid)) : undefined;
     try {
-      for (const record of records) {
+      const probes = await probeBatch(node, records, startedAt, signal);
+      for (const [index, record] of records.entries()) {
         signal.throwIfAborted();
-        counts = addCounts(counts, recordCounts(await repairRecord(node, record, startedAt, acknowledged?.get(record.cid), notes, signal)));
+        counts = addCounts(counts, recordCounts(await repairRecord(node, record, probes[index], notes, signal)));
       }
     } finally {
       // What the peers said is what the file status counts (spec §2.2), also from a batch cut short.
@@ -183,32 +195,54 @@ export function repairLogic(options: RepairOptions) {
   };
 
   /**
-   * Probes and places the copies of one record; `acknowledged` holds when each peer last confirmed its copy (none with
-   * a window of 0). What the peers said is added to `notes`.
+   * The probes of a batch: for each record in scope, its designated peers whose copy is due a check (none: no probe).
+   * Each peer is asked about all its records in one `probeMany`, peers side by side; the requests in flight stay within
+   * `probeConcurrency` (a peer without the holdings protocol gets its share as `have`s at once). Answers per record, in
+   * the records' order.
    */
-  const repairRecord = async (
-    node: FilesNode,
-    record: FileRecord,
-    now: number,
-    acknowledged: ReadonlyMap<string, number> | undefined,
-    notes: HolderNote[],
-    signal: AbortSignal,
-  ): Promise<RecordRepairOutcome> => {
-    if (!inRepairScope(record)) return NOT_PROBED;
-    const copies = options.copies;
-    if (!copies) throw new Error('repair needs a copy client (replication.enabled)');
-    const designated = repairTargets(record, settings.members, node.peerId, settings.placement, now);
-    if (designated.length === 0) return NOT_PROBED;
-    const targets = designated.filter((peerId) => copyDue(acknowledged?.get(peerId), record.cid, peerId, now, settings.recheckMs));
-    if (targets.length === 0) return NOT_PROBED;
-    // The batch's notes reach the registry after it ends, maybe after a handover probe or an upload noted a newer copy
+  const probeBatch = async (node: FilesNode, records: readonly FileRecord[], now: number, signal: AbortSignal): Promise<(RecordProbe | undefined)[]> => {
+    // The batch's acknowledgements in one read (one query per file was a fifth of a cycle's walk).
+    const acknowledged = settings.recheckMs > 0 ? node.registry.acknowledgementsOf(records.map((record) => record.cid)) : undefined;
+    const targetsOf = records.map((record) => {
+      if (!inRepairScope(record)) return [];
+      const designated = repairTargets(record, settings.members, node.peerId, settings.placement, now);
+      const confirmedAt = acknowledged?.get(record.cid);
+      return designated.filter((peerId) => copyDue(confirmedAt?.get(peerId), record.cid, peerId, now, settings.recheckMs));
+    });
+    const recordsOfPeer = new Map<string, number[]>();
+    targetsOf.forEach((targets, index) => {
+      for (const peerId of targets) {
+        const indexes = recordsOfPeer.get(peerId);
+        if (indexes) indexes.push(index);
+        else recordsOfPeer.set(peerId, [index]);
+      }
+    });
+    if (recordsOfPeer.size === 0) return records.map(() => undefined);
+    const copies = copyClient();
+    const peersAtOnce = Math.min(settings.probeConcurrency, recordsOfPeer.size);
+    const perPeer = Math.max(1, Math.floor(settings.probeConcurrency / peersAtOnce));
+    const answersOf = records.map(() => new Map<string, ProbeAnswer>());
+    // The notes reach the registry after the batch ends, maybe after a handover probe or an upload noted a newer copy
     // on the same peer: each note says when its peers were asked, and a "not here" strikes only what is older.
     const askedAt = clock.now();
-    const answers = await mapLimit(targets, settings.probeConcurrency, signal, (peerId) => copies.probe(peerId, record.cid, signal));
+    await mapLimit([...recordsOfPeer], peersAtOnce, signal, async ([peerId, indexes]) => {
+      const answers = await copies.probeMany(peerId, indexes.map((index) => records[index]!.cid), signal, perPeer);
+      indexes.forEach((index, at) => answersOf[index]!.set(peerId, answers[at]!));
+    });
     signal.throwIfAborted();
+    return targetsOf.map((targets, index) => (targets.length === 0 ? undefined : { askedAt, targets, answers: targets.map((peerId) => answersOf[index]!.get(peerId)) }));
+  };
+
+  /**
+   * What the peers said of one record's copies (`probe`: undefined when none was asked) goes to `notes`; each peer
+   * missing its copy is asked to keep one, this node being the source.
+   */
+  const repairRecord = async (node: FilesNode, record: FileRecord, probe: RecordProbe | undefined, notes: HolderNote[], signal: AbortSignal): Promise<RecordRepairOutcome> => {
+    if (!probe) return NOT_PROBED;
+    const { targets, answers } = probe;
     // A confirmed copy is an acknowledgement, a peer that answered "not here" has lost its own; one that could not be
     // asked keeps what it had.
-    notes.push({ cid: record.cid, at: askedAt, held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') });
+    notes.push({ cid: record.cid, at: probe.askedAt, held: targets.filter((_, index) => answers[index] === 'held'), gone: targets.filter((_, index) => answers[index] === 'missing') });
     const missing = targets.filter((_, index) => answers[index] !== 'held');
     if (missing.length === 0) return { probed: true, missing: 0, stored: 0, unrecoverable: false };
     let source: boolean;
@@ -221,7 +255,7 @@ export function repairLogic(options: RepairOptions) {
     }
     if (!source) return { probed: true, missing: missing.length, stored: 0, unrecoverable: true };
     const placedAt = clock.now();
-    const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copies.place(peerId, record.cid, signal));
+    const outcomes = await mapLimit(missing, settings.probeConcurrency, signal, (peerId) => copyClient().place(peerId, record.cid, signal));
     signal.throwIfAborted();
     notes.push({ cid: record.cid, at: placedAt, held: missing.filter((_, index) => outcomes[index] === 'stored') });
     return { probed: true, missing: missing.length, stored: outcomes.filter((outcome) => outcome === 'stored').length, unrecoverable: false };
@@ -327,6 +361,13 @@ export function repairLogic(options: RepairOptions) {
   });
   // The operator view draws the repair machine with its current state (actor-child records `logic.id`).
   return Object.assign(logic, { id: repairRunMachine.id });
+}
+
+/** A record's `have` probes: the peers asked (when), and their answers in the same order (undefined: not asked, aborted). */
+interface RecordProbe {
+  readonly askedAt: number;
+  readonly targets: readonly string[];
+  readonly answers: readonly (ProbeAnswer | undefined)[];
 }
 
 /** Whether this node's copy can be a source: its root is pinned (a recursive pin covers the whole DAG). */

@@ -5,7 +5,8 @@
 //
 // What a peer may ask (src/files/wire.ts):
 // - only configured peers (their id is proven by the libp2p handshake) may make this node responsible for content:
-//   `store`, `stage`/`commit`/`abort`, and ask `have`/`accept`; anyone may ask for an unpinned `cache` copy;
+//   `store`, `stage`/`commit`/`abort`, and ask `have`/`accept` (or `have` for up to 100 CIDs in one request of
+//   `/adamant/holdings/1.0.0`, registered and removed with it); anyone may ask for an unpinned `cache` copy;
 // - every copy takes an incoming-copy slot (the shared admission limiter) and must leave the disk reserve intact
 //   (a zero-byte claim: the copy's size is unknown until it has been fetched);
 // - blocks arrive unpinned until the pin completes, so a copy holds the storage lease shared, like an upload;
@@ -21,6 +22,7 @@ import { peerIdFromString } from '@libp2p/peer-id';
 import { CID } from 'multiformats/cid';
 import { code as RAW_CODEC } from 'multiformats/codecs/raw';
 import { randomUUID } from 'node:crypto';
+import pLimit from 'p-limit';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import type { Release } from '../../src/files/admission.js';
@@ -29,9 +31,14 @@ import { KeyedQueue } from '../../src/keyed-queue.js';
 import type { FileRecord } from '../../src/files/types.js';
 import {
   BLOCKS_PROTOCOL,
+  HOLDINGS_MAX_FRAME_BYTES,
+  HOLDINGS_PROTOCOL,
+  parseHoldingsRequest,
   parseReplicationRequest,
   REPLICATION_MAX_FRAME_BYTES,
   REPLICATION_PROTOCOL,
+  type HoldingsRequest,
+  type HoldingsResponse,
   type RefusalCode,
   type ReplicationRequest,
   type ReplicationResponse,
@@ -53,6 +60,8 @@ const COPY_FETCH_CONCURRENCY = 16;
  * and fetches over bitswap. Each holds up to 5 blocks (4 read ahead and one being sent), so ~80 MiB at most.
  */
 const BLOCK_STREAMS = 16;
+/** A holdings request's CIDs looked up at once (a registry read and a pin record read from disk each). */
+const HOLDINGS_LOOKUPS_AT_ONCE = 8;
 /** A stage not committed or aborted within this many request timeouts is aborted here. */
 const STAGE_TTL_FACTOR = 4;
 
@@ -371,6 +380,26 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     }
   };
 
+  /** `have` for each CID of a holdings request, in its order; members only, as `have`. */
+  const answerHoldings = async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<HoldingsResponse> => {
+    let request: HoldingsRequest;
+    try {
+      request = parseHoldingsRequest(raw);
+    } catch {
+      return { ok: false, code: 'invalid', error: 'invalid request' };
+    }
+    try {
+      const cids = request.cids.map(parseCid);
+      if (!members.has(remotePeer)) throw new Refusal('unauthorized', 'Not authorized');
+      const node = holder.get();
+      return { ok: true, has: await pLimit(HOLDINGS_LOOKUPS_AT_ONCE).map(cids, (cid) => holds(node, cid, signal)) };
+    } catch (error) {
+      if (error instanceof Refusal) return { ok: false, code: error.code, error: error.message };
+      logger.debug({ op: 'holdings', kind: (error as Error).name }, 'replication request failed');
+      return { ok: false, code: 'failed', error: 'holdings failed' };
+    }
+  };
+
   return fromCallback(() => {
     const node = holder.get();
     const libp2p = node.libp2p;
@@ -383,6 +412,16 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     changeProtocols(libp2p, () =>
       libp2p.handle(REPLICATION_PROTOCOL, handler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
     ).catch((error: unknown) => logger.error({ err: error }, 'the replication protocol could not be registered'));
+    const holdingsHandler = frameHandler(
+      HOLDINGS_MAX_FRAME_BYTES,
+      options.requestTimeoutMs,
+      clock,
+      (raw, remotePeer, signal) => answerHoldings(raw, remotePeer, AbortSignal.any([signal, lifetime.signal])),
+      (error) => logger.debug({ kind: (error as Error | undefined)?.name }, 'holdings stream failed'),
+    );
+    changeProtocols(libp2p, () =>
+      libp2p.handle(HOLDINGS_PROTOCOL, holdingsHandler, { maxInboundStreams: PROTOCOL_STREAMS, maxOutboundStreams: PROTOCOL_STREAMS, force: true }),
+    ).catch((error: unknown) => logger.error({ err: error }, 'the holdings protocol could not be registered'));
     // The block pull's serving side: members pull the copies this node asks them to keep.
     let blockStreams = 0;
     const blocks = blockServer({
@@ -406,6 +445,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       lifetime.abort(new Error('the replication actor stopped'));
       for (const key of [...staged.keys()]) void abortStaged(key).catch(() => {});
       void changeProtocols(libp2p, () => libp2p.unhandle(REPLICATION_PROTOCOL)).catch(() => {});
+      void changeProtocols(libp2p, () => libp2p.unhandle(HOLDINGS_PROTOCOL)).catch(() => {});
       void changeProtocols(libp2p, () => libp2p.unhandle(BLOCKS_PROTOCOL)).catch(() => {});
     };
   });

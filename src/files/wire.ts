@@ -12,6 +12,13 @@ export const REPLICATION_PROTOCOL = '/adamant/replication/1.0.0';
  * original's: a peer without it (the original node, an older version) is asked over bitswap instead.
  */
 export const BLOCKS_PROTOCOL = '/adamant/blocks/1.0.0';
+/**
+ * `have` for many CIDs in one stream: one request frame `{cids}`, one answer `{ok: true, has}` (this file's framing).
+ * Our own addition, not the original's: repair asks a peer without it (the original node, an older version) one
+ * `have` at a time instead. A stream per CID cost each side ~2.5 ms of CPU in libp2p (noise, yamux, multistream,
+ * the peer store), most of a first repair cycle with a new peer (issue 30).
+ */
+export const HOLDINGS_PROTOCOL = '/adamant/holdings/1.0.0';
 /** Round attestations between nodes of one membership (spec §2.3 rules 5-7). */
 export const HEALTH_PROTOCOL = '/adamant/health/1.0.0';
 
@@ -20,6 +27,10 @@ export const REPLICATION_MAX_FRAME_BYTES = 4096;
 export const HEALTH_MAX_FRAME_BYTES = 1024;
 /** A block pull's request is a CID. */
 export const BLOCKS_MAX_REQUEST_BYTES = 256;
+/** CIDs of one holdings request: a repair batch's (src/files/repair.ts REPAIR_BATCH_SIZE). */
+export const HOLDINGS_MAX_CIDS = 100;
+/** Both ways: HOLDINGS_MAX_CIDS CIDs of at most MAX_CID_CHARS characters with their quotes and commas fit. */
+export const HOLDINGS_MAX_FRAME_BYTES = 16_384;
 
 const LENGTH_PREFIX_BYTES = 4;
 
@@ -128,14 +139,17 @@ export function parseReplicationRequest(value: unknown): ReplicationRequest {
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 const REFUSALS: ReadonlySet<string> = new Set<RefusalCode>(['unauthorized', 'busy', 'insufficientStorage', 'notFound', 'invalid', 'failed']);
 
+/** A refusal's code (an unknown one reads as `failed`) and at most 200 characters of its text. */
+function refusalOf(r: Record<string, unknown>): { readonly ok: false; readonly code: RefusalCode; readonly error: string } {
+  const code = typeof r['code'] === 'string' && REFUSALS.has(r['code']) ? (r['code'] as RefusalCode) : 'failed';
+  return { ok: false, code, error: typeof r['error'] === 'string' ? r['error'].slice(0, 200) : '' };
+}
+
 /** A peer's answer to `request`; anything else (a wrong op echoed, a malformed field) is a protocol error. */
 export function parseReplicationResponse(value: unknown, request: ReplicationRequest): ReplicationResponse {
   if (typeof value !== 'object' || value === null) throw new ProtocolMessageError('response is not an object');
   const r = value as Record<string, unknown>;
-  if (r['ok'] === false) {
-    const code = typeof r['code'] === 'string' && REFUSALS.has(r['code']) ? (r['code'] as RefusalCode) : 'failed';
-    return { ok: false, code, error: typeof r['error'] === 'string' ? r['error'].slice(0, 200) : '' };
-  }
+  if (r['ok'] === false) return refusalOf(r);
   if (r['ok'] !== true || r['op'] !== request.op) throw new ProtocolMessageError('response does not answer the request');
   switch (request.op) {
     case 'store':
@@ -190,4 +204,36 @@ export function parseAttestation(value: unknown): AttestationMessage {
   if (!isCount(round) || !isCount(timestamp)) throw new ProtocolMessageError('attestation round or timestamp is invalid');
   if (typeof membershipVersion !== 'string' || !MEMBERSHIP_VERSION.test(membershipVersion)) throw new ProtocolMessageError('attestation membership is invalid');
   return { round, timestamp, membershipVersion };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Holdings messages (HOLDINGS_PROTOCOL)
+
+export interface HoldingsRequest {
+  readonly cids: readonly string[];
+}
+
+/** `has[i]` answers `cids[i]` of the request as `have` would; a refusal answers none of them. */
+export type HoldingsResponse =
+  | { readonly ok: true; readonly has: readonly boolean[] }
+  | { readonly ok: false; readonly code: RefusalCode; readonly error: string };
+
+export function parseHoldingsRequest(value: unknown): HoldingsRequest {
+  if (typeof value !== 'object' || value === null) throw new ProtocolMessageError('request is not an object');
+  const { cids } = value as Record<string, unknown>;
+  if (!Array.isArray(cids) || cids.length === 0 || cids.length > HOLDINGS_MAX_CIDS) throw new ProtocolMessageError('request has no valid CID list');
+  for (const cid of cids) if (typeof cid !== 'string' || cid === '' || cid.length > MAX_CID_CHARS) throw new ProtocolMessageError('request has no valid CID list');
+  return { cids: cids as string[] };
+}
+
+/** A peer's answer to `request`; an answer that does not say yes or no for each CID is a protocol error. */
+export function parseHoldingsResponse(value: unknown, request: HoldingsRequest): HoldingsResponse {
+  if (typeof value !== 'object' || value === null) throw new ProtocolMessageError('response is not an object');
+  const r = value as Record<string, unknown>;
+  if (r['ok'] === false) return refusalOf(r);
+  const has = r['has'];
+  if (r['ok'] !== true || !Array.isArray(has) || has.length !== request.cids.length || !has.every((answer) => typeof answer === 'boolean')) {
+    throw new ProtocolMessageError('response does not answer the request');
+  }
+  return { ok: true, has: has as boolean[] };
 }

@@ -6,7 +6,12 @@
 import type { Libp2p } from '@libp2p/interface';
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr';
 import type { CopyOutcome } from '../../src/files/placement.js';
+import pLimit from 'p-limit';
 import {
+  HOLDINGS_MAX_CIDS,
+  HOLDINGS_MAX_FRAME_BYTES,
+  HOLDINGS_PROTOCOL,
+  parseHoldingsResponse,
   parseReplicationResponse,
   REPLICATION_MAX_FRAME_BYTES,
   REPLICATION_PROTOCOL,
@@ -27,6 +32,13 @@ export interface CopyClient {
    * no has lost its acknowledgement; one that could not be asked may well still hold its copy.
    */
   probe(peerId: string, cid: string, signal: AbortSignal): Promise<ProbeAnswer>;
+  /**
+   * `probe` for many CIDs of one peer, the answers in the same order: over the holdings protocol, HOLDINGS_MAX_CIDS
+   * a stream. A peer that does not offer it (the original node, an older version) is asked one `have` at a time
+   * instead, `fallbackConcurrency` at once, and is offered the protocol again only HOLDINGS_RECHECK_MS later. A
+   * holdings request refused or failed answers `unknown` for each of its CIDs, as their `have`s would.
+   */
+  probeMany(peerId: string, cids: readonly string[], signal: AbortSignal, fallbackConcurrency: number): Promise<ProbeAnswer[]>;
   /**
    * Asks the peer to keep a copy (`store`, or `stage` under a strict upload's session). A peer that refuses
    * responsibility (this node is not in its `nodes`) is asked to `cache` instead (notes C25); a staged copy never
@@ -49,6 +61,9 @@ export interface CopyClientOptions {
   /** The runtime's clock: `requestTimeoutMs` runs on it (docs/DESIGN.md rule 2). */
   readonly clock: Clock;
 }
+
+/** A peer found without the holdings protocol is asked one `have` at a time for this long (an upgrade is seen after it). */
+export const HOLDINGS_RECHECK_MS = 3_600_000;
 
 export class UnknownPeerError extends Error {
   static readonly NAME = 'UnknownPeerError';
@@ -80,9 +95,50 @@ export function copyClient(options: CopyClientOptions): CopyClient {
     }
   };
 
+  /** Peers found without the holdings protocol, and when (on the runtime's clock). */
+  const withoutHoldings = new Map<string, number>();
+  const offersHoldings = (peerId: string) => {
+    const since = withoutHoldings.get(peerId);
+    return since === undefined || options.clock.now() - since >= HOLDINGS_RECHECK_MS;
+  };
+
+  /** One holdings request; undefined when the peer does not offer the protocol. */
+  const holdings = async (peerId: string, cids: readonly string[], signal: AbortSignal): Promise<ProbeAnswer[] | undefined> => {
+    const target = addresses.get(peerId);
+    if (!target) return cids.map(() => 'unknown');
+    const bound = deadline(options.clock, options.requestTimeoutMs, signal);
+    try {
+      const message = { cids };
+      const answer = parseHoldingsResponse(await askPeer(options.libp2p(), target, HOLDINGS_PROTOCOL, message, HOLDINGS_MAX_FRAME_BYTES, bound.signal), message);
+      return answer.ok ? answer.has.map((has) => (has ? 'held' : 'missing')) : cids.map(() => 'unknown');
+    } catch (error) {
+      if ((error as Error | undefined)?.name === 'UnsupportedProtocolError') return undefined;
+      return cids.map(() => 'unknown');
+    } finally {
+      bound.clear();
+    }
+  };
+
+  const probeMany = async (peerId: string, cids: readonly string[], signal: AbortSignal, fallbackConcurrency: number): Promise<ProbeAnswer[]> => {
+    const answers: ProbeAnswer[] = [];
+    for (let at = 0; at < cids.length; at += HOLDINGS_MAX_CIDS) {
+      const chunk = cids.slice(at, at + HOLDINGS_MAX_CIDS);
+      let chunkAnswers = offersHoldings(peerId) ? await holdings(peerId, chunk, signal) : undefined;
+      if (chunkAnswers === undefined) {
+        if (offersHoldings(peerId)) withoutHoldings.set(peerId, options.clock.now());
+        chunkAnswers = await pLimit(Math.max(1, fallbackConcurrency)).map(chunk, (cid) => (signal.aborted ? 'unknown' : probe(peerId, cid, signal)));
+      } else {
+        withoutHoldings.delete(peerId);
+      }
+      answers.push(...chunkAnswers);
+    }
+    return answers;
+  };
+
   return {
     request,
     probe,
+    probeMany,
     async have(peerId, cid, signal) {
       return (await probe(peerId, cid, signal)) === 'held';
     },

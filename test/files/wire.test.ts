@@ -5,12 +5,17 @@ import { describe, it } from 'node:test';
 import {
   encodeFrame,
   FrameDecoder,
+  HOLDINGS_MAX_CIDS,
+  HOLDINGS_MAX_FRAME_BYTES,
   parseAttestation,
+  parseHoldingsRequest,
+  parseHoldingsResponse,
   parseReplicationRequest,
   parseReplicationResponse,
   ProtocolMessageError,
   REPLICATION_MAX_FRAME_BYTES,
 } from '../../src/files/wire.js';
+import { prng } from '../support/random.js';
 
 const CID = 'bafkreif7v2d2wdyh6pz5y2pwmrpegfpdgh5u7n5vomxnbofraqhuk2wapm';
 
@@ -67,6 +72,64 @@ describe('replication messages', () => {
     assert.equal(refusal.ok === false && refusal.error.length, 200);
     const unknown = parseReplicationResponse({ ok: false, code: 'weird' }, { op: 'have', cid: CID });
     assert.equal(unknown.ok === false && unknown.code, 'failed');
+  });
+});
+
+describe('holdings messages', () => {
+  it('a request is 1 to HOLDINGS_MAX_CIDS CID strings; the largest fits the frame bound', () => {
+    assert.deepEqual(parseHoldingsRequest({ cids: [CID, CID], extra: 1 }), { cids: [CID, CID] });
+    const largest = { cids: Array.from({ length: HOLDINGS_MAX_CIDS }, () => 'b'.repeat(128)) };
+    assert.deepEqual(parseHoldingsRequest(largest), largest);
+    assert.ok(encodeFrame(largest, HOLDINGS_MAX_FRAME_BYTES).length <= HOLDINGS_MAX_FRAME_BYTES + 4);
+    for (const bad of [null, [], {}, { cids: [] }, { cids: CID }, { cids: [CID, ''] }, { cids: [CID, 7] }, { cids: ['x'.repeat(129)] }, { cids: Array(HOLDINGS_MAX_CIDS + 1).fill(CID) }]) {
+      assert.throws(() => parseHoldingsRequest(bad), ProtocolMessageError, JSON.stringify(bad)?.slice(0, 80));
+    }
+  });
+
+  it('an answer says yes or no for each CID asked, in order; a refusal keeps its code', () => {
+    const request = { cids: [CID, CID, CID] };
+    assert.deepEqual(parseHoldingsResponse({ ok: true, has: [true, false, true] }, request), { ok: true, has: [true, false, true] });
+    for (const bad of [null, { ok: true }, { ok: true, has: [true, false] }, { ok: true, has: [true, false, true, true] }, { ok: true, has: [true, 'no', true] }, { has: [true, true, true] }]) {
+      assert.throws(() => parseHoldingsResponse(bad, request), ProtocolMessageError, JSON.stringify(bad));
+    }
+    assert.deepEqual(parseHoldingsResponse({ ok: false, code: 'unauthorized', error: 'Not authorized' }, request), { ok: false, code: 'unauthorized', error: 'Not authorized' });
+    const unknown = parseHoldingsResponse({ ok: false, code: 'weird', error: 'x'.repeat(500) }, request);
+    assert.deepEqual(unknown.ok === false && [unknown.code, unknown.error.length], ['failed', 200]);
+  });
+
+  it('fuzz: random JSON values parse or throw ProtocolMessageError, nothing else', () => {
+    const random = prng(30);
+    const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
+    const value = (depth: number): unknown => {
+      const kind = Math.floor(random() * (depth > 2 ? 5 : 7));
+      if (kind === 0) return null;
+      if (kind === 1) return random() < 0.5;
+      if (kind === 2) return pick([0, -1, 1.5, 2 ** 53, NaN]);
+      if (kind === 3) return pick(['', CID, 'x'.repeat(129), 'ok', 'has']);
+      if (kind === 4) return undefined;
+      if (kind === 5) return Array.from({ length: pick([0, 1, 3, HOLDINGS_MAX_CIDS + 1]) }, () => (random() < 0.7 ? pick([CID, true, false]) : value(depth + 1)));
+      return Object.fromEntries(['cids', 'ok', 'has', 'code', 'error'].filter(() => random() < 0.6).map((key) => [key, value(depth + 1)]));
+    };
+    let parsedRequests = 0;
+    let parsedResponses = 0;
+    for (let i = 0; i < 5_000; i++) {
+      const candidate = value(0);
+      try {
+        const request = parseHoldingsRequest(candidate);
+        assert.ok(request.cids.length >= 1 && request.cids.length <= HOLDINGS_MAX_CIDS);
+        parsedRequests++;
+      } catch (error) {
+        assert.ok(error instanceof ProtocolMessageError, String(error));
+      }
+      try {
+        const response = parseHoldingsResponse(candidate, { cids: [CID, CID, CID] });
+        if (response.ok) assert.equal(response.has.length, 3);
+        parsedResponses++;
+      } catch (error) {
+        assert.ok(error instanceof ProtocolMessageError, String(error));
+      }
+    }
+    assert.ok(parsedRequests > 0 && parsedResponses > 0, `the generator reaches valid messages too (${parsedRequests}, ${parsedResponses})`);
   });
 });
 

@@ -64,6 +64,10 @@ class FakeHolders implements CopyClient {
     }
   }
 
+  async probeMany(): Promise<never> {
+    throw new Error('not used by the collector');
+  }
+
   async request(): Promise<never> {
     throw new Error('not used by the collector');
   }

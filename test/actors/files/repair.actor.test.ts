@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { CID } from 'multiformats/cid';
+import pLimit from 'p-limit';
 import * as raw from 'multiformats/codecs/raw';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
@@ -50,10 +51,17 @@ function settings(overrides: Partial<Omit<RepairSettings, 'schedule'>> & { sched
   };
 }
 
-/** Which peer holds which CID; `store` decides what a placement does (default: stored). */
+/**
+ * Which peer holds which CID; `store` decides what a placement does (default: stored). Peers answer `probeMany` as
+ * the original node does (no holdings protocol: the real client asks `have` per CID, `fallbackConcurrency` at once)
+ * unless `offersHoldings`: then one request answers every CID (recorded in `holdingsCalls`).
+ */
 class FakePeers implements CopyClient {
   readonly holds = new Map<string, Set<string>>(PEERS.map((peer) => [peer, new Set<string>()]));
+  /** Every question about one CID, whichever way it was asked. */
   readonly haveCalls: Array<{ peer: string; cid: string }> = [];
+  offersHoldings = false;
+  readonly holdingsCalls: Array<{ peer: string; cids: readonly string[]; fallbackConcurrency: number }> = [];
   readonly placeCalls: Array<{ peer: string; cid: string }> = [];
   holdEverything = false;
   store: (peer: string, cid: string) => CopyOutcome = () => 'stored';
@@ -70,8 +78,9 @@ class FakePeers implements CopyClient {
     this.signals.push(signal);
     if (signal.aborted) return false;
     if (this.gate) {
-      const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
-      await Promise.race([this.gate, aborted]);
+      let onAbort!: () => void;
+      const aborted = new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }));
+      await Promise.race([this.gate, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
       if (signal.aborted) return false;
     }
     return this.holdEverything || (this.holds.get(peer)?.has(cid) ?? false);
@@ -86,6 +95,14 @@ class FakePeers implements CopyClient {
       return 'unknown';
     }
     return (await this.have(peer, cid, signal)) ? 'held' : signal.aborted ? 'unknown' : 'missing';
+  }
+
+  async probeMany(peer: string, cids: readonly string[], signal: AbortSignal, fallbackConcurrency: number): Promise<ProbeAnswer[]> {
+    if (!this.offersHoldings) return pLimit(fallbackConcurrency).map(cids, (cid) => (signal.aborted ? 'unknown' : this.probe(peer, cid, signal)));
+    this.holdingsCalls.push({ peer, cids, fallbackConcurrency });
+    for (const cid of cids) this.haveCalls.push({ peer, cid });
+    if (this.unreachable.has(peer)) return cids.map(() => 'unknown');
+    return cids.map((cid) => (this.holdEverything || this.holds.get(peer)?.has(cid) ? 'held' : 'missing'));
   }
 
   async place(peer: string, cid: string): Promise<CopyOutcome> {
@@ -440,6 +457,76 @@ describe('files.repair', () => {
       clearInterval(timer);
       h.stop();
     }
+  });
+
+  it('a peer with the holdings protocol: one request per peer and batch, its answers kept apart per record', async () => {
+    const cids: string[] = [];
+    for (let i = 0; i < 10; i++) cids.push(await pinnedFile(`holdings ${i}`));
+    cids.sort();
+    const peers = new FakePeers();
+    peers.offersHoldings = true;
+    for (const cid of cids.slice(0, 6)) peers.holds.get('peer-a')!.add(cid);
+    for (const cid of cids) peers.holds.get('peer-b')!.add(cid);
+    peers.unreachable.add('peer-c');
+    const h = start(holder, { peers, settings: settings({ probeConcurrency: 4 }) });
+    const report = await h.run();
+    assert.deepEqual(
+      peers.holdingsCalls.map((call) => call.peer).sort(),
+      PEERS,
+      'each peer asked once',
+    );
+    for (const call of peers.holdingsCalls) assert.deepEqual(call.cids, cids, `${call.peer}: the batch's records, in its order`);
+    assert.equal(report.checked, 10);
+    assert.equal(report.underReplicated, 10, 'peer-c could not be asked about any');
+    // peer-a lacks 4 copies and peer-c could not answer: both are asked to store them; peer-b holds every copy.
+    const placed = (peer: string) => peers.placeCalls.filter((call) => call.peer === peer).map((call) => call.cid);
+    assert.deepEqual(placed('peer-a'), cids.slice(6));
+    assert.deepEqual(placed('peer-b'), []);
+    assert.deepEqual(placed('peer-c'), cids);
+    await waitFor(() => acknowledgementTimes(node.registry, cids[0]!).size === 3, { what: 'held copies noted from the answers, stored ones from the placements' });
+    assert.deepEqual([...acknowledgementTimes(node.registry, cids[9]!).keys()].sort(), ['peer-a', 'peer-b', 'peer-c']);
+    h.stop();
+  });
+
+  it('a peer without it (the original node): `have` per record, probeConcurrency in flight across records, never more', async () => {
+    const cids: string[] = [];
+    for (let i = 0; i < 10; i++) cids.push(await pinnedFile(`overlap ${i}`));
+    cids.sort();
+    const peers = new FakePeers();
+    let inFlight = 0;
+    let mostInFlight = 0;
+    let release!: () => void;
+    peers.gate = new Promise<void>((resolve) => (release = resolve));
+    const counted = peers.have.bind(peers);
+    peers.have = async (peer, cid, signal) => {
+      mostInFlight = Math.max(mostInFlight, ++inFlight);
+      try {
+        return await counted(peer, cid, signal);
+      } finally {
+        inFlight--;
+      }
+    };
+    const h = start(holder, { peers, settings: settings({ members: ['peer-a'], probeConcurrency: 4 }) });
+    const pending = h.run();
+    await waitFor(() => peers.haveCalls.length === 4, { what: 'four probes in flight' });
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    assert.equal(peers.haveCalls.length, 4, 'no fifth request while four are unanswered');
+    assert.deepEqual(
+      peers.haveCalls.map((call) => call.cid),
+      cids.slice(0, 4),
+      'the first four records at once',
+    );
+    release();
+    const report = await pending;
+    assert.equal(mostInFlight, 4);
+    assert.equal(peers.haveCalls.length, 10, 'the one designated peer asked once per record');
+    assert.equal(report.checked, 10);
+    assert.equal(report.repaired, 10, 'nobody held a copy: each record placed after the probes');
+    assert.deepEqual(
+      peers.placeCalls.map((call) => call.cid),
+      cids,
+    );
+    h.stop();
   });
 
   it('shutdown stops the batch between records: the signal reaches the probe, the cursor stays', async () => {

@@ -10,16 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { multiaddr } from '@multiformats/multiaddr';
-import type { CID } from 'multiformats/cid';
+import { CID } from 'multiformats/cid';
+import * as raw from 'multiformats/codecs/raw';
+import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock, type AnyActorRef } from 'xstate';
 import { systemClock } from '../../../src/clock.js';
-import { copyClient, type CopyClient } from '../../../storage/files/peer-copy.libp2p.js';
+import { copyClient, HOLDINGS_RECHECK_MS, type CopyClient } from '../../../storage/files/peer-copy.libp2p.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
-import { askPeer, changeProtocols } from '../../../storage/files/protocol-stream.libp2p.js';
+import { askPeer, changeProtocols, frameHandler } from '../../../storage/files/protocol-stream.libp2p.js';
 import { replicationResponderLogic, type ReplicationResponderOptions } from '../../../actors/files/replication.actor.js';
 import { startFilesNode, stopFilesNode } from '../../../actors/files/runtime.actor.js';
 import { InsufficientStorageError } from '../../../src/files/errors.js';
-import { REPLICATION_MAX_FRAME_BYTES, REPLICATION_PROTOCOL } from '../../../src/files/wire.js';
+import { HOLDINGS_MAX_FRAME_BYTES, HOLDINGS_PROTOCOL, REPLICATION_MAX_FRAME_BYTES, REPLICATION_PROTOCOL } from '../../../src/files/wire.js';
 import { freePort } from '../../support/cli.js';
 import { startStore, type TestStore } from '../../support/files-store.js';
 import { captureLogger } from '../../support/logger.js';
@@ -72,6 +74,21 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     ).start();
     // Handler changes of one node run in order: a no-op change settles after the responder's own registration.
     await changeProtocols(b.libp2p, async () => {});
+  };
+
+  /** CIDs of content nobody holds (raw blocks never written anywhere). */
+  const absentCids = async (count: number, prefix: string): Promise<string[]> =>
+    Promise.all(Array.from({ length: count }, async (_, i) => CID.createV1(raw.code, await sha256.digest(new TextEncoder().encode(`${prefix} ${i}`))).toString()));
+
+  /**
+   * Replaces B's handler of `protocol` (after every earlier handler change): each request is counted and answered by
+   * `answer`. The next respond() puts the responder's own handlers back (registered with force).
+   */
+  const countingHandler = async (protocol: string, maxBytes: number, answer: (request: unknown) => unknown): Promise<{ count: () => number }> => {
+    let count = 0;
+    const handler = frameHandler(maxBytes, 10_000, systemClock, async (request) => (count++, answer(request)), () => {});
+    await changeProtocols(b.libp2p, () => b.libp2p.handle(protocol, handler, { force: true }));
+    return { count: () => count };
   };
 
   /** New content on A only (helia's own importer; the CID's settings do not matter here). */
@@ -244,5 +261,59 @@ describe('the replication protocol between two real nodes', { timeout: 120_000 }
     const line = await waitFor(() => log.lines.find((entry) => entry['msg'] === 'replication request failed'), { timeoutMs: 2_000, what: "B's failure line" });
     assert.deepEqual({ op: line['op'], kind: line['kind'] }, { op: 'store', kind: 'TimeoutError' });
     assert.equal(b.registry.get(cid.toString()), undefined);
+  });
+
+  it('holdings: one request answers `have` for up to 100 CIDs, in order; 150 CIDs take two requests', async () => {
+    await respond();
+    const stored: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const cid = (await contentOnA(2_000 + i)).toString();
+      assert.equal(await client.place(b.peerId, cid, NO_SIGNAL), 'stored');
+      stored.push(cid);
+    }
+    const cids = await absentCids(150, 'holdings');
+    cids[0] = stored[0]!;
+    cids[99] = stored[1]!;
+    cids[149] = stored[2]!;
+    // B's `have` now refuses everything: answers right for the stored copies can only come over holdings.
+    const haves = await countingHandler(REPLICATION_PROTOCOL, REPLICATION_MAX_FRAME_BYTES, () => ({ ok: false, code: 'busy', error: 'no' }));
+    const answers = await client.probeMany(b.peerId, cids, NO_SIGNAL, 4);
+    assert.deepEqual(
+      answers,
+      cids.map((cid) => (stored.includes(cid) ? 'held' : 'missing')),
+    );
+    assert.equal(haves.count(), 0, 'no `have` asked');
+  });
+
+  it('holdings: a peer outside B\'s nodes is refused (each CID unknown to the asker); a malformed request is invalid', async () => {
+    await respond({ members: [b.peerId] });
+    const cids = await absentCids(3, 'refused');
+    assert.deepEqual(await client.probeMany(b.peerId, cids, NO_SIGNAL, 4), ['unknown', 'unknown', 'unknown']);
+    const target = multiaddr(bAddress);
+    const ask = (request: unknown) => askPeer(a.libp2p, target, HOLDINGS_PROTOCOL, request, HOLDINGS_MAX_FRAME_BYTES, AbortSignal.timeout(5_000));
+    assert.deepEqual(await ask({ cids }), { ok: false, code: 'unauthorized', error: 'Not authorized' });
+    assert.deepEqual(await ask({ cids: [] }), { ok: false, code: 'invalid', error: 'invalid request' });
+    await respond();
+    assert.deepEqual(await ask({ cids: [cids[0], 'not a cid'] }), { ok: false, code: 'invalid', error: 'invalid CID' });
+    assert.deepEqual(await ask({ cids }), { ok: true, has: [false, false, false] });
+  });
+
+  it('a peer without holdings (the original node): `have` per CID, and holdings is offered again only after HOLDINGS_RECHECK_MS', async () => {
+    responder?.stop();
+    responder = undefined;
+    await changeProtocols(b.libp2p, () => b.libp2p.unhandle(HOLDINGS_PROTOCOL));
+    const haves = await countingHandler(REPLICATION_PROTOCOL, REPLICATION_MAX_FRAME_BYTES, (request) => ({ ok: true, op: (request as { op: string }).op, has: true }));
+    const clock = new SimulatedClock();
+    const asker = copyClient({ libp2p: () => a.libp2p, peers: [{ peerId: b.peerId, multiAddr: bAddress }], requestTimeoutMs: SIMULATED_TIMEOUT, clock });
+    const cids = await absentCids(150, 'original');
+    assert.deepEqual(await asker.probeMany(b.peerId, cids, NO_SIGNAL, 4), cids.map(() => 'held'));
+    assert.equal(haves.count(), 150);
+    // The peer is upgraded: it offers holdings now, but the asker does not try it again within the recheck window.
+    const holdings = await countingHandler(HOLDINGS_PROTOCOL, HOLDINGS_MAX_FRAME_BYTES, (request) => ({ ok: true, has: (request as { cids: unknown[] }).cids.map(() => false) }));
+    assert.deepEqual(await asker.probeMany(b.peerId, cids.slice(0, 10), NO_SIGNAL, 4), cids.slice(0, 10).map(() => 'held'));
+    assert.deepEqual([haves.count(), holdings.count()], [160, 0]);
+    clock.increment(HOLDINGS_RECHECK_MS);
+    assert.deepEqual(await asker.probeMany(b.peerId, cids, NO_SIGNAL, 4), cids.map(() => 'missing'));
+    assert.deepEqual([haves.count(), holdings.count()], [160, 2]);
   });
 });
