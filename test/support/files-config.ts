@@ -16,11 +16,19 @@ function merge(base: unknown, override: unknown): unknown {
   return merged;
 }
 
+/**
+ * A cron schedule that never fires during a test (1 January, midnight): the default GC and repair schedules fire at
+ * every quarter and half hour, and a test node running then had a scheduled run beside the test's own (a manual
+ * `POST /api/storage/gc` answered 409 on CI). Tests of the schedules set their own.
+ */
+const NEVER_DURING_A_TEST = '0 0 0 1 1 *';
+
 /** Test defaults: loopback libp2p, no disk reserve, short discovery, a generous idle deadline for loaded CI. */
 const TEST_DEFAULTS: Raw = {
   findFileTimeout: 700,
   downloadIdleTimeout: 10_000,
-  storage: { diskReserveBytes: 0 },
+  storage: { diskReserveBytes: 0, gc: { schedule: NEVER_DURING_A_TEST } },
+  replication: { repairSchedule: NEVER_DURING_A_TEST },
 };
 
 /** Layers of overrides, merged deeply in order over the test defaults. */
