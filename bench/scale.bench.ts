@@ -22,9 +22,9 @@
 //   - the node's RSS after the requests and its peak (VmHWM), and the registry's size on disk (with its -wal);
 //   - repair with a peer, both nodes listing each other with 2 copies of every file: up to REPAIR_PEER_MAX_FILES, a
 //     second store filled from the same seed (the peer holds every copy) and the node's start with nothing
-//     acknowledged, whose startup cycle asks the peer about every confirmed file (a holdings request per 100 files,
-//     unpaced; `ready` waits for it); above, the peer's acknowledgements written into the registry as a cluster that has run has them. At every
-//     size: a start with every copy acknowledged and no repair evidence (`ready` waits for a whole walk), a plain
+//     acknowledged, whose startup cycle asks the peer about every confirmed file (a holdings request per 100
+//     files, unpaced; `ready` waits for it); above, the peer's acknowledgements written into the registry as a
+//     cluster that has run has them. At every size: a start with every copy acknowledged and no repair evidence (`ready` waits for a whole walk), a plain
 //     restart, and one whole cycle by POST /api/storage/repair after it (benchRepairWithPeer);
 //   - the startup walk on an original store: the same blocks and pins with no registry (the original service keeps
 //     none), so every pin is registered by the walk (backfill): time until `ready`.
@@ -120,8 +120,8 @@ const ADMIN_KEY = 'scale-bench-admin-key-0123456789';
 const FILL_SEED = 30;
 /**
  * The largest store whose first cycle with a peer (nothing acknowledged yet) is measured: it asks the peer about every
- * confirmed file (~1.2 ms each on this machine with the holdings protocol, ~5 ms before), and the peer's store is
- * filled too; at 1M the two would add ~40 min to the run.
+ * confirmed file (~0.3 ms each on this machine with the holdings protocol, ~4.5 ms before), and the peer's store is
+ * filled too (~850 files/s); at 1M the two would add ~25 min to the run.
  */
 const REPAIR_PEER_MAX_FILES = 100_000;
 /** A cron schedule that never fires during a run (1 January, midnight). */
@@ -499,8 +499,8 @@ function prepareAcknowledgedStart(path: string, peerId: string | undefined, now:
  * 1. Up to REPAIR_PEER_MAX_FILES files, Q's store is filled from the same seed (it holds every copy) and P starts with
  *    nothing acknowledged: its startup cycle asks Q about every confirmed file (a holdings request per batch of 100),
  *    and health is `ready` once that cycle has completed. Unpaced here (`repairBatchDelayMs: 0`). Above, Q's fill and
- *    that cycle would add ~40 min to the run, so Q is an empty store and P's registry gets Q's acknowledgement of every confirmed file,
- *    dated now, through the registry's own write: a cluster that has run.
+ *    that cycle would add ~25 min to the run, so Q is an empty store and P's registry gets Q's acknowledgement of
+ *    every confirmed file, dated now, through the registry's own write: a cluster that has run.
  * 2. P starts with every copy acknowledged and no repair evidence (removed, as a change of `nodes` does): `ready`
  *    waits for a whole cycle, which asks nobody (every copy within the recheck window): the walk over the registry.
  * 3. P restarts with its evidence and copies current (a plain restart of a cluster member), until `ready`.
