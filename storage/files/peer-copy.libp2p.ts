@@ -123,9 +123,10 @@ export function copyClient(options: CopyClientOptions): CopyClient {
     const answers: ProbeAnswer[] = [];
     for (let at = 0; at < cids.length; at += HOLDINGS_MAX_CIDS) {
       const chunk = cids.slice(at, at + HOLDINGS_MAX_CIDS);
-      let chunkAnswers = offersHoldings(peerId) ? await holdings(peerId, chunk, signal) : undefined;
+      const offered = offersHoldings(peerId);
+      let chunkAnswers = offered ? await holdings(peerId, chunk, signal) : undefined;
       if (chunkAnswers === undefined) {
-        if (offersHoldings(peerId)) withoutHoldings.set(peerId, options.clock.now());
+        if (offered) withoutHoldings.set(peerId, options.clock.now());
         chunkAnswers = await pLimit(Math.max(1, fallbackConcurrency)).map(chunk, (cid) => (signal.aborted ? 'unknown' : probe(peerId, cid, signal)));
       } else {
         withoutHoldings.delete(peerId);

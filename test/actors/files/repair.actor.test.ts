@@ -61,7 +61,7 @@ class FakePeers implements CopyClient {
   /** Every question about one CID, whichever way it was asked. */
   readonly haveCalls: Array<{ peer: string; cid: string }> = [];
   offersHoldings = false;
-  readonly holdingsCalls: Array<{ peer: string; cids: readonly string[]; fallbackConcurrency: number }> = [];
+  readonly holdingsCalls: Array<{ peer: string; cids: readonly string[] }> = [];
   readonly placeCalls: Array<{ peer: string; cid: string }> = [];
   holdEverything = false;
   store: (peer: string, cid: string) => CopyOutcome = () => 'stored';
@@ -99,7 +99,7 @@ class FakePeers implements CopyClient {
 
   async probeMany(peer: string, cids: readonly string[], signal: AbortSignal, fallbackConcurrency: number): Promise<ProbeAnswer[]> {
     if (!this.offersHoldings) return pLimit(fallbackConcurrency).map(cids, (cid) => (signal.aborted ? 'unknown' : this.probe(peer, cid, signal)));
-    this.holdingsCalls.push({ peer, cids, fallbackConcurrency });
+    this.holdingsCalls.push({ peer, cids });
     for (const cid of cids) this.haveCalls.push({ peer, cid });
     if (this.unreachable.has(peer)) return cids.map(() => 'unknown');
     return cids.map((cid) => (this.holdEverything || this.holds.get(peer)?.has(cid) ? 'held' : 'missing'));
@@ -175,6 +175,13 @@ describe('files.repair', () => {
     await node.pins.add(cid);
     node.registry.put(record(cid.toString()));
     return cid.toString();
+  }
+
+  /** `count` files pinned here with their records, in CID order (the order a batch reads them). */
+  async function pinnedFiles(count: number, prefix: string): Promise<string[]> {
+    const cids: string[] = [];
+    for (let i = 0; i < count; i++) cids.push(await pinnedFile(`${prefix} ${i}`));
+    return cids.sort();
   }
 
   /** `count` confirmed records (registry only: with every copy present nobody needs the content). */
@@ -460,9 +467,7 @@ describe('files.repair', () => {
   });
 
   it('a peer with the holdings protocol: one request per peer and batch, its answers kept apart per record', async () => {
-    const cids: string[] = [];
-    for (let i = 0; i < 10; i++) cids.push(await pinnedFile(`holdings ${i}`));
-    cids.sort();
+    const cids = await pinnedFiles(10, 'holdings');
     const peers = new FakePeers();
     peers.offersHoldings = true;
     for (const cid of cids.slice(0, 6)) peers.holds.get('peer-a')!.add(cid);
@@ -489,9 +494,7 @@ describe('files.repair', () => {
   });
 
   it('a peer without it (the original node): `have` per record, probeConcurrency in flight across records, never more', async () => {
-    const cids: string[] = [];
-    for (let i = 0; i < 10; i++) cids.push(await pinnedFile(`overlap ${i}`));
-    cids.sort();
+    const cids = await pinnedFiles(10, 'overlap');
     const peers = new FakePeers();
     let inFlight = 0;
     let mostInFlight = 0;
