@@ -5,9 +5,7 @@
 
 import { readFileSync } from 'node:fs';
 import JSON5 from 'json5';
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
-import { Settings } from 'typebox/system';
+import { Compile, Settings, type TSchema } from './typebox.js';
 import { ConfigError } from './errors.js';
 
 export { isRecord, type Loose } from './is-record.js';

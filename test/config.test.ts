@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import Type from 'typebox';
+import { Type } from '../src/typebox.js';
 import { deepFreeze, formatPath, readConfigFile, schemaProblems } from '../src/config.js';
 import { ConfigError } from '../src/errors.js';
+import { repositoryRoot } from './support/fixtures.js';
 
 test('readConfigFile reads JSON5/JSONC (comments, trailing commas, unquoted keys)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'config-'));
@@ -40,3 +41,23 @@ test('formatPath and deepFreeze', () => {
   const frozen = deepFreeze({ a: { b: [1, { c: 2 }] } });
   assert.ok(Object.isFrozen(frozen.a.b[1]));
 });
+
+test('the build loads TypeBox as one module (src/typebox.ts: 681 files cost ~0.8 s of CPU on every start)', () => {
+  // `npm run build` bundles dist/src/typebox.js with esbuild; a build that skipped it leaves TypeBox's own imports.
+  const built = readFileSync(join(repositoryRoot(), 'dist', 'src', 'typebox.js'), 'utf8');
+  assert.doesNotMatch(built, /^\s*(import|export)\b[^;]*from\s*["']typebox/m, 'dist/src/typebox.js still imports the typebox package: run `npm run build`, not a plain tsc');
+  assert.match(built, /function Compile\b/, 'the bundle has TypeBox compile in it');
+  // Nothing else reaches past it: one copy of TypeBox (and of its Settings) per process.
+  for (const layer of ['src', 'machines', 'actors', 'http', 'storage']) {
+    for (const file of typescriptFiles(join(repositoryRoot(), layer))) {
+      if (file.endsWith(`${join('src', 'typebox.ts')}`)) continue;
+      assert.doesNotMatch(readFileSync(file, 'utf8'), /from\s*'typebox(\/[a-z]+)?'/, `${file} imports typebox directly: import it from src/typebox.ts`);
+    }
+  }
+});
+
+function typescriptFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? typescriptFiles(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+  );
+}

@@ -4,7 +4,7 @@
 
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Type from 'typebox';
+import { Type } from '../typebox.js';
 import { deepFreeze, HTTP_ENGINES, isRecord, schemaProblems, type HttpEngineName } from '../config.js';
 import { setPassphrase } from './amount.js';
 

@@ -3,7 +3,7 @@
 // ignored"), so a file can keep keys of past releases. Required keys, enums, cron expressions, multiaddrs and
 // cross-field rules are checked afterwards (config.ts) with messages that name the field.
 
-import Type, { type Static } from 'typebox';
+import { Type, type Static } from '../typebox.js';
 
 const MAX = Number.MAX_SAFE_INTEGER;
 const Int = (minimum: number, maximum = MAX) => Type.Optional(Type.Integer({ minimum, maximum }));

@@ -1,7 +1,7 @@
 // The schema of the rates service's configuration file: the currencyinfo 4.2 format (docs/notes/rates.md E.1), plus the
 // additive keys listed in config.ts. Every object is closed: "a typo cannot silently disable a source" (E.2).
 
-import Type, { type Static } from 'typebox';
+import { Type, type Static } from '../typebox.js';
 import { HTTP_ENGINES } from '../config.js';
 
 /**

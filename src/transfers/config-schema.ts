@@ -2,7 +2,7 @@
 // PostgREST's PGRST_* variables, which are also the file's keys, plus PostgREST's own config-file names for the
 // gateway's settings; and the file's shape. The file is closed: a misspelt PERIOD must not silently become 20 s.
 
-import Type from 'typebox';
+import { Type } from '../typebox.js';
 
 /** Every accepted name: file key = environment variable. */
 export const SETTING_KEYS = [
