@@ -12,15 +12,11 @@ import { environmentProblems } from './environment.js';
 import { ConfigError } from './errors.js';
 import { createLogger } from './logger.js';
 import type { ConsoleConfig } from './console/config.js';
-import { loadConsoleConfig } from './console/config-file.js';
 import type { FilesConfig } from './files/config.js';
-import { loadFilesConfig } from './files/config-file.js';
 import { scrubLogObject, scrubValue } from './files/scrub.js';
 import { runRoot } from './lifecycle.js';
 import type { RatesConfig } from './rates/config.js';
-import { loadRatesConfig } from './rates/config-file.js';
 import type { TransfersConfig } from './transfers/config.js';
-import { loadTransfersConfig } from './transfers/config-file.js';
 
 export const USAGE = `Usage: adm-infra <service> [--config FILE] [--check-config] [--host HOST]
        adm-infra transfers [--config FILE] --migrate
@@ -98,10 +94,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   try {
     const environment = environmentProblems(env);
     if (environment.length > 0) throw new ConfigError('Invalid environment', environment);
-    if (wanted.includes('rates')) configs.rates = kept('rates', loadRatesConfig(command.configPath, env, { useDefaults }));
-    if (wanted.includes('files')) configs.files = kept('files', loadFilesConfig(command.configPath, env, { useDefaults }));
-    if (wanted.includes('transfers')) configs.transfers = kept('transfers', loadTransfersConfig(command.configPath, env, { useDefaults }));
-    if (wanted.includes('console')) configs.console = kept('console', loadConsoleConfig(command.configPath, env, { useDefaults }));
+    // Each loader is imported only for a service that runs: the files config alone brings ~200 modules (libp2p peer
+    // ids, multiaddrs, CIDs) that a rates or console process would load for nothing (README "Dependencies").
+    if (wanted.includes('rates')) configs.rates = kept('rates', (await import('./rates/config-file.js')).loadRatesConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('files')) configs.files = kept('files', (await import('./files/config-file.js')).loadFilesConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('transfers')) configs.transfers = kept('transfers', (await import('./transfers/config-file.js')).loadTransfersConfig(command.configPath, env, { useDefaults }));
+    if (wanted.includes('console')) configs.console = kept('console', (await import('./console/config-file.js')).loadConsoleConfig(command.configPath, env, { useDefaults }));
     operator = operatorSettings(env, configs.rates?.server.admin);
   } catch (error) {
     if (error instanceof ConfigError) {
