@@ -220,6 +220,10 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
         split,
         relation,
         condition: (condition) => conditionSql(relation, condition, pageParams),
+        rowBound: (bound) => {
+          const columns = bound.columns.map((column) => columnSql(relation, { column }, pageParams));
+          return `ROW(${columns.join(', ')}) ${QUANT_SQL[bound.operator]} ROW(${bound.values.map((value) => pageParams.add(value)).join(', ')})`;
+        },
         orderBy: input.plan.order.map((term) => orderSql(relation, term, pageParams)).join(', '),
         // A literal (digits of a bigint we computed): PostgreSQL plans a branch for its LIMIT only when it sees it.
         branchLimit: String(window.sqlLimit! + window.sqlOffset),
