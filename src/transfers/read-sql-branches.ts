@@ -44,7 +44,8 @@
 // The cursor of a keyset page over the ORDER BY's first two columns (`or(c1.lt.v1,and(c1.eq.v1,c2.lt.v2))` under
 // `order=c1.desc,c2.desc`; `gt` under ascending order; `lte`/`gte` on the second column) is instead written as one
 // row comparison, `ROW(c1, c2) < ROW(v1, v2)`, which is that OR by definition (SQL compares rows left to right and
-// stops at the first unequal or NULL pair: a NULL in either column makes both forms NULL). The index takes it as
+// stops at the first unequal or NULL pair, as the OR's terms do: both are TRUE, FALSE or NULL for the same rows,
+// NULLs included). The index takes it as
 // its start directly. It matters for the plan PostgreSQL keeps: with the OR and the implied `c1 <= v1` as separate
 // conditions, a generic plan estimates a third of a third of the address's rows (its default for a range against a
 // parameter), so the page's LIMIT looks like a walk of most of them, while a custom plan sees the real values and a
