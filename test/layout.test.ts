@@ -108,6 +108,14 @@ test('the files store has one owner: actors/files/store.actor.ts writes records,
   assert.deepEqual(offenders, []);
 });
 
+test('TypeBox is imported only through src/typebox.ts, the module the build bundles: one copy of it (and of its Settings) per process', () => {
+  const direct = /from\s*'typebox(\/[a-z]+)?'/;
+  const { offenders, read } = linesMatching(LAYERS, 'src/typebox.ts', (line) => direct.test(line));
+  assert.ok(read > 50, `the check read the sources (${read} files)`);
+  assert.ok(direct.test("import { Compile } from 'typebox/compile';"), 'the pattern finds a direct import');
+  assert.deepEqual(offenders, [], 'import TypeBox from src/typebox.ts');
+});
+
 test('nothing reads outside the repository: no test, bench or service names a path beside or above it', () => {
   // A clone has nothing beside it: fixtures live in test/fixtures/, the design documents in docs/. A path is named
   // outside the repository by a `..` segment joined onto the repository root, a relative literal that climbs into a
