@@ -47,7 +47,8 @@ export function transfersApi(runtime: Runtime, holder: DatabaseHolder, settings:
       const cache = schemaCache();
       const commonValues = cache?.commonValues.get(request.schema)?.get(request.relation);
       const jsonColumns = cache?.jsonColumns.get(request.schema)?.get(request.relation);
-      return runRead(request, settings, read, { commonValues, jsonColumns });
+      const selectiveColumns = cache?.selectiveColumns.get(request.schema)?.get(request.relation);
+      return runRead(request, settings, read, { commonValues, jsonColumns, selectiveColumns });
     },
   };
 }

@@ -150,7 +150,7 @@ export function databaseLogic(options: DatabaseActorOptions) {
   const readerOf = (reader: PgSqlClient | undefined, writer: SqlClient | undefined): OpenDatabase => ({
     writer,
     catalog: reader,
-    read: reader && ((text, values, options) => (options?.reusePlan ? reader.queryPrepared(text, values, options.cancellation) : reader.query(text, values, options?.cancellation))),
+    read: reader && ((text, values, options) => (options?.reusePlan ? reader.queryPrepared(text, values, options.cancellation, options.genericPlan) : reader.query(text, values, options?.cancellation))),
   });
 
   return databaseMachine.provide({

@@ -9,7 +9,7 @@
 // its schema cache is not loaded). A `schema.reload` asked while loading is remembered and runs next.
 
 import { assign, fromPromise, setup } from 'xstate';
-import type { CommonValuesBySchema, JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import type { CommonValuesBySchema, ColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import { retryDelayMs } from '../../src/transfers/sync.js';
 
 export interface SchemaCacheInput {
@@ -23,13 +23,15 @@ export type RelationsBySchema = Readonly<Record<string, readonly string[]>>;
 export interface SchemaCatalog {
   readonly relations: RelationsBySchema;
   readonly commonValues: CommonValuesBySchema;
-  readonly jsonColumns: JsonColumnsBySchema;
+  readonly jsonColumns: ColumnsBySchema;
+  readonly selectiveColumns: ColumnsBySchema;
 }
 
 export interface SchemaCacheContext extends SchemaCacheInput {
   relations: RelationsBySchema | null;
   commonValues: CommonValuesBySchema;
-  jsonColumns: JsonColumnsBySchema;
+  jsonColumns: ColumnsBySchema;
+  selectiveColumns: ColumnsBySchema;
   failures: number;
   lastError: string | null;
   reloadRequested: boolean;
@@ -55,7 +57,7 @@ export const schemaCacheMachine = setup({
   },
 }).createMachine({
   id: 'transfersSchemaCache',
-  context: ({ input }) => ({ ...input, relations: null, commonValues: new Map(), jsonColumns: new Map(), failures: 0, lastError: null, reloadRequested: false }),
+  context: ({ input }) => ({ ...input, relations: null, commonValues: new Map(), jsonColumns: new Map(), selectiveColumns: new Map(), failures: 0, lastError: null, reloadRequested: false }),
   initial: 'loading',
   on: { 'system.shutdown': '.stopped' },
   states: {

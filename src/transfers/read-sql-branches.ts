@@ -73,7 +73,7 @@ export interface BranchSplit {
 }
 
 /** Top-level conjuncts of a WHERE list: non-negated AND groups opened, recursively. */
-function conjuncts(conditions: readonly Condition[]): Condition[] {
+export function conjuncts(conditions: readonly Condition[]): Condition[] {
   return conditions.flatMap((condition) => (condition.kind === 'group' && !condition.negated && condition.operator === 'and' ? conjuncts(condition.children) : [condition]));
 }
 

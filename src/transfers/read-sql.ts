@@ -25,7 +25,7 @@ import type { RowWindow } from './read-range.js';
 import { jsonPathKey, type ColumnRef, type Condition, type OrderColumn, type ReadPlan, type SelectColumn } from './query-params.js';
 import type { Operation, QuantOperator, SimpleOperator } from './query-grammar.js';
 import { unsupportedFeature } from './gateway-errors.js';
-import { branchesFromSql, planBranchSplit } from './read-sql-branches.js';
+import { branchesFromSql, conjuncts, planBranchSplit } from './read-sql-branches.js';
 import type { ColumnCommonValues } from './relation-facts.js';
 
 export interface SqlStatement {
@@ -40,6 +40,11 @@ export interface ReadStatements {
   readonly explain: SqlStatement;
   /** How the main statement's `total` column was counted. */
   readonly totalKind: 'none' | 'exact' | 'bounded';
+  /**
+   * The main statement may run with PostgreSQL's generic plan whatever the plan cache's cost comparison says
+   * (anchoredByEquality): every read of the relation in it is bounded by an equality whose generic estimate is small.
+   */
+  readonly genericPlan: boolean;
 }
 
 export interface ReadStatementInput {
@@ -59,6 +64,8 @@ export interface ReadStatementInput {
   readonly commonValues?: ColumnCommonValues;
   /** The relation's json/jsonb columns; absent: none known (relation-facts.ts). */
   readonly jsonColumns?: ReadonlySet<string>;
+  /** Its columns where one value is at most a small share of the rows, as PostgreSQL estimates (relation-facts.ts). */
+  readonly selectiveColumns?: ReadonlySet<string>;
 }
 
 /**
@@ -195,6 +202,30 @@ function orderSql(relation: string, term: OrderColumn, params: Parameters): stri
   return `${columnSql(relation, term, params)}${direction}${nulls}`;
 }
 
+/**
+ * Whether a scan with these conditions is bounded by an equality PostgreSQL estimates as a small share of the rows
+ * whatever its value: a top-level `column = $n` (a value the statistics do not list as common, so a parameter) on a
+ * selective column. Why that makes a generic plan safe to force (plan_cache_mode auto keeps planning every execution
+ * when the generic plan's estimate costs more than a custom plan's, as for the token read, below):
+ * - A custom plan of such a value is the same for every value: PostgreSQL estimates any value outside the common ones
+ *   as the same average share of the rest. So planning it on every execution buys nothing; it cost ~0.3 ms a read.
+ * - The generic plan estimates `column = $n` as the column's average over all its values (common ones included), which
+ *   is more rows than the custom plan's estimate but, on a selective column, still at most SELECTIVE_SHARE of the table
+ *   (storage/transfers/gateway-store.ts): the plan stays driven by that equality (an index walk or a small bitmap),
+ *   never a scan of the table, and the statement's other conditions only narrow it.
+ * The token history's second branch is the case: `txto = <token> AND contract_to = $2`, where 70% of contract_to is
+ * the common `''`, so the generic estimate of `contract_to = $2` was ~4x the custom one; the generic plan (the same
+ * index walks) cost more in the planner's units, and on 1,000,000 rows every execution was planned afresh.
+ */
+function anchoredByEquality(conditions: readonly Condition[], selective: ReadonlySet<string>, common: ColumnCommonValues): boolean {
+  return conjuncts(conditions).some((condition) => {
+    if (condition.kind !== 'filter' || condition.jsonPath !== undefined || condition.expr.negated) return false;
+    const { operation } = condition.expr;
+    if (operation.kind !== 'quant' || operation.operator !== 'eq' || operation.quantifier !== undefined) return false;
+    return selective.has(condition.column) && !(common.get(condition.column)?.has(operation.value.toLowerCase()) ?? false);
+  });
+}
+
 export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const relation = `${quoteIdentifier(input.schema)}.${quoteIdentifier(input.relation)}`;
   const params = new Parameters(input.commonValues, input.jsonColumns);
@@ -249,5 +280,11 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
     columns.push(`(EXISTS (SELECT 1 ${filtered} OFFSET ${window.sqlOffset + window.sqlLimit!}))::text AS more_rows`);
   }
   const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: pageParams.values };
-  return { main, explain, totalKind };
+  // Every read of the relation in the main statement: each branch, and the plain WHERE where a count or the probe uses it.
+  const { commonValues, selectiveColumns } = input;
+  const anchored = (conditions: readonly Condition[]) => commonValues !== undefined && selectiveColumns !== undefined && anchoredByEquality(conditions, selectiveColumns, commonValues);
+  const branchesAnchored = split === undefined || split.disjuncts.every((disjunct) => anchored([...split.common, disjunct]));
+  const plainWhereUsed = split === undefined || counted || probed;
+  const genericPlan = branchesAnchored && (!plainWhereUsed || anchored(input.plan.where));
+  return { main, explain, totalKind, genericPlan };
 }

@@ -44,10 +44,16 @@ export interface ReadRequest {
  * Runs one SQL statement with bound parameters and resolves with its rows (column name → value). Every statement
  * runRead sends returns text columns, except the EXPLAIN (FORMAT JSON) of a planned count, whose single column may
  * come back as a JSON string or already parsed. `reusePlan`: the relation's common values were known when the
- * statement was written (read-sql.ts), so a plan kept for its text stays right for other values. `cancellation`: the
- * request's, so a statement whose client went away is cancelled.
+ * statement was written (read-sql.ts), so a plan kept for its text stays right for other values. `genericPlan`: every
+ * read in the statement is also bounded by a selective equality, so it may run with the generic plan whatever
+ * PostgreSQL's cost comparison says (read-sql.ts anchoredByEquality). `cancellation`: the request's, so a statement
+ * whose client went away is cancelled.
  */
-export type Execute = (text: string, values: readonly (string | null)[], options: { readonly reusePlan: boolean; readonly cancellation?: Cancellation }) => Promise<readonly Record<string, unknown>[]>;
+export type Execute = (
+  text: string,
+  values: readonly (string | null)[],
+  options: { readonly reusePlan: boolean; readonly genericPlan?: boolean; readonly cancellation?: Cancellation },
+) => Promise<readonly Record<string, unknown>[]>;
 
 function text(row: Record<string, unknown>, column: string): string {
   const value = row[column];
@@ -102,7 +108,7 @@ const parsedQueries = new BoundedMemo<QueryParts>(
 
 /** `facts`: what the schema cache knows of the relation (relation-facts.ts). */
 export async function runRead(request: ReadRequest, settings: ReadSettings, execute: Execute, facts: RelationFacts = {}): Promise<GatewayReply> {
-  const { commonValues, jsonColumns } = facts;
+  const { commonValues, jsonColumns, selectiveColumns } = facts;
   const { parsed, canonical } = parsedQueries.get(request.query);
   const window = planWindow({
     method: request.method,
@@ -127,10 +133,11 @@ export async function runRead(request: ReadRequest, settings: ReadSettings, exec
     probeMoreRows: needsMoreRowsProbe(window),
     commonValues,
     jsonColumns,
+    selectiveColumns,
   });
   const executeOptions = { reusePlan: commonValues !== undefined, ...(request.cancellation === undefined ? {} : { cancellation: request.cancellation }) };
 
-  const [row] = await execute(statements.main.text, statements.main.values, executeOptions);
+  const [row] = await execute(statements.main.text, statements.main.values, { ...executeOptions, genericPlan: statements.genericPlan });
   if (row === undefined) throw new Error('read statement returned no row');
   const pageCount = BigInt(text(row, 'page_count'));
   // The object representation is one row or a 406 (PostgREST checks the rows of the page, after limit and range).

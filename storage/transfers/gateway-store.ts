@@ -3,7 +3,7 @@
 
 import { arrayLiteral } from '../../src/transfers/read-sql.js';
 import type { Cancellation } from '../../src/cancellation.js';
-import { groupColumns, groupCommonValues, type CommonValuesBySchema, type JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import { groupColumns, groupCommonValues, type CommonValuesBySchema, type ColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 import { ROLE_NAME } from './schema.js';
 
@@ -28,12 +28,17 @@ export interface ReadOptions {
    * known, src/transfers/relation-facts.ts); otherwise it is planned for its values every time.
    */
   readonly reusePlan?: boolean;
+  /**
+   * And it runs with the generic plan, not only when PostgreSQL's plan cache finds it no costlier than custom plans
+   * (src/transfers/read-sql.ts anchoredByEquality says when that is safe).
+   */
+  readonly genericPlan?: boolean;
   /** The caller's: the statement is cancelled on the server when it fires (the client went away). */
   readonly cancellation?: Cancellation;
 }
 
 /** The json and jsonb columns of the exposed schemas' relations (JSON arrows apply to them without to_jsonb). */
-export async function listJsonColumns(db: Pick<SqlQuery, 'query'>, schemas: readonly string[]): Promise<JsonColumnsBySchema> {
+export async function listJsonColumns(db: Pick<SqlQuery, 'query'>, schemas: readonly string[]): Promise<ColumnsBySchema> {
   const rows = await db.query(
     `SELECT n.nspname::text AS schema, c.relname::text AS relation, a.attname::text AS column
        FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -68,6 +73,28 @@ export async function listCommonValues(read: AnonymousRead, schemas: readonly st
   return groupCommonValues(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column), value: row.value === null ? null : String(row.value) })));
 }
 
+/**
+ * A column is selective when PostgreSQL's generic estimate of `column = $n` is at most this share of the table's rows:
+ * (1 - null_frac) / n_distinct, the average over all its values (selfuncs.c var_eq_non_const; it may lower it further
+ * to the most common value's share). At 1% an equality's rows are fetched by an index (or a small bitmap) in any plan;
+ * a seq scan pays off only for far larger shares.
+ */
+export const SELECTIVE_SHARE = 0.01;
+
+/** The columns of the exposed schemas' relations that are selective (SELECTIVE_SHARE), as the reading role sees their statistics. */
+export async function listSelectiveColumns(read: AnonymousRead, schemas: readonly string[]): Promise<ColumnsBySchema> {
+  const rows = await read(
+    `SELECT s.schemaname::text AS schema, s.tablename::text AS relation, s.attname::text AS column
+       FROM pg_catalog.pg_stats s
+       JOIN pg_catalog.pg_namespace n ON n.nspname = s.schemaname
+       JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
+      WHERE s.schemaname = ANY ($1::text[]) AND s.n_distinct <> 0 AND c.reltuples > 0
+        AND (1 - s.null_frac) / (CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END) <= ${SELECTIVE_SHARE}`,
+    [arrayLiteral(schemas)],
+  );
+  return groupColumns(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column) })));
+}
+
 /** A read that may run longer is cancelled by the server (57014 → 500), so a heavy query cannot pin a connection. */
 export const GATEWAY_STATEMENT_TIMEOUT = '30s';
 
@@ -90,7 +117,9 @@ export const GATEWAY_NAMED_STATEMENTS = 256;
  * halves it (keyset 0.35 vs 0.85 ms per execution on 1M rows). It is safe because a common value never reaches it as a
  * parameter (read-sql.ts writes those as literals): without that, the native history's `contract_to = ''` (~70% of
  * the rows) got a generic plan that took `''` for rare, 100x slower (116 ms vs 0.6 ms). The setting is set anyway, so
- * a server configured for force_generic_plan or force_custom_plan behaves the same.
+ * a server configured for force_generic_plan or force_custom_plan behaves the same. A read bounded by a selective
+ * equality in every part runs with its generic plan even where auto would keep planning it (ReadOptions.genericPlan:
+ * the token history on 1,000,000 rows, where a generic estimate of `contract_to = $n` counts the common `''`).
  */
 export function anonymousSessionSetup(role: string): string {
   if (!ROLE_NAME.test(role)) throw new Error(`role name not allowed: ${role}`);

@@ -50,8 +50,12 @@ export interface PgSqlClient extends SqlClient {
    * connection of its own) and the call rejects with its reason; when it has already fired nothing is sent.
    */
   query(text: string, values?: readonly unknown[], cancellation?: Cancellation): Promise<SqlRow[]>;
-  /** `query`, as a named prepared statement while the connection has fewer than namedStatementsPerConnection. */
-  queryPrepared(text: string, values?: readonly unknown[], cancellation?: Cancellation): Promise<SqlRow[]>;
+  /**
+   * `query`, as a named prepared statement while the connection has fewer than namedStatementsPerConnection.
+   * `genericPlan`: that named statement runs with its generic plan (`plan_cache_mode = force_generic_plan` on its
+   * connection meanwhile; every other statement runs under the session's own `auto`).
+   */
+  queryPrepared(text: string, values?: readonly unknown[], cancellation?: Cancellation, genericPlan?: boolean): Promise<SqlRow[]>;
 }
 
 export function openPgClient(options: PgClientOptions): PgSqlClient {
@@ -73,8 +77,23 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
     }
     return client;
   };
-  const run = async (client: pg.PoolClient | pg.Pool, text: string, values?: readonly unknown[]) =>
-    (await client.query({ text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
+  /**
+   * Connections whose plan_cache_mode is force_generic_plan now (queryPrepared's genericPlan). It is a session
+   * setting, and PostgreSQL applies it to unnamed statements too, so a connection is switched back to `auto` (the
+   * gateway session's own setting, anonymousSessionSetup) before any statement that did not ask for it: one SET, a
+   * round trip, only when the mode changes; a pool serving the same kinds of reads rarely switches.
+   */
+  const forcingGeneric = new WeakSet<pg.PoolClient>();
+  const planMode = async (client: pg.PoolClient, generic: boolean) => {
+    if (forcingGeneric.has(client) === generic) return;
+    await client.query(`SET plan_cache_mode = ${generic ? 'force_generic_plan' : 'auto'}`);
+    if (generic) forcingGeneric.add(client);
+    else forcingGeneric.delete(client);
+  };
+  const run = async (client: pg.PoolClient | pg.Pool, text: string, values?: readonly unknown[]) => {
+    if (client !== pool) await planMode(client as pg.PoolClient, false);
+    return (await client.query({ text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
+  };
   const maxNamed = options.namedStatementsPerConnection ?? 0;
   /**
    * Per connection, the names of the statements it has prepared (or is preparing): a name counts from the moment it
@@ -83,7 +102,7 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
    * counted, so strangers' failing statements cannot grow a connection's statements past the cap either.
    */
   const named = new WeakMap<pg.PoolClient, Set<string>>();
-  const runNamed = async (client: pg.PoolClient, text: string, values?: readonly unknown[]) => {
+  const runNamed = async (client: pg.PoolClient, text: string, values: readonly unknown[] | undefined, genericPlan: boolean) => {
     let names = named.get(client);
     if (names === undefined) named.set(client, (names = new Set()));
     const name = statementName(text);
@@ -92,6 +111,7 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
       names.add(name);
     }
     try {
+      await planMode(client, genericPlan);
       return (await client.query({ name, text, values: values as unknown[] | undefined })).rows as Record<string, unknown>[];
     } catch (error) {
       if (serverHasStatement(client, name) === false) names.delete(name);
@@ -129,17 +149,19 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
   return {
     backend: 'postgresql',
     async query(text, values, cancellation) {
-      if (!options.sessionSetup && !cancellation) return run(pool, text, values);
+      // Through the pool directly only when no connection can be in a forced plan mode (no named statements).
+      if (!options.sessionSetup && !cancellation && maxNamed <= 0) return run(pool, text, values);
       return onConnection((client) => run(client, text, values), cancellation);
     },
-    async queryPrepared(text, values, cancellation) {
+    async queryPrepared(text, values, cancellation, genericPlan = false) {
       if (maxNamed <= 0) return this.query(text, values, cancellation);
-      return onConnection((client) => runNamed(client, text, values), cancellation);
+      return onConnection((client) => runNamed(client, text, values, genericPlan), cancellation);
     },
     async transaction<T>(work: (tx: SqlQuery) => Promise<T>): Promise<T> {
       const client = await acquire();
       let broken = false;
       try {
+        await planMode(client, false);
         await client.query('BEGIN');
         const result = await work({ query: (text, values) => run(client, text, values), exec: async (script) => void (await client.query(script)) });
         await client.query('COMMIT');
@@ -154,6 +176,7 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
     async session<T>(work: (session: SqlQuery) => Promise<T>): Promise<T> {
       const client = await acquire();
       try {
+        await planMode(client, false);
         return await work({ query: (text, values) => run(client, text, values), exec: async (script) => void (await client.query(script)) });
       } finally {
         // Closed rather than returned to the pool: session locks and settings end with it.
@@ -163,6 +186,7 @@ export function openPgClient(options: PgClientOptions): PgSqlClient {
     async exec(script) {
       const client = await acquire();
       try {
+        await planMode(client, false);
         await client.query(script);
       } finally {
         client.release();

@@ -1,7 +1,8 @@
 // The gateway's schema cache actor (actors/transfers/schema-cache.actor.ts) and the API the edge reads through
 // (actors/transfers/api.ts), on PGlite: one load reads the relations and the common values of their columns'
 // statistics as the anonymous role; a read of a relation with statistics is written with its common values as
-// literals and may keep its plan, any other read is planned for its values; statistics that cannot be read leave
+// literals and may keep its plan (and runs with its generic plan when a selective column's equality bounds it), any
+// other read is planned for its values; statistics that cannot be read leave
 // the relations served and every read planned for its values, with a warning.
 
 import assert from 'node:assert/strict';
@@ -41,12 +42,12 @@ async function started(read: AnonymousRead) {
   const { logger, lines } = captureLogger('warn');
   const runtime = createRuntime(systemClock, logger);
   const holder = new DatabaseHolder();
-  const plans: Array<{ text: string; reusePlan: boolean | undefined }> = [];
+  const plans: Array<{ text: string; reusePlan: boolean | undefined; genericPlan: boolean | undefined }> = [];
   holder.set({
     writer: undefined,
     catalog: db,
     read: (text, values, options) => {
-      plans.push({ text, reusePlan: options?.reusePlan });
+      plans.push({ text, reusePlan: options?.reusePlan, genericPlan: options?.genericPlan });
       return read(text, values, options);
     },
   });
@@ -70,6 +71,15 @@ test('one load reads the relations and the common values; reads of the table inl
     assert.equal(cache.plans.length, 1);
     assert.match(cache.plans[0]!.text, /"contract_to" = E'' AND "public"\."ethtxs"\."txfrom" = E'0xHOT'/);
     assert.equal(cache.plans[0]!.reusePlan, true);
+    assert.equal(cache.plans[0]!.genericPlan, false, 'both values are common literals: nothing bounds the read whatever its value');
+    // Selective columns: one value is at most 1% of the rows in PostgreSQL's generic estimate.
+    const selective = cache.context.selectiveColumns.get('public')?.get('ethtxs');
+    for (const column of ['txhash', 'block', 'txfrom']) assert.ok(selective?.has(column), `${column}: ${[...(selective ?? [])]}`);
+    for (const column of ['txto', 'gas', 'contract_to']) assert.ok(!selective?.has(column), column);
+    cache.plans.length = 0;
+    const byHash = await cache.view.read({ method: 'GET', schema: 'public', relation: 'ethtxs', query: `txhash=eq.0x${(7).toString(16).padStart(64, '0')}&select=block` });
+    assert.deepEqual(JSON.parse(byHash.body), [{ block: 7 }]);
+    assert.deepEqual([cache.plans[0]!.reusePlan, cache.plans[0]!.genericPlan], [true, true], 'a read bounded by one transaction hash');
     // A relation without statistics (a view PostgreSQL keeps none for) is planned for its values.
     await db.exec('CREATE VIEW public.native AS SELECT * FROM public.ethtxs WHERE contract_to = \'\'; GRANT SELECT ON public.native TO web_anon');
     cache.view.reload();

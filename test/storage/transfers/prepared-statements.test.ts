@@ -182,4 +182,29 @@ describe('named prepared statements on PostgreSQL', { skip }, () => {
     assert.deepEqual(await client.queryPrepared('SELECT $1::int + 1 AS v', ['1']), [{ v: 2 }]);
     assert.deepEqual(await preparedNames(client), []);
   });
+
+  test("genericPlan: that named statement runs with its generic plan (force_generic_plan); every other statement on the connection runs under the session's auto", async () => {
+    const client = open(8, anonymousSessionSetup('web_anon'));
+    const mode = 'SELECT current_setting($1) AS mode';
+    const setting = ['plan_cache_mode'];
+    assert.deepEqual(await client.queryPrepared(mode, setting, undefined, true), [{ mode: 'force_generic_plan' }]);
+    assert.deepEqual(await client.query(mode, setting), [{ mode: 'auto' }], 'an unnamed statement after it');
+    assert.deepEqual(await client.queryPrepared(mode, setting, undefined, true), [{ mode: 'force_generic_plan' }]);
+    assert.deepEqual(await client.queryPrepared(mode, setting), [{ mode: 'auto' }], 'a named statement without it');
+    await client.queryPrepared(mode, setting, undefined, true);
+    assert.deepEqual(await client.transaction((tx) => tx.query(mode, setting)), [{ mode: 'auto' }], 'a transaction after it');
+    await client.queryPrepared(mode, setting, undefined, true);
+    await client.exec("SELECT set_config('application_name', current_setting('plan_cache_mode'), false)");
+    assert.deepEqual(await client.query("SELECT current_setting('application_name') AS mode"), [{ mode: 'auto' }], 'a script after it');
+    // Counted by PostgreSQL: generic from the first execution with it, custom plans (auto's first five) without it.
+    const forced = 'SELECT count(*)::int AS n FROM public.ethtxs WHERE txfrom = $1';
+    const planned = 'SELECT count(*)::int AS n FROM public.ethtxs WHERE txto = $1';
+    for (const address of ['0xaa', '0xAA', '0xcc']) {
+      await client.queryPrepared(forced, [address], undefined, true);
+      await client.queryPrepared(planned, [address]);
+    }
+    const plans = async (text: string) => (await client.query('SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1', [statementName(text)]))[0];
+    assert.deepEqual(await plans(forced), { generic: 3, custom: 0 });
+    assert.deepEqual(await plans(planned), { generic: 0, custom: 3 });
+  });
 });
