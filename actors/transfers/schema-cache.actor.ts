@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { fromPromise } from 'xstate';
 import { schemaCacheMachine, type SchemaCatalog } from '../../machines/transfers/schema-cache.machine.js';
-import type { ColumnsBySchema, CommonValuesBySchema } from '../../src/transfers/relation-facts.js';
+import type { CommonValuesBySchema } from '../../src/transfers/relation-facts.js';
 import { listCommonValues, listJsonColumns, listRelations, listSelectiveColumns } from '../../storage/transfers/gateway-store.js';
 import type { DatabaseHolder } from './database.actor.js';
 
@@ -21,7 +21,7 @@ export function schemaCacheLogic(options: { readonly holder: DatabaseHolder; rea
         const jsonColumns = await listJsonColumns(catalog, options.schemas);
         // Statistics only tune plans: without them every read is planned for its own values, and still served.
         let commonValues: CommonValuesBySchema = new Map();
-        let selectiveColumns: ColumnsBySchema = new Map();
+        let selectiveColumns: CommonValuesBySchema = new Map();
         try {
           commonValues = await listCommonValues(read, options.schemas);
           selectiveColumns = await listSelectiveColumns(read, options.schemas);

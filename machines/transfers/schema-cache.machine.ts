@@ -9,7 +9,7 @@
 // its schema cache is not loaded). A `schema.reload` asked while loading is remembered and runs next.
 
 import { assign, fromPromise, setup } from 'xstate';
-import type { CommonValuesBySchema, ColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import type { CommonValuesBySchema, JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import { retryDelayMs } from '../../src/transfers/sync.js';
 
 export interface SchemaCacheInput {
@@ -23,15 +23,15 @@ export type RelationsBySchema = Readonly<Record<string, readonly string[]>>;
 export interface SchemaCatalog {
   readonly relations: RelationsBySchema;
   readonly commonValues: CommonValuesBySchema;
-  readonly jsonColumns: ColumnsBySchema;
-  readonly selectiveColumns: ColumnsBySchema;
+  readonly jsonColumns: JsonColumnsBySchema;
+  readonly selectiveColumns: CommonValuesBySchema;
 }
 
 export interface SchemaCacheContext extends SchemaCacheInput {
   relations: RelationsBySchema | null;
   commonValues: CommonValuesBySchema;
-  jsonColumns: ColumnsBySchema;
-  selectiveColumns: ColumnsBySchema;
+  jsonColumns: JsonColumnsBySchema;
+  selectiveColumns: CommonValuesBySchema;
   failures: number;
   lastError: string | null;
   reloadRequested: boolean;

@@ -64,8 +64,8 @@ export interface ReadStatementInput {
   readonly commonValues?: ColumnCommonValues;
   /** The relation's json/jsonb columns; absent: none known (relation-facts.ts). */
   readonly jsonColumns?: ReadonlySet<string>;
-  /** Its columns where one value is at most a small share of the rows, as PostgreSQL estimates (relation-facts.ts). */
-  readonly selectiveColumns?: ReadonlySet<string>;
+  /** Its selective columns, each with its heavy values (relation-facts.ts). */
+  readonly selectiveColumns?: ColumnCommonValues;
 }
 
 /**
@@ -203,26 +203,29 @@ function orderSql(relation: string, term: OrderColumn, params: Parameters): stri
 }
 
 /**
- * Whether a scan with these conditions is bounded by an equality PostgreSQL estimates as a small share of the rows
- * whatever its value: a top-level `column = $n` (a value the statistics do not list as common, so a parameter) on a
- * selective column. Why that makes a generic plan safe to force (plan_cache_mode auto keeps planning every execution
- * when the generic plan's estimate costs more than a custom plan's, as for the token read, below):
- * - A custom plan of such a value is the same for every value: PostgreSQL estimates any value outside the common ones
- *   as the same average share of the rest. So planning it on every execution buys nothing; it cost ~0.3 ms a read.
- * - The generic plan estimates `column = $n` as the column's average over all its values (common ones included), which
- *   is more rows than the custom plan's estimate but, on a selective column, still at most SELECTIVE_SHARE of the table
- *   (storage/transfers/gateway-store.ts): the plan stays driven by that equality (an index walk or a small bitmap),
- *   never a scan of the table, and the statement's other conditions only narrow it.
+ * Whether a scan with these conditions is bounded by an equality that PostgreSQL estimates as a small share of the rows
+ * whatever its value: a top-level `column = value` on a selective column, with any value but its heavy ones. Why that
+ * makes a generic plan safe to force (plan_cache_mode auto plans every execution afresh while the generic plan's
+ * estimate costs more than the custom plans', as it did for the token read, below):
+ * - A value the statistics list as common is a literal, estimated as what it is in both plans; only a heavy one (more
+ *   than SELECTIVE_SHARE of the rows, storage/transfers/gateway-store.ts) does not bound the scan.
+ * - Any other value is a parameter, and a custom plan estimates every such value as the same average share of the
+ *   uncommon rows, so planning it again for each value buys nothing (0.3–0.4 ms a read on 1,000,000 rows). The generic
+ *   plan estimates `column = $n` as the column's average over all its values, heavy ones included: more rows than a
+ *   custom plan expects, but on a selective column at most SELECTIVE_SHARE of the table.
+ * So the plan stays driven by that equality (an index walk or a small bitmap), never a scan of the table; other
+ * conditions (a range a custom plan would see as narrow) only filter those rows.
  * The token history's second branch is the case: `txto = <token> AND contract_to = $2`, where 70% of contract_to is
- * the common `''`, so the generic estimate of `contract_to = $2` was ~4x the custom one; the generic plan (the same
- * index walks) cost more in the planner's units, and on 1,000,000 rows every execution was planned afresh.
+ * the heavy `''`, so the generic estimate of `contract_to = $2` was ~4x a custom plan's; the generic plan (the same
+ * index walks) then cost more in the planner's units, and on 1,000,000 rows every execution was planned afresh.
  */
-function anchoredByEquality(conditions: readonly Condition[], selective: ReadonlySet<string>, common: ColumnCommonValues): boolean {
+function anchoredByEquality(conditions: readonly Condition[], selective: ColumnCommonValues): boolean {
   return conjuncts(conditions).some((condition) => {
     if (condition.kind !== 'filter' || condition.jsonPath !== undefined || condition.expr.negated) return false;
     const { operation } = condition.expr;
     if (operation.kind !== 'quant' || operation.operator !== 'eq' || operation.quantifier !== undefined) return false;
-    return selective.has(condition.column) && !(common.get(condition.column)?.has(operation.value.toLowerCase()) ?? false);
+    const heavy = selective.get(condition.column);
+    return heavy !== undefined && !heavy.has(operation.value.toLowerCase());
   });
 }
 
@@ -282,7 +285,7 @@ export function buildReadStatements(input: ReadStatementInput): ReadStatements {
   const main: SqlStatement = { text: `SELECT ${columns.join(', ')} FROM (${page}) _pgrst_page`, values: pageParams.values };
   // Every read of the relation in the main statement: each branch, and the plain WHERE where a count or the probe uses it.
   const { commonValues, selectiveColumns } = input;
-  const anchored = (conditions: readonly Condition[]) => commonValues !== undefined && selectiveColumns !== undefined && anchoredByEquality(conditions, selectiveColumns, commonValues);
+  const anchored = (conditions: readonly Condition[]) => commonValues !== undefined && selectiveColumns !== undefined && anchoredByEquality(conditions, selectiveColumns);
   const branchesAnchored = split === undefined || split.disjuncts.every((disjunct) => anchored([...split.common, disjunct]));
   const plainWhereUsed = split === undefined || counted || probed;
   const genericPlan = branchesAnchored && (!plainWhereUsed || anchored(input.plan.where));

@@ -2,8 +2,9 @@
 // - its columns' most common values (PostgreSQL's pg_stats most_common_vals, at most the column's statistics target):
 //   read-sql.ts writes a filter value found here as a literal, so a skewed value is planned for what it is while the
 //   others share one generic plan;
-// - which of its columns are selective: one value is at most a small share of the rows in PostgreSQL's generic
-//   estimate, so an equality on one bounds a read whatever its value (read-sql.ts anchoredByEquality);
+// - which of its columns are selective (one value is at most a small share of the rows in PostgreSQL's generic
+//   estimate), each with its heavy values (common values above that share): an equality with any other value bounds
+//   a read (read-sql.ts anchoredByEquality);
 // - which of its columns are json or jsonb: JSON arrows apply to those as they are, and to any other column through
 //   to_jsonb(), as PostgREST does (Plan.hs resolveTypeOrUnknown: "other types will get converted, even unknown").
 
@@ -41,19 +42,19 @@ export function groupCommonValues(rows: Iterable<CommonValueRow>): CommonValuesB
   return bySchema;
 }
 
-/** Schema → relation → some of its columns (its json and jsonb columns; its selective columns). */
-export type ColumnsBySchema = ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
+/** Schema → relation → its json and jsonb columns. */
+export type JsonColumnsBySchema = ReadonlyMap<string, ReadonlyMap<string, ReadonlySet<string>>>;
 
 /** What a read of one relation is written with; each part absent when the schema cache has none for it. */
 export interface RelationFacts {
   readonly commonValues?: ColumnCommonValues;
   /** Its json/jsonb columns; absent: every column is taken as another type (wrapped for arrows). */
   readonly jsonColumns?: ReadonlySet<string>;
-  /** Its selective columns; absent: none known, so no read is run with a forced generic plan. */
-  readonly selectiveColumns?: ReadonlySet<string>;
+  /** Its selective columns with their heavy values; absent: none known, so no read is run with a forced generic plan. */
+  readonly selectiveColumns?: ColumnCommonValues;
 }
 
-export function groupColumns(rows: Iterable<{ readonly schema: string; readonly relation: string; readonly column: string }>): ColumnsBySchema {
+export function groupColumns(rows: Iterable<{ readonly schema: string; readonly relation: string; readonly column: string }>): JsonColumnsBySchema {
   const bySchema = new Map<string, Map<string, Set<string>>>();
   for (const { schema, relation, column } of rows) entry(entry(bySchema, schema, () => new Map()), relation, () => new Set<string>()).add(column);
   return bySchema;

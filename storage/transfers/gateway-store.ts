@@ -3,7 +3,7 @@
 
 import { arrayLiteral } from '../../src/transfers/read-sql.js';
 import type { Cancellation } from '../../src/cancellation.js';
-import { groupColumns, groupCommonValues, type CommonValuesBySchema, type ColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import { groupColumns, groupCommonValues, type CommonValuesBySchema, type JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import type { SqlClient, SqlQuery, SqlRow } from './sql-client.js';
 import { ROLE_NAME } from './schema.js';
 
@@ -38,7 +38,7 @@ export interface ReadOptions {
 }
 
 /** The json and jsonb columns of the exposed schemas' relations (JSON arrows apply to them without to_jsonb). */
-export async function listJsonColumns(db: Pick<SqlQuery, 'query'>, schemas: readonly string[]): Promise<ColumnsBySchema> {
+export async function listJsonColumns(db: Pick<SqlQuery, 'query'>, schemas: readonly string[]): Promise<JsonColumnsBySchema> {
   const rows = await db.query(
     `SELECT n.nspname::text AS schema, c.relname::text AS relation, a.attname::text AS column
        FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
@@ -81,18 +81,25 @@ export async function listCommonValues(read: AnonymousRead, schemas: readonly st
  */
 export const SELECTIVE_SHARE = 0.01;
 
-/** The columns of the exposed schemas' relations that are selective (SELECTIVE_SHARE), as the reading role sees their statistics. */
-export async function listSelectiveColumns(read: AnonymousRead, schemas: readonly string[]): Promise<ColumnsBySchema> {
+/**
+ * The selective columns (SELECTIVE_SHARE) of the exposed schemas' relations, each with its heavy values: the common
+ * values that are more than that share of the rows on their own (`contract_to = ''`), as the reading role sees the
+ * statistics. An equality with any other value bounds a read (read-sql.ts anchoredByEquality).
+ */
+export async function listSelectiveColumns(read: AnonymousRead, schemas: readonly string[]): Promise<CommonValuesBySchema> {
   const rows = await read(
-    `SELECT s.schemaname::text AS schema, s.tablename::text AS relation, s.attname::text AS column
+    `SELECT s.schemaname::text AS schema, s.tablename::text AS relation, s.attname::text AS column, heavy.value
        FROM pg_catalog.pg_stats s
        JOIN pg_catalog.pg_namespace n ON n.nspname = s.schemaname
        JOIN pg_catalog.pg_class c ON c.relnamespace = n.oid AND c.relname = s.tablename
+       LEFT JOIN LATERAL (SELECT v.value FROM unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS v(value, share) WHERE v.share > ${SELECTIVE_SHARE}) heavy ON true
       WHERE s.schemaname = ANY ($1::text[]) AND s.n_distinct <> 0 AND c.reltuples > 0
-        AND (1 - s.null_frac) / (CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END) <= ${SELECTIVE_SHARE}`,
+        AND (1 - s.null_frac) / (CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END) <= ${SELECTIVE_SHARE}
+      LIMIT ${MAX_COMMON_VALUES + 1}`,
     [arrayLiteral(schemas)],
   );
-  return groupColumns(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column) })));
+  if (rows.length > MAX_COMMON_VALUES) return new Map();
+  return groupCommonValues(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column), value: row.value === null ? null : String(row.value) })));
 }
 
 /** A read that may run longer is cancelled by the server (57014 → 500), so a heavy query cannot pin a connection. */

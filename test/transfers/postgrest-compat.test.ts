@@ -11,7 +11,7 @@ import { citext } from '@electric-sql/pglite/contrib/citext';
 import pg from 'pg';
 import { gatewayErrorReply, relationNotFound } from '../../src/transfers/gateway-errors.js';
 import { runRead, type Execute, type GatewayReply, type ReadRequest, type ReadSettings } from '../../src/transfers/read.js';
-import type { ColumnsBySchema } from '../../src/transfers/relation-facts.js';
+import type { JsonColumnsBySchema } from '../../src/transfers/relation-facts.js';
 import { listJsonColumns } from '../../storage/transfers/gateway-store.js';
 import { startPostgres } from '../support/postgres.js';
 import { postgresServerPackage, skipWithout } from '../support/system-packages.js';
@@ -160,7 +160,7 @@ const PARSE_ERROR = (message: string, details: string) => ({ code: 'PGRST100', d
 const RANGE_ERROR = (details: string) => ({ code: 'PGRST103', details, hint: null, message: 'Requested range not satisfiable' });
 
 function registerCases(backend: () => Backend) {
-  let jsonColumns: ColumnsBySchema | undefined;
+  let jsonColumns: JsonColumnsBySchema | undefined;
   /** What the HTTP edge would send: runRead's reply, or the mapped error. */
   async function respond(relation: string, query: string, request: Partial<ReadRequest> = {}, settings: ReadSettings = {}): Promise<GatewayReply> {
     try {

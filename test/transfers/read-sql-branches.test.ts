@@ -23,7 +23,7 @@ import { prng } from '../support/random.js';
 const MAX_ROWS = 10_000;
 
 /** The statements the gateway builds for a query string (read.ts's pipeline), with or without the rewrite. */
-function statementsFor(query: string, options: { orBranches?: boolean; prefer?: string; commonValues?: ColumnCommonValues; selectiveColumns?: ReadonlySet<string> } = {}): ReadStatements {
+function statementsFor(query: string, options: { orBranches?: boolean; prefer?: string; commonValues?: ColumnCommonValues; selectiveColumns?: ColumnCommonValues } = {}): ReadStatements {
   const parsed = parseQueryParams(parseQueryString(query));
   const window = planWindow({
     method: 'GET',
@@ -153,13 +153,18 @@ describe('read-sql-branches: when the rewrite applies', () => {
 });
 
 describe('read-sql: when the main statement may run with a forced generic plan (anchoredByEquality)', () => {
-  const common: ColumnCommonValues = new Map([['contract_to', new Set([''])], ['txto', new Set([TOKEN])]]);
-  const selective = new Set(['txfrom', 'txto', 'contract_to', 'txhash', 'block']);
-  const generic = (query: string, options: { prefer?: string; commonValues?: ColumnCommonValues; selectiveColumns?: ReadonlySet<string> } = {}) =>
+  const HOT = '0x28c6c06298d514db089934071355e5743bf21d60';
+  const common: ColumnCommonValues = new Map([['contract_to', new Set([''])], ['txto', new Set([TOKEN, HOT])], ['txfrom', new Set([HOT, A])]]);
+  // Selective columns with their heavy values: the empty contract_to and the token are heavy, HOT and A are common but light.
+  const selective: ColumnCommonValues = new Map([['txfrom', new Set([HOT])], ['txto', new Set([TOKEN, HOT])], ['contract_to', new Set([''])], ['txhash', new Set()], ['block', new Set()]]);
+  const generic = (query: string, options: { prefer?: string; commonValues?: ColumnCommonValues; selectiveColumns?: ColumnCommonValues } = {}) =>
     statementsFor(query, { commonValues: common, selectiveColumns: selective, ...options }).genericPlan;
 
-  test("spec A §4.1's three reads: every branch is bounded by its address (or its contract word) as a parameter", () => {
+  test("spec A §4.1's three reads: every branch is bounded by its address (or its contract word), a parameter or a light common value", () => {
     for (const [name, query] of Object.entries(SPEC)) assert.equal(generic(query), true, name);
+    // A is common in txfrom (a literal there) but light: it still bounds the first branch.
+    assert.match(statementsFor(SPEC.native, { commonValues: common }).main.text, new RegExp(`"txfrom" = E'${A}'`));
+    for (const [name, query] of Object.entries(SPEC)) assert.equal(generic(query.replaceAll(A, '0x00000000000000000000000000000000000000aa')), true, `${name}, an uncommon address`);
     // A page read on one address, and a block's rows: one plain scan, bounded by its equality.
     assert.equal(generic(`txfrom=eq.${A}&order=time.desc&limit=25`), true);
     assert.equal(generic('block=eq.15000000&time=gt.5'), true);
@@ -168,9 +173,11 @@ describe('read-sql: when the main statement may run with a forced generic plan (
   test('not without the statistics, nor when a scan is bounded only by ranges, by a common value, or by a column that is not selective', () => {
     assert.equal(statementsFor(SPEC.native, { commonValues: common }).genericPlan, false, 'no selective columns known');
     assert.equal(statementsFor(SPEC.native, { selectiveColumns: selective }).genericPlan, false, 'no common values known: the statement is not kept at all');
-    // A common value is a literal, planned as what it is in both modes, and may be most of the table.
+    // A heavy value is more than 1% of the rows: it bounds nothing.
     assert.equal(generic(`txto=eq.${TOKEN}&order=time.desc&limit=25`), false);
-    assert.equal(generic(`txto=eq.${TOKEN.toUpperCase()}&time=lt.5&order=time.desc&limit=25`), false, 'common values compare ignoring case');
+    assert.equal(generic(`txto=eq.${TOKEN.toUpperCase()}&time=lt.5&order=time.desc&limit=25`), false, 'heavy values compare ignoring case');
+    assert.equal(generic(`or=(txfrom.eq.${HOT},txto.eq.${HOT})&order=time.desc&limit=25`), false, 'heavy in one branch');
+    assert.equal(generic(`or=(txfrom.eq.${HOT},txto.eq.${A})&order=time.desc&limit=25`), false, 'heavy in txfrom');
     assert.equal(generic('time=gt.1650000000&order=time.desc&limit=25'), false, 'a range alone');
     assert.equal(generic('gas=eq.21000&order=time.desc&limit=25'), false, 'gas is not selective here');
     assert.equal(generic(`txfrom=not.eq.${A}&order=time.desc&limit=25`), false, 'a negated equality');
@@ -418,8 +425,12 @@ describe('read-sql-branches on PostgreSQL', { skip: skipWithout(postgresServerPa
       const common = new Map([...listed!].map(([column, values]) => [column, new Set([...values].filter((value) => value !== subject))]));
       const selective = (await listSelectiveColumns((text, values) => reader.query(text, values), ['public'])).get('public')?.get('ethtxs');
       // 200 addresses of ~0.5% each; gas is one value, time one per 20 rows (0.01%).
-      for (const column of ['txfrom', 'txto', 'contract_to', 'txhash', 'time']) assert.ok(selective?.has(column), `${column} is selective: ${[...(selective ?? [])]}`);
+      for (const column of ['txfrom', 'txto', 'contract_to', 'txhash', 'time']) assert.ok(selective?.has(column), `${column} is selective: ${[...(selective?.keys() ?? [])]}`);
       assert.ok(!selective?.has('gas'), 'a column of one value is not selective');
+      // Heavy values: the empty contract_to (70%) and each of the two tokens as txto (15% each); no address.
+      assert.deepEqual([...selective!.get('contract_to')!], ['']);
+      assert.equal(selective!.get('txto')!.size, 2);
+      assert.deepEqual([...selective!.get('txfrom')!], []);
       for (const [name, query] of Object.entries(queries)) {
         const statements = statementsFor(query, { commonValues: common, selectiveColumns: selective! });
         assert.equal(statements.genericPlan, true, name);
