@@ -59,18 +59,27 @@ export type AnonymousRead = (text: string, values: readonly (string | null)[], o
 export const MAX_COMMON_VALUES = 100_000;
 
 /**
+ * Runs a pg_stats query over the exposed schemas (`$1`) whose rows are (schema, relation, column, value or null) and
+ * groups them; past MAX_COMMON_VALUES rows (the query asks for one more) nothing is used.
+ */
+async function readColumnValues(read: AnonymousRead, text: string, schemas: readonly string[]): Promise<CommonValuesBySchema> {
+  const rows = await read(text, [arrayLiteral(schemas)]);
+  if (rows.length > MAX_COMMON_VALUES) return new Map();
+  return groupCommonValues(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column), value: row.value === null ? null : String(row.value) })));
+}
+
+/**
  * The most common values of every column of the exposed schemas' relations, as the reading role may see them (pg_stats
  * shows only columns it may select, and no rows under row level security). Values come as their text output.
  */
 export async function listCommonValues(read: AnonymousRead, schemas: readonly string[]): Promise<CommonValuesBySchema> {
-  const rows = await read(
+  return readColumnValues(
+    read,
     `SELECT s.schemaname::text AS schema, s.tablename::text AS relation, s.attname::text AS column, v.value
        FROM pg_catalog.pg_stats s LEFT JOIN LATERAL unnest(s.most_common_vals::text::text[]) AS v(value) ON true
       WHERE s.schemaname = ANY ($1::text[]) LIMIT ${MAX_COMMON_VALUES + 1}`,
-    [arrayLiteral(schemas)],
+    schemas,
   );
-  if (rows.length > MAX_COMMON_VALUES) return new Map();
-  return groupCommonValues(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column), value: row.value === null ? null : String(row.value) })));
 }
 
 /**
@@ -87,7 +96,8 @@ export const SELECTIVE_SHARE = 0.01;
  * statistics. An equality with any other value bounds a read (read-sql.ts anchoredByEquality).
  */
 export async function listSelectiveColumns(read: AnonymousRead, schemas: readonly string[]): Promise<CommonValuesBySchema> {
-  const rows = await read(
+  return readColumnValues(
+    read,
     `SELECT s.schemaname::text AS schema, s.tablename::text AS relation, s.attname::text AS column, heavy.value
        FROM pg_catalog.pg_stats s
        JOIN pg_catalog.pg_namespace n ON n.nspname = s.schemaname
@@ -96,10 +106,8 @@ export async function listSelectiveColumns(read: AnonymousRead, schemas: readonl
       WHERE s.schemaname = ANY ($1::text[]) AND s.n_distinct <> 0 AND c.reltuples > 0
         AND (1 - s.null_frac) / (CASE WHEN s.n_distinct < 0 THEN -s.n_distinct * c.reltuples ELSE s.n_distinct END) <= ${SELECTIVE_SHARE}
       LIMIT ${MAX_COMMON_VALUES + 1}`,
-    [arrayLiteral(schemas)],
+    schemas,
   );
-  if (rows.length > MAX_COMMON_VALUES) return new Map();
-  return groupCommonValues(rows.map((row) => ({ schema: String(row.schema), relation: String(row.relation), column: String(row.column), value: row.value === null ? null : String(row.value) })));
 }
 
 /** A read that may run longer is cancelled by the server (57014 → 500), so a heavy query cannot pin a connection. */
