@@ -5,7 +5,6 @@
 // original ipfs-node store keeps its identity.
 
 import { noise } from '@chainsafe/libp2p-noise';
-import { yamux } from '@chainsafe/libp2p-yamux';
 import { bitswap } from '@helia/block-brokers';
 import { unixfs } from '@helia/unixfs';
 import { Helia } from '@helia/utils';
@@ -18,6 +17,7 @@ import { createLibp2p } from 'libp2p';
 import { fromPromise } from 'xstate';
 import type { Logger } from '../../src/logger.js';
 import { runtimeMachine, type RuntimeStarted } from '../../machines/files/runtime.machine.js';
+import { guardedYamux } from '../../storage/files/stream-muxer.libp2p.js';
 import { openNodeStore } from '../../storage/files/node-store.js';
 import { openSqliteRegistry } from '../../storage/files/registry.sqlite.js';
 import type { FilesNode, NodeHolder } from './node.js';
@@ -48,14 +48,14 @@ const SOCKET_WRITE_BUFFER_BYTES = 256 * 1024;
 const SOCKET_OPTIONS = { highWaterMark: SOCKET_WRITE_BUFFER_BYTES } as { noDelay?: boolean };
 
 /**
- * The node's libp2p connection stack: TCP, noise, yamux. Exported for the cluster bench's transport floor, which
+ * The node's libp2p connection stack: TCP, noise, yamux (guarded: storage/files/stream-muxer.libp2p.ts). Exported for the cluster bench's transport floor, which
  * moves a copy's bytes over this same stack without the node around it (bench/support/transport-floor.ts).
  */
 export function connectionStack() {
   return {
     transports: [tcp({ dialOpts: SOCKET_OPTIONS, listenOpts: SOCKET_OPTIONS })],
     connectionEncrypters: [noise()],
-    streamMuxers: [yamux()],
+    streamMuxers: [guardedYamux()],
   };
 }
 
