@@ -49,6 +49,18 @@ describe('PackedStrings', () => {
     assert.throws(() => view.push('more'), /no longer takes strings/);
   });
 
+  it('countInTurns: a view is counted a page at a time, awaiting a turn after each page; then its length is known', async () => {
+    const strings = Array.from({ length: 100_000 }, (_, index) => `bafkrei${String(index).padStart(52, '0')}`);
+    const view = PackedStrings.from(strings).without(new Set([strings[5]!, strings[99_999]!, 'not in the list']));
+    let turns = 0;
+    assert.equal(await view.countInTurns(async () => void turns++), strings.length - 2);
+    // 100,000 entries of 4 + 59 bytes in pages of 1 MiB: 7 pages, a turn after each.
+    assert.equal(turns, Math.ceil((100_000 * 63) / PAGE_BYTES));
+    assert.equal(view.length, strings.length - 2);
+    assert.equal(await view.countInTurns(async () => void turns++), strings.length - 2);
+    assert.equal(turns, 7, 'counted once');
+  });
+
   it('refuses a lone surrogate (UTF-8 has no form for it) and stays usable', () => {
     const list = PackedStrings.from(['a']);
     assert.throws(() => list.push('lone \ud800'), TypeError);

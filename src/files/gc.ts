@@ -116,20 +116,24 @@ export interface GcRecordSummary {
 }
 
 /**
- * What the summary reads of the registry, each once (the actor reads the registry a page at a time; tests give
- * records). The pinned CIDs alone, not their records: at a million files a pass that built every record cost twice
- * the CPU and left ~1M short-lived objects for V8 to collect.
+ * What the summary reads of the registry, each once, a page at a time: the actor reads the registry in pages and lets
+ * the event loop turn between them (a million pinned CIDs are ~1 s of reading: in one piece they held every request
+ * of the node; tests give one page of records). The pinned CIDs alone, not their records: at a million files a pass
+ * that built every record cost twice the CPU and left ~1M short-lived objects for V8 to collect.
  */
 export interface GcRegistryReads {
   /** The CIDs of pinned records, in CID order. */
-  pinnedCids(): Iterable<string>;
+  pinnedCids(): RegistryPages<string>;
   /** Sum of `dagBytes` over pinned records. */
   pinnedBytes(): number;
   /** Every temporary record. */
-  temporaries(): Iterable<FileRecord>;
+  temporaries(): RegistryPages<FileRecord>;
   /** Every confirmed record, in CID order: read only for a handover pick. */
-  confirmed(): Iterable<FileRecord>;
+  confirmed(): RegistryPages<FileRecord>;
 }
+
+/** A registry read as its pages, in order. */
+export type RegistryPages<T> = AsyncIterable<readonly T[]> | Iterable<readonly T[]>;
 
 /** How a run picks its handover candidates while it reads the registry (`handoverCandidates`). */
 export interface HandoverPick {
@@ -143,21 +147,24 @@ export interface HandoverPick {
  * Summarizes the registry for a run's plan. Pinned CIDs out of CID order are sorted here, at a cost. With `handover`,
  * the confirmed records are offered to a handover pick as they pass.
  */
-export function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick } = {}): GcRecordSummary {
-  const temporaries = [...reads.temporaries()];
+export async function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick } = {}): Promise<GcRecordSummary> {
+  const temporaries: FileRecord[] = [];
+  for await (const page of reads.temporaries()) temporaries.push(...page);
   let pinnedCids = new PackedStrings();
   let lastCid: string | undefined;
   let inOrder = true;
-  for (const cid of reads.pinnedCids()) {
-    if (lastCid !== undefined && cid < lastCid) inOrder = false;
-    lastCid = cid;
-    pinnedCids.push(cid);
+  for await (const page of reads.pinnedCids()) {
+    for (const cid of page) {
+      if (lastCid !== undefined && cid < lastCid) inOrder = false;
+      lastCid = cid;
+      pinnedCids.push(cid);
+    }
   }
   if (!inOrder) pinnedCids = PackedStrings.from([...pinnedCids].sort(byCid));
   let picked: ReturnType<HandoverPicker['picked']> = { selection: { candidates: [], next: undefined }, records: [] };
   if (options.handover) {
     const picker = new HandoverPicker(options.handover);
-    for (const record of reads.confirmed()) picker.offer(record);
+    for await (const page of reads.confirmed()) for (const record of page) picker.offer(record);
     picked = picker.picked();
   }
   return { pinnedCids, pinnedBytes: reads.pinnedBytes(), temporaries, heldConfirmed: picked.records, handover: picked.selection };

@@ -20,6 +20,7 @@ import {
   gcEvidence,
   storedGcLastRun,
   summarizeRegistry,
+  type RegistryPages,
   type GcRunResult,
   type GcSettings,
 } from '../../src/files/gc.js';
@@ -56,17 +57,17 @@ describe('summarizeRegistry: what a plan keeps of the registry', () => {
     expired('e', NOW - 5_000, 7 * MB),
   ];
 
-  it('keeps the pinned CIDs with their bytes and every temporary, reading each once; the confirmed records only for a handover pick', () => {
+  it('keeps the pinned CIDs with their bytes and every temporary, reading each once; the confirmed records only for a handover pick', async () => {
     const reads = readsOfRecords(records);
     const calls: string[] = [];
-    // Generators, as the registry's pages are: each may be read once.
-    const once = <T>(name: string, read: () => Iterable<T>) =>
-      function* () {
+    // Async generators of one-record pages, as the actor's reads are pages: each may be read once.
+    const once = <T>(name: string, read: () => RegistryPages<T>) =>
+      async function* () {
         calls.push(name);
-        yield* read();
+        for await (const page of read()) for (const item of page) yield [item];
       };
     const counted = { pinnedCids: once('pinnedCids', reads.pinnedCids), pinnedBytes: reads.pinnedBytes, temporaries: once('temporaries', reads.temporaries), confirmed: once('confirmed', reads.confirmed) };
-    const summary = summarizeRegistry(counted);
+    const summary = await summarizeRegistry(counted);
     assert.deepEqual([...summary.pinnedCids], ['c-held', 't-pinned']);
     assert.equal(summary.pinnedBytes, 4 * MB);
     assert.deepEqual(summary.temporaries.map((record) => record.cid), ['t-pinned', 't-unpinned']);
@@ -75,9 +76,9 @@ describe('summarizeRegistry: what a plan keeps of the registry', () => {
     assert.deepEqual(calls.sort(), ['pinnedCids', 'temporaries'], 'the confirmed records are not read without a handover pick');
   });
 
-  it('pinned CIDs out of CID order are sorted', () => {
-    const reads = { ...readsOfRecords([]), pinnedCids: () => ['z', 'b', 'm', 'a'] };
-    assert.deepEqual([...summarizeRegistry(reads).pinnedCids], ['a', 'b', 'm', 'z']);
+  it('pinned CIDs out of CID order are sorted', async () => {
+    const reads = { ...readsOfRecords([]), pinnedCids: () => [['z', 'b'], ['m', 'a']] };
+    assert.deepEqual([...(await summarizeRegistry(reads)).pinnedCids], ['a', 'b', 'm', 'z']);
   });
 });
 
@@ -290,22 +291,22 @@ describe('rule 4c: handover', () => {
     assert.equal(all.next, undefined);
   });
 
-  it('summarizeRegistry picks the same candidates while reading, keeping only their records', () => {
+  it('summarizeRegistry picks the same candidates while reading, keeping only their records', async () => {
     const away = cids(true, 250);
     const home = cids(false, 50);
     const records = [...away.map((cid) => confirmed(cid, NOW - 10, 1)), ...home.map((cid) => confirmed(cid, NOW - 10, 1)), temporary('t', NOW - 5, NOW + 1, 1)];
     const inCidOrder = [...records].sort((a, b) => (a.cid < b.cid ? -1 : a.cid > b.cid ? 1 : 0));
     for (const after of [undefined, away[0], away[120], away[249], 'zzz']) {
       const expected = handoverCandidates(inCidOrder, scope, after);
-      const summary = summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after } });
+      const summary = await summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after } });
       assert.deepEqual(summary.handover, expected, `after ${after}`);
       assert.equal(summary.handover.candidates.length, HANDOVER_CANDIDATES_PER_RUN);
       assert.deepEqual(summary.heldConfirmed.map((record) => record.cid), expected.candidates.map((candidate) => candidate.cid), 'only the candidates\' records are kept');
       // The pick does not depend on the order records come in.
-      assert.deepEqual(summarizeRegistry({ ...readsOfRecords(records), confirmed: () => [...records].reverse() }, { handover: { scope, after } }).handover, expected);
+      assert.deepEqual((await summarizeRegistry({ ...readsOfRecords(records), confirmed: () => [[...records].reverse()] }, { handover: { scope, after } })).handover, expected);
     }
     const sorted = [...away].sort();
-    const fromStart = summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after: undefined } }).handover;
+    const fromStart = (await summarizeRegistry(readsOfRecords(inCidOrder), { handover: { scope, after: undefined } })).handover;
     assert.deepEqual(fromStart.candidates.map((candidate) => candidate.cid), sorted.slice(0, HANDOVER_CANDIDATES_PER_RUN));
     assert.equal(fromStart.next, sorted[HANDOVER_CANDIDATES_PER_RUN - 1]);
   });

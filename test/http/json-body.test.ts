@@ -80,7 +80,7 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
     for (const sample of samples) {
       const expected = JSON.stringify(sample);
       for (const chunkChars of [1, 5, 64 * 1024]) assert.equal((await text(sample, chunkChars)).text, expected, `${expected} in chunks of ${chunkChars}`);
-      assert.equal(jsonByteLength(sample), Buffer.byteLength(expected), expected);
+      assert.equal(await jsonByteLength(sample), Buffer.byteLength(expected), expected);
     }
   });
 
@@ -92,19 +92,44 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
       const chunkChars = 1 + Math.floor(random() * 40);
       const got = await text(value, chunkChars);
       assert.equal(got.text, expected, `round ${round}`);
-      assert.equal(jsonByteLength(value), got.bytes, `round ${round}: the count is the bytes sent`);
+      assert.equal(await jsonByteLength(value), got.bytes, `round ${round}: the count is the bytes sent`);
     }
   });
 
-  it('refuses what JSON.stringify refuses: a cycle, a BigInt, a value with no JSON form', () => {
+  it('refuses what JSON.stringify refuses: a cycle, a BigInt, a value with no JSON form', async () => {
     const cyclic: Record<string, unknown> = { a: [] };
     (cyclic.a as unknown[]).push(cyclic);
-    assert.throws(() => jsonByteLength(cyclic), TypeError);
-    assert.throws(() => jsonByteLength({ big: 1n }), TypeError);
-    assert.throws(() => jsonByteLength(undefined), TypeError);
+    await assert.rejects(jsonByteLength(cyclic), TypeError);
+    await assert.rejects(jsonByteLength({ big: 1n }), TypeError);
+    await assert.rejects(jsonByteLength(undefined), TypeError);
     // The same object twice, not inside itself, is no cycle.
     const shared = { same: true };
-    assert.equal(jsonByteLength([shared, shared]), JSON.stringify([shared, shared]).length);
+    assert.equal(await jsonByteLength([shared, shared]), JSON.stringify([shared, shared]).length);
+  });
+
+  it('counts and writes a large list in slices, letting the event loop turn between them even for a reader that never waits', async () => {
+    const list = PackedStrings.from(Array.from({ length: 200_000 }, (_, i) => `bafkrei${String(i).padStart(52, '0')}`));
+    const value = { retainedCids: list };
+    const expected = Buffer.byteLength(JSON.stringify({ retainedCids: [...list] }));
+    // 12 MB of JSON in slices of 256 Ki characters: ~46 slices each way; a timer gets a turn between them.
+    const turnsWhile = async (work: () => Promise<number>) => {
+      let turns = 0;
+      const ticking = setInterval(() => turns++, 0);
+      try {
+        assert.equal(await work(), expected);
+      } finally {
+        clearInterval(ticking);
+      }
+      return turns;
+    };
+    const counting = await turnsWhile(() => jsonByteLength(value));
+    assert.ok(counting >= 10, `the timer ran ${counting} times while 12 MB were counted`);
+    const writing = await turnsWhile(async () => {
+      let bytes = 0;
+      for await (const chunk of jsonChunks(value)) bytes += chunk.length;
+      return bytes;
+    });
+    assert.ok(writing >= 10, `the timer ran ${writing} times while 12 MB were written`);
   });
 
   it('a large list goes out in chunks of about the asked size, never one string of the whole', async () => {

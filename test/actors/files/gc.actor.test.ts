@@ -263,6 +263,48 @@ describe('files.gc', () => {
     h.stop();
   });
 
+  it('a run reads the registry a page at a time, letting the event loop turn between pages (a million CIDs held the node ~1 s)', async () => {
+    const events: string[] = [];
+    // The registry's pinned-CID reads, observed: the node's other work must get turns between them.
+    class ObservedNode extends FakeNode {
+      override node(): FilesNode {
+        const node = super.node();
+        const listPinnedCids = node.registry.listPinnedCids.bind(node.registry);
+        Object.assign(node.registry, {
+          listPinnedCids: (query: Parameters<typeof listPinnedCids>[0]) => {
+            events.push('page');
+            return listPinnedCids(query);
+          },
+        });
+        return node;
+      }
+    }
+    const fake = new ObservedNode(directory);
+    const now = Date.now();
+    const cids = Array.from({ length: 3_500 }, (_, i) => `bafkreipage${String(i).padStart(5, '0')}`);
+    for (const cid of cids) fake.records.set(cid, { cid, ...confirmed(now - 1_000) });
+    const h = start(fake);
+    let ticking = true;
+    const tick = () => {
+      if (!ticking) return;
+      events.push('turn');
+      setImmediate(tick);
+    };
+    setImmediate(tick);
+    try {
+      const report = await h.run(true, false);
+      assert.deepEqual([...report.retainedCids], cids, 'every page read, in CID order');
+    } finally {
+      ticking = false;
+      h.stop();
+    }
+    const pages = events.flatMap((event, index) => (event === 'page' ? [index] : []));
+    assert.equal(pages.length, 4, '3,500 CIDs in pages of 1,000');
+    // A turn per page: in each turn the ticker may run before or after that turn's page, so at least 2 fall between.
+    const turns = events.slice(pages[0], pages.at(-1)).filter((event) => event === 'turn').length;
+    assert.ok(turns >= 2, `the event loop turned ${turns} times between the first and the last page`);
+  });
+
   it('one run at a time: a request while a run waits for the lease is refused; the waiting run then completes', async () => {
     const fake = new FakeNode(directory);
     const h = start(fake);
