@@ -2,7 +2,8 @@
 // JSON: `JSON.stringify` built it as one string and the edge copied it into a Buffer, 281 MiB of heap at their peak
 // (measured on 885k CIDs; 84 MiB in pieces), when the node's memory peaked. Here the body is serialized twice: once to
 // count its bytes (both engines announce Content-Length), once while it is sent, 64 KiB at a time with the edge's
-// backpressure; both let the event loop turn every few milliseconds. The output is byte for byte what `JSON.stringify(value)` gives for plain data.
+// backpressure; both let the event loop turn every few milliseconds. The output is byte for byte what
+// `JSON.stringify(value)` gives for plain data.
 
 import { setImmediate } from 'node:timers/promises';
 import { PackedJsonValues, PackedStrings } from '../src/packed-strings.js';
