@@ -69,7 +69,7 @@ import { runLoad, terminateLoadWorkers, type LoadSummary } from './support/load.
 import { cpuSecondsOf, memoryOf, stopAllTracked } from './support/processes.js';
 import { generateHistory, historyPairs, HISTORY_STEP_MS, JSON_TIMEOUT_MS, seedUpstreams, startService } from './support/rates-service.js';
 import { GoalReport } from './support/goals.js';
-import { combineRounds, interleave, interleaveSides, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
+import { combineRounds, interleave, measuredLoad, type MeasuredLoad } from './support/measured-load.js';
 import { REPAIR_STATE_KEY } from '../actors/files/repair.actor.js';
 import { openSqliteRegistry } from '../storage/files/registry.sqlite.js';
 import { fillFilesStore, type FilledStore } from './support/scale-files.js';
@@ -665,7 +665,7 @@ async function benchRates(size: ScaleSize): Promise<void> {
 const TRANSFERS_SUBJECTS = 40;
 /** Answers compared between the gateway and direct pg before anything is measured (per query). */
 const TRANSFERS_CHECKED_SUBJECTS = 3;
-/** Latency at 1 connection: rounds of every read on both sides (the order rotating), p50 = median of the rounds'. */
+/** Latency at 1 connection: rounds of every read on both sides (the order below), p50 = median of the rounds'. */
 const TRANSFERS_ROUNDS = 3;
 const TRANSFERS_ROUND_MS = 1_000;
 const TRANSFERS_WARMUP_MS = 250;
@@ -673,7 +673,7 @@ const TRANSFERS_WARMUP_MS = 250;
  * Before the measured rounds, each side serves every read for this long, unmeasured: a gateway in service has its
  * code compiled and its statements prepared and planned (the first read measured after a start carried that: native,
  * measured first, cost each side twice the CPU per request of the reads after it). After 2 s the first read measured
- * at 10M still cost the gateway 1.5–2× the CPU per request of the last (fourth full run): a warm-up not yet over, or
+ * at 10M still cost the gateway 2.2× the CPU per request of the last (fourth full run): a warm-up not yet over, or
  * the VM's speed drifting (the interleaved rounds below take that part).
  */
 const TRANSFERS_SIDE_WARMUP_MS = 10_000;
@@ -806,17 +806,24 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
       const warm = await runLoad({ port: side.port, paths: QUERY_NAMES.flatMap((name) => pathsOf(side, name)), connections: 1, durationMs: TRANSFERS_SIDE_WARMUP_MS });
       if (warm.errors > 0) throw new Error(`${side.kind}: errors while warming up: ${warm.errorDetail}`);
     }
-    // Every round measures each read on both sides, the order rotating: a change in the VM's speed during these
-    // seconds falls on the three reads alike. Measured one read after the other, the first carried it alone (the
-    // fourth full run at 10M: the gateway's own CPU per request 0.64, 0.43, 0.29 ms for native, token, keyset in the
-    // order measured, for the same work per request).
-    const rounds = await interleaveSides(
-      TRANSFERS_ROUNDS,
-      QUERY_NAMES.flatMap((name) => [() => latency(name, baseline!), () => latency(name, gateway!)]),
-    );
+    // Every round measures each read on both sides: the reads in an order rotating by one a round (each read first,
+    // second and third once in three rounds), a read's two sides back to back, the side going first alternating. A
+    // change in the VM's speed during these seconds then falls on the three reads alike. Measured one read after the
+    // other, the first carried it alone (the fourth full run at 10M: the gateway's own CPU per request 0.64, 0.43,
+    // 0.29 ms for native, token, keyset in the order measured, for the same work per request).
+    const rounds = QUERY_NAMES.map(() => ({ direct: [] as MeasuredLoad<'server' | 'pg'>[], gateway: [] as MeasuredLoad<'server' | 'pg'>[] }));
+    for (let round = 0; round < TRANSFERS_ROUNDS; round++) {
+      for (let step = 0; step < QUERY_NAMES.length; step++) {
+        const index = (round + step) % QUERY_NAMES.length;
+        const name = QUERY_NAMES[index]!;
+        const direct = () => latency(name, baseline!).then((m) => void rounds[index]!.direct.push(m));
+        const throughGateway = () => latency(name, gateway!).then((m) => void rounds[index]!.gateway.push(m));
+        for (const measure of round % 2 === 0 ? [direct, throughGateway] : [throughGateway, direct]) await measure();
+      }
+    }
     for (const [index, name] of QUERY_NAMES.entries()) {
-      const bl = combineRounds(rounds[2 * index]!);
-      const gl = combineRounds(rounds[2 * index + 1]!);
+      const bl = combineRounds(rounds[index]!.direct);
+      const gl = combineRounds(rounds[index]!.gateway);
       if (gl.errors > 0 || bl.errors > 0) throw new Error(`${name}: errors during the latency runs (gateway ${gl.errors}: ${gl.errorDetail}; direct ${bl.errors}: ${bl.errorDetail})`);
       growth.set(`${name}: gateway p50`, column, gl.p50, ms(gl.p50, 3));
       growth.set(`${name}: direct pg p50`, column, bl.p50, ms(bl.p50, 3));
@@ -913,7 +920,7 @@ async function benchTransfers(size: ScaleSize): Promise<void> {
   const sizes = TRANSFERS_SIZES[size];
   say(
     `== transfers: tables of ${sizes.map(fmtInt).join(', ')} rows (bench/support/transfers-data.ts, schema version 1 then migration 2); per size: the three spec reads ` +
-      `(${TRANSFERS_SUBJECTS} medium addresses) at 1 connection through the gateway and direct pg (${TRANSFERS_ROUNDS} rounds of ${fmt(TRANSFERS_ROUND_MS / 1000, 1)} s per read and side, every read and side in each round in a rotating order, after ${fmt(TRANSFERS_SIDE_WARMUP_MS / 1000, 1)} s of every read unmeasured), ` +
+      `(${TRANSFERS_SUBJECTS} medium addresses) at 1 connection through the gateway and direct pg (${TRANSFERS_ROUNDS} rounds of ${fmt(TRANSFERS_ROUND_MS / 1000, 1)} s per read and side, every read in each round, the reads' order rotating and the side going first alternating, after ${fmt(TRANSFERS_SIDE_WARMUP_MS / 1000, 1)} s of every read unmeasured), ` +
       `the busiest address with Prefer count=exact / count=estimated, /max_block, and a backfill of ${fmtInt(BACKFILL_BLOCKS)} anvil blocks into the table`,
   );
   const growth = new GrowthTable(sizes.map(sizeLabel));

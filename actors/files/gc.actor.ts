@@ -65,7 +65,7 @@ import {
   type HandoverCandidate,
 } from '../../src/files/gc.js';
 import { hasOtherMember, type PlacementTier } from '../../src/files/placement.js';
-import type { FileEvent, FileRecord, FileState } from '../../src/files/types.js';
+import type { FileEvent, FileRecord } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
@@ -176,15 +176,15 @@ export function gcLogic(options: GcOptions) {
         gcRunMachine.provide({
           actors: {
             measure: fromPromise<GcMeasurement, void>(async ({ signal }) => measure(holder.get(), clock, signal)),
-            loadRecords: fromPromise<GcRecordSummary, LoadRecordsInput>(async ({ input }) => {
+            loadRecords: fromPromise<GcRecordSummary, LoadRecordsInput>(async ({ input, signal }) => {
               const node = holder.get();
               // Only a run that can hand over (replication with another member) picks candidates among the confirmed files.
               const handover = copies !== undefined && replication !== undefined && hasOtherMember(replication.members, node.peerId);
               const reads: GcRegistryReads = {
-                pinnedCids: () => pagesTakingTurns((afterCid) => node.registry.listPinnedCids({ afterCid, limit: PAGE }), (cid) => cid),
+                pinnedCids: () => pagesTakingTurns((afterCid) => node.registry.listPinnedCids({ afterCid, limit: PAGE }), (cid) => cid, signal),
                 pinnedBytes: () => node.registry.pinnedBytes(),
-                temporaries: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'temporary', afterCid, limit: PAGE }), (record) => record.cid),
-                confirmed: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'confirmed', afterCid, limit: PAGE }), (record) => record.cid),
+                temporaries: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'temporary', afterCid, limit: PAGE }), (record) => record.cid, signal),
+                confirmed: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'confirmed', afterCid, limit: PAGE }), (record) => record.cid, signal),
               };
               if (!handover) return summarizeRegistry(reads);
               const scope = { self: node.peerId, members: replication.members, tiers: replication.placement, now: input.now };
@@ -216,7 +216,14 @@ export function gcLogic(options: GcOptions) {
         // The runtime's clock, so the run's delays follow it (it used the wall clock before).
         { clock, input: { dryRun, force, settings: settings.gc }, inspect: options.inspect },
       );
-      current = { stop: () => (actor.stop(), releaseLease()) };
+      let runStopped = false;
+      current = {
+        stop: () => {
+          runStopped = true;
+          actor.stop();
+          releaseLease();
+        },
+      };
       status.started();
       logger.info({ origin, dryRun, force }, 'garbage collection started');
       let report: GcReport;
@@ -228,6 +235,8 @@ export function gcLogic(options: GcOptions) {
         // The retained list is a view of the pinned CIDs (~920k at a million files): counted here, in turns of the
         // event loop, before the log line and the stored evidence ask for its length.
         await result.retainedCids.countInTurns(() => setImmediate());
+        // Stopped while counting (shutdown, or the collector restarted): not recorded, like a run stopped before.
+        if (runStopped) throw new Error('garbage collection stopped');
         report = gcReport(result, startedAt, clock.now());
         logger.info(
           {
@@ -316,41 +325,27 @@ async function measure(node: FilesNode, clock: Clock, signal: AbortSignal): Prom
 }
 
 /**
- * Every record (of one state, if given), read from the registry a page at a time (in CID order, each page after the
- * last CID of the one before, so records written between pages neither repeat nor shift the rest). A caller that goes
- * through them one by one holds one page at a time: at a million files the whole list is some hundreds of MiB.
+ * A registry read a page at a time, in CID order, each page after the last CID of the one before (records written
+ * between pages neither repeat nor shift the rest), with a turn of the event loop before each page after the first.
+ * A caller holds one page at a time: at a million files the whole list is some hundreds of MiB. And the turns matter:
+ * a run's summary reads every pinned CID (~1 s at a million files), and read in one go it held every request, timer
+ * and peer answer of the node for that long (issue 30: the event loop stood still for 3.4–4.4 s in each GC dry run
+ * at 1M). A stopped run (`signal`) reads no further page.
  */
-function everyRecord(node: FilesNode, state?: FileState): Generator<FileRecord> {
-  return paged((afterCid) => node.registry.list({ state, afterCid, limit: PAGE }), (record) => record.cid);
-}
-
-function* paged<T>(read: (afterCid: string | undefined) => T[], cidOf: (item: T) => string): Generator<T> {
-  for (const page of pages(read, cidOf)) yield* page;
-}
-
-/** A registry read in CID order, a page after the last CID of the one before. */
-function* pages<T>(read: (afterCid: string | undefined) => T[], cidOf: (item: T) => string): Generator<T[]> {
+async function* pagesTakingTurns<T>(read: (afterCid: string | undefined) => T[], cidOf: (item: T) => string, signal: AbortSignal): AsyncGenerator<T[]> {
   let afterCid: string | undefined;
   for (;;) {
     const page = read(afterCid);
     yield page;
     if (page.length < PAGE) return;
     afterCid = cidOf(page[page.length - 1]!);
+    await setImmediate(undefined, { signal });
   }
 }
 
-/**
- * The same pages, with a turn of the event loop before each page after the first: the summary of a run reads every
- * pinned CID (~1 s at a million files), and read in one go it held every request, timer and peer answer of the node
- * for that long (issue 30: the event loop stood still for 3.4–4.4 s in each GC dry run at 1M).
- */
-async function* pagesTakingTurns<T>(read: (afterCid: string | undefined) => T[], cidOf: (item: T) => string): AsyncGenerator<T[]> {
-  let first = true;
-  for (const page of pages(read, cidOf)) {
-    if (!first) await setImmediate();
-    first = false;
-    yield page;
-  }
+/** Every record, a page at a time (`pagesTakingTurns`). */
+function everyRecord(node: FilesNode, signal: AbortSignal): AsyncGenerator<FileRecord[]> {
+  return pagesTakingTurns((afterCid) => node.registry.list({ afterCid, limit: PAGE }), (record) => record.cid, signal);
 }
 
 /**
@@ -430,30 +425,32 @@ async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal
   const repairedPins: string[] = [];
   const unprotected: string[] = [];
   const failures: unknown[] = [];
-  for (const record of everyRecord(node)) {
-    if (!mustBePinned(record)) continue;
-    signal.throwIfAborted();
-    let cid: CID;
-    try {
-      cid = CID.parse(record.cid);
-    } catch {
-      unprotected.push(record.cid);
-      continue;
-    }
-    try {
-      if (await node.pins.has(cid, signal)) continue;
-    } catch (error) {
-      if (signal.aborted) throw error;
-      failures.push(error);
-      continue;
-    }
-    try {
-      const outcome = await store.ask({ type: 'store.restorePin', cid }, { signal });
-      if (outcome === 'restored') repairedPins.push(record.cid);
-      else if (outcome === 'unprotected') unprotected.push(record.cid);
-    } catch (error) {
-      if (signal.aborted) throw error;
-      failures.push(error);
+  for await (const page of everyRecord(node, signal)) {
+    for (const record of page) {
+      if (!mustBePinned(record)) continue;
+      signal.throwIfAborted();
+      let cid: CID;
+      try {
+        cid = CID.parse(record.cid);
+      } catch {
+        unprotected.push(record.cid);
+        continue;
+      }
+      try {
+        if (await node.pins.has(cid, signal)) continue;
+      } catch (error) {
+        if (signal.aborted) throw error;
+        failures.push(error);
+        continue;
+      }
+      try {
+        const outcome = await store.ask({ type: 'store.restorePin', cid }, { signal });
+        if (outcome === 'restored') repairedPins.push(record.cid);
+        else if (outcome === 'unprotected') unprotected.push(record.cid);
+      } catch (error) {
+        if (signal.aborted) throw error;
+        failures.push(error);
+      }
     }
   }
   return { repairedPins, unprotected, failures };

@@ -145,7 +145,9 @@ export interface HandoverPick {
 
 /**
  * Summarizes the registry for a run's plan. Pinned CIDs out of CID order are sorted here, at a cost. With `handover`,
- * the confirmed records are offered to a handover pick as they pass.
+ * the confirmed records are offered to a handover pick as they pass. The pages are read over several turns of the
+ * event loop, so a record written meanwhile may or may not be in them, and `pinnedBytes` (read last) may count it:
+ * the plan is an estimate, and the run re-reads every record before it changes one (rule 7).
  */
 export async function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick } = {}): Promise<GcRecordSummary> {
   const temporaries: FileRecord[] = [];

@@ -28,7 +28,7 @@ export function guardedYamux(init?: YamuxMuxerInit): () => StreamMuxerFactory<Ya
 
 function guardOutboundStreams(muxer: YamuxMuxer): YamuxMuxer {
   const createStream = muxer.onCreateStream.bind(muxer);
-  muxer.onCreateStream = () => guardFirstWindowUpdate(createStream());
+  muxer.onCreateStream = (...args: Parameters<YamuxMuxer['onCreateStream']>) => guardFirstWindowUpdate(createStream(...args));
   return muxer;
 }
 

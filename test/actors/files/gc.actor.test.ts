@@ -305,6 +305,36 @@ describe('files.gc', () => {
     assert.ok(turns >= 2, `the event loop turned ${turns} times between the first and the last page`);
   });
 
+  it('a collector stopped while a run reads the registry reads no further page and records nothing', async () => {
+    let pagesRead = 0;
+    let h: Harness | undefined;
+    class StoppedWhileReading extends FakeNode {
+      override node(): FilesNode {
+        const node = super.node();
+        const listPinnedCids = node.registry.listPinnedCids.bind(node.registry);
+        Object.assign(node.registry, {
+          listPinnedCids: (query: Parameters<typeof listPinnedCids>[0]) => {
+            // The stop arrives in the turn the run gives the event loop after this first page.
+            if (++pagesRead === 1) setImmediate(() => h!.stop());
+            return listPinnedCids(query);
+          },
+        });
+        return node;
+      }
+    }
+    const fake = new StoppedWhileReading(directory);
+    const now = Date.now();
+    for (let i = 0; i < 3_500; i++) {
+      const cid = `bafkreistop${String(i).padStart(5, '0')}`;
+      fake.records.set(cid, { cid, ...confirmed(now - 1_000) });
+    }
+    h = start(fake);
+    await assert.rejects(h.run(true, false), /garbage collection stopped/);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(pagesRead, 1, 'no page read after the stop');
+    assert.equal(fake.runs.length, 0, 'a stopped run is not recorded');
+  });
+
   it('one run at a time: a request while a run waits for the lease is refused; the waiting run then completes', async () => {
     const fake = new FakeNode(directory);
     const h = start(fake);
