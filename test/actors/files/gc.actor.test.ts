@@ -200,6 +200,28 @@ function start(fake: FakeNode, options: { clock?: Clock; settings?: GcSettings; 
   return h;
 }
 
+/** A node holding `count` confirmed files (CIDs in order), `onPinnedPage` told before each page of pinned CIDs is read. */
+function confirmedFiles(directory: string, count: number, onPinnedPage: () => void): { fake: FakeNode; cids: string[] } {
+  class ObservedNode extends FakeNode {
+    override node(): FilesNode {
+      const node = super.node();
+      const listPinnedCids = node.registry.listPinnedCids.bind(node.registry);
+      Object.assign(node.registry, {
+        listPinnedCids: (query: Parameters<typeof listPinnedCids>[0]) => {
+          onPinnedPage();
+          return listPinnedCids(query);
+        },
+      });
+      return node;
+    }
+  }
+  const fake = new ObservedNode(directory);
+  const createdAt = Date.now() - 1_000;
+  const cids = Array.from({ length: count }, (_, i) => `bafkreipage${String(i).padStart(5, '0')}`);
+  for (const cid of cids) fake.records.set(cid, { cid, ...confirmed(createdAt) });
+  return { fake, cids };
+}
+
 describe('files.gc', () => {
   let home: string;
   let directory: string;
@@ -265,24 +287,7 @@ describe('files.gc', () => {
 
   it('a run reads the registry a page at a time, letting the event loop turn between pages (a million CIDs held the node ~1 s)', async () => {
     const events: string[] = [];
-    // The registry's pinned-CID reads, observed: the node's other work must get turns between them.
-    class ObservedNode extends FakeNode {
-      override node(): FilesNode {
-        const node = super.node();
-        const listPinnedCids = node.registry.listPinnedCids.bind(node.registry);
-        Object.assign(node.registry, {
-          listPinnedCids: (query: Parameters<typeof listPinnedCids>[0]) => {
-            events.push('page');
-            return listPinnedCids(query);
-          },
-        });
-        return node;
-      }
-    }
-    const fake = new ObservedNode(directory);
-    const now = Date.now();
-    const cids = Array.from({ length: 3_500 }, (_, i) => `bafkreipage${String(i).padStart(5, '0')}`);
-    for (const cid of cids) fake.records.set(cid, { cid, ...confirmed(now - 1_000) });
+    const { fake, cids } = confirmedFiles(directory, 3_500, () => events.push('page'));
     const h = start(fake);
     let ticking = true;
     const tick = () => {
@@ -308,26 +313,10 @@ describe('files.gc', () => {
   it('a collector stopped while a run reads the registry reads no further page and records nothing', async () => {
     let pagesRead = 0;
     let h: Harness | undefined;
-    class StoppedWhileReading extends FakeNode {
-      override node(): FilesNode {
-        const node = super.node();
-        const listPinnedCids = node.registry.listPinnedCids.bind(node.registry);
-        Object.assign(node.registry, {
-          listPinnedCids: (query: Parameters<typeof listPinnedCids>[0]) => {
-            // The stop arrives in the turn the run gives the event loop after this first page.
-            if (++pagesRead === 1) setImmediate(() => h!.stop());
-            return listPinnedCids(query);
-          },
-        });
-        return node;
-      }
-    }
-    const fake = new StoppedWhileReading(directory);
-    const now = Date.now();
-    for (let i = 0; i < 3_500; i++) {
-      const cid = `bafkreistop${String(i).padStart(5, '0')}`;
-      fake.records.set(cid, { cid, ...confirmed(now - 1_000) });
-    }
+    const { fake } = confirmedFiles(directory, 3_500, () => {
+      // The stop arrives in the turn the run gives the event loop after this first page.
+      if (++pagesRead === 1) setImmediate(() => h!.stop());
+    });
     h = start(fake);
     await assert.rejects(h.run(true, false), /garbage collection stopped/);
     await new Promise((resolve) => setTimeout(resolve, 50));
