@@ -65,7 +65,7 @@ import {
   type HandoverCandidate,
 } from '../../src/files/gc.js';
 import { hasOtherMember, type PlacementTier } from '../../src/files/placement.js';
-import type { FileEvent, FileRecord } from '../../src/files/types.js';
+import type { FileEvent, FileRecord, FileState } from '../../src/files/types.js';
 import type { Logger } from '../../src/logger.js';
 import type { Reply } from '../../src/reply.js';
 import { directoryBytes, freeBytes } from '../../storage/files/disk-usage.js';
@@ -183,8 +183,8 @@ export function gcLogic(options: GcOptions) {
               const reads: GcRegistryReads = {
                 pinnedCids: () => pagesTakingTurns((afterCid) => node.registry.listPinnedCids({ afterCid, limit: PAGE }), (cid) => cid, signal),
                 pinnedBytes: () => node.registry.pinnedBytes(),
-                temporaries: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'temporary', afterCid, limit: PAGE }), (record) => record.cid, signal),
-                confirmed: () => pagesTakingTurns((afterCid) => node.registry.list({ state: 'confirmed', afterCid, limit: PAGE }), (record) => record.cid, signal),
+                temporaries: () => everyRecord(node, signal, 'temporary'),
+                confirmed: () => everyRecord(node, signal, 'confirmed'),
               };
               if (!handover) return summarizeRegistry(reads);
               const scope = { self: node.peerId, members: replication.members, tiers: replication.placement, now: input.now };
@@ -343,9 +343,9 @@ async function* pagesTakingTurns<T>(read: (afterCid: string | undefined) => T[],
   }
 }
 
-/** Every record, a page at a time (`pagesTakingTurns`). */
-function everyRecord(node: FilesNode, signal: AbortSignal): AsyncGenerator<FileRecord[]> {
-  return pagesTakingTurns((afterCid) => node.registry.list({ afterCid, limit: PAGE }), (record) => record.cid, signal);
+/** Every record (of one state, if given), a page at a time (`pagesTakingTurns`). */
+function everyRecord(node: FilesNode, signal: AbortSignal, state?: FileState): AsyncGenerator<FileRecord[]> {
+  return pagesTakingTurns((afterCid) => node.registry.list({ state, afterCid, limit: PAGE }), (record) => record.cid, signal);
 }
 
 /**
