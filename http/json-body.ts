@@ -137,7 +137,48 @@ export async function* jsonChunks(value: unknown, chunkChars = CHUNK_CHARS): Asy
   if (gathered.length > 0) yield Buffer.from(gathered);
 }
 
-/** A JSON answer streamed in pieces (see the top of this file): for bodies that grow with the data. */
-export async function streamedJson(status: number, value: unknown, headers: Readonly<Record<string, string>>): Promise<HttpReply> {
-  return { status, headers, stream: { length: await jsonByteLength(value), chunks: jsonChunks(value) } };
+/**
+ * A JSON answer streamed in pieces (see the top of this file): for bodies that grow with the data. `ended` is called
+ * once the edge is done with the body: written whole, cut off, or the client gone (the edge ends every stream it
+ * started with `return`); never for an answer the edge did not start to write (the client was gone before it).
+ */
+export async function streamedJson(status: number, value: unknown, headers: Readonly<Record<string, string>>, ended?: () => void): Promise<HttpReply> {
+  const length = await jsonByteLength(value);
+  const chunks = jsonChunks(value);
+  return { status, headers, stream: { length, chunks: ended === undefined ? chunks : endingWith(chunks, ended) } };
+}
+
+/**
+ * `chunks` calling `ended` once, when they are read to the end, fail, or their reader returns early. A generator's
+ * own `finally` would not do: `return` on a generator not yet started ends it without running its body.
+ */
+function endingWith(chunks: AsyncGenerator<Uint8Array>, ended: () => void): AsyncIterable<Uint8Array> {
+  let open = true;
+  const end = () => {
+    if (open) {
+      open = false;
+      ended();
+    }
+  };
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    async next() {
+      try {
+        const next = await chunks.next();
+        if (next.done) end();
+        return next;
+      } catch (error) {
+        end();
+        throw error;
+      }
+    },
+    async return() {
+      try {
+        return await chunks.return(undefined);
+      } finally {
+        end();
+      }
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }

@@ -1,9 +1,9 @@
 // A list of strings packed in Buffers (src/packed-strings.ts): what goes in comes out, in order, across pages; the
-// view without some strings; JSON as the array's.
+// view without some strings; JSON as the array's; pages given back to a pool and lent to the next list.
 
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PackedJsonValues, PackedStrings, PAGE_BYTES } from '../src/packed-strings.js';
+import { PackedJsonValues, PackedStrings, PagePool, PAGE_BYTES } from '../src/packed-strings.js';
 import { prng } from './support/random.js';
 
 function randomStrings(seed: number, count: number): string[] {
@@ -59,6 +59,52 @@ describe('PackedStrings', () => {
     assert.equal(view.length, strings.length - 2);
     assert.equal(await view.countInTurns(async () => void turns++), strings.length - 2);
     assert.equal(turns, 7, 'counted once');
+  });
+
+  it('release: the pages go back to the pool and the next list takes them, not new ones; the released list and its views refuse reads', () => {
+    const pool = new PagePool();
+    const strings = Array.from({ length: 50_000 }, (_, index) => `bafkrei${String(index).padStart(52, '0')}`);
+    const first = PackedStrings.from(strings, pool);
+    const view = first.without(new Set([strings[0]!]));
+    const pages = Math.ceil((50_000 * 63) / PAGE_BYTES);
+    assert.equal(pool.size, 0, 'nothing to lend before a release');
+    view.release();
+    assert.equal(pool.size, pages, 'every page of the list, given back through a view');
+    view.release();
+    assert.equal(pool.size, pages, 'a second release gives nothing more');
+    assert.throws(() => [...first], /released/);
+    assert.throws(() => [...view], /released/);
+    assert.throws(() => first.length + view.length, /released/);
+
+    const others = strings.map((text) => text.replace('bafkrei', 'bafyrei'));
+    const second = PackedStrings.from(others, pool);
+    assert.equal(pool.size, 0, 'the second list took the pool\'s pages');
+    assert.deepEqual([...second], others, 'written over, read back whole');
+    second.release();
+    assert.equal(pool.size, pages);
+  });
+
+  it('release while a reader is between two strings: its next read throws instead of reading a page lent to another list', () => {
+    const pool = new PagePool();
+    const list = PackedStrings.from(['a', 'b', 'c'], pool);
+    const reader = list[Symbol.iterator]();
+    assert.equal(reader.next().value, 'a');
+    list.release();
+    assert.throws(() => reader.next(), /released while it was read/);
+  });
+
+  it('PagePool keeps at most one list\'s worth, and no page larger than a page', () => {
+    const pool = new PagePool();
+    const text = 'x'.repeat(1_000);
+    const big = PackedStrings.from(Array.from({ length: 3_000 }, () => text), pool);
+    const small = PackedStrings.from(['one'], pool);
+    const huge = PackedStrings.from(['y'.repeat(PAGE_BYTES)], pool);
+    big.release();
+    assert.equal(pool.size, 3);
+    small.release();
+    assert.equal(pool.size, 1, 'two lists alive at once leave the last one\'s worth, not both');
+    huge.release();
+    assert.equal(pool.size, 0, 'a page made for one large string is not kept');
   });
 
   it('refuses a lone surrogate (UTF-8 has no form for it) and stays usable', () => {

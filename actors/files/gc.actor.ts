@@ -44,6 +44,7 @@ import {
   type VerifyPinsOutput,
 } from '../../machines/files/gc-run.machine.js';
 import type { CronSchedule } from '../../src/cron.js';
+import { PagePool, type PageSource } from '../../src/packed-strings.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { RunInProgressError } from '../../src/files/errors.js';
 import {
@@ -78,7 +79,12 @@ import type { StorePort } from './store.actor.js';
 import type { StartupWait } from './startup.js';
 import { refuseUnknownMessage } from '../ask.js';
 
-export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> };
+/**
+ * `gc.run` asks for a run; its report's `retainedCids` are the collector's pages, which the asker gives back with
+ * `report.retainedCids.release()` once it has written them (the HTTP route does, when the answer is sent or abandoned;
+ * an asker that does not leaves them to V8). `gc.pagesReturned` is that release coming back to the collector.
+ */
+export type GcEvent = { type: 'gc.run'; dryRun: boolean; force: boolean; reply: Reply<GcReport> } | { type: 'gc.pagesReturned'; pages: readonly Buffer[] };
 
 export interface GcActorSettings {
   readonly gc: GcSettings;
@@ -149,9 +155,20 @@ type RunOrigin = 'manual' | 'scheduled';
 export function gcLogic(options: GcOptions) {
   const { holder, clock, store, status, settings, logger } = options;
 
-  const logic = fromCallback<GcEvent>(({ receive }) => {
+  const logic = fromCallback<GcEvent>(({ receive, self }) => {
     /** The run in progress: its machine actor and the lease it may hold. */
     let current: { stop(): void } | undefined;
+    /**
+     * The pages of the runs' packed CID lists (~54 of 1 MiB at a million files), reused run after run: the pages of a
+     * report given back are this collector's again (a message, like any change to its state).
+     */
+    const pool = new PagePool();
+    const pages: PageSource = {
+      take: (bytes) => pool.take(bytes),
+      give: (given) => {
+        if (!stopped) self.send({ type: 'gc.pagesReturned', pages: given });
+      },
+    };
     let cancelTimer: (() => void) | undefined;
     let stopped = false;
     /** Where the next real run's handover candidates start (in memory: a restart begins again at the first CID). */
@@ -186,9 +203,9 @@ export function gcLogic(options: GcOptions) {
                 temporaries: () => everyRecord(node, signal, 'temporary'),
                 confirmed: () => everyRecord(node, signal, 'confirmed'),
               };
-              if (!handover) return summarizeRegistry(reads);
+              if (!handover) return summarizeRegistry(reads, { pages });
               const scope = { self: node.peerId, members: replication.members, tiers: replication.placement, now: input.now };
-              return summarizeRegistry(reads, { handover: { scope, after: handoverAfter } });
+              return summarizeRegistry(reads, { pages, handover: { scope, after: handoverAfter } });
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               const selection = input.records.handover;
@@ -291,12 +308,14 @@ export function gcLogic(options: GcOptions) {
           if (stopped) return;
           cancelTimer = everyCronRun(clock, schedule, () => {
             if (current) logger.info({ origin: 'scheduled' }, 'garbage collection skipped: a run is in progress');
-            else start(false, false, 'scheduled').catch((error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
+            // Nobody reads a scheduled run's report: its pages are free as soon as it is recorded.
+            else start(false, false, 'scheduled').then((report) => report.retainedCids.release(), (error: unknown) => logger.warn({ err: error }, 'scheduled garbage collection could not run'));
           });
         })
       : () => {};
 
     receive((event) => {
+      if (event.type === 'gc.pagesReturned') return pool.give(event.pages);
       if (event.type !== 'gc.run') return refuseUnknownMessage(event);
       // The run goes on if the asker gives up: it is recorded and shown in metrics either way, and a run stopped
       // half way would only have to be redone.

@@ -44,7 +44,8 @@ export const adminJson = (status: number, body: unknown): HttpReply => json(stat
  * `adminJson` for answers that grow with the store, a GC report or the pin list: tens of MB at a million files,
  * written in pieces instead of one string (http/json-body.ts).
  */
-export const adminJsonInPieces = (status: number, body: unknown): Promise<HttpReply> => streamedJson(status, body, { ...JSON_HEADERS, 'cache-control': 'no-store' });
+export const adminJsonInPieces = (status: number, body: unknown, ended?: () => void): Promise<HttpReply> =>
+  streamedJson(status, body, { ...JSON_HEADERS, 'cache-control': 'no-store' }, ended);
 
 /** spec §7: one table from failure kind to status and `{error}` text. */
 export function mapFilesError(error: unknown): HttpReply {

@@ -26,8 +26,8 @@ export function registerGcRoutes(context: FilesRouteContext): void {
       const dryRun = queryFlag(request.query, 'dryRun');
       const force = queryFlag(request.query, 'force');
       const report = await context.api.gc({ type: 'gc.run', dryRun, force }, { signal, timeoutMs: GC_ASK_TIMEOUT_MS });
-      // 56 MB of JSON at a million files (every retained CID): sent in pieces.
-      return adminJsonInPieces(200, report);
+      // 56 MB of JSON at a million files (every retained CID): sent in pieces, then its pages go back to the collector.
+      return adminJsonInPieces(200, report, () => report.retainedCids.release());
     }),
   );
 }

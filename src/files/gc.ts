@@ -14,7 +14,7 @@
 // picked while the registry is read (`summarizeRegistry` with a handover pick, the rule of `handoverCandidates`),
 // the GC actor probes them before planning and hands `planGc` the CIDs every holder confirmed. Without replication (or on one node) there are no candidates and `demoted` stays empty.
 
-import { PackedStrings } from '../packed-strings.js';
+import { PackedStrings, type PageSource } from '../packed-strings.js';
 import { isPastExpiry } from './lifecycle.js';
 import { placementOf, type PlacementTier } from './placement.js';
 import { scrubText } from './scrub.js';
@@ -147,12 +147,13 @@ export interface HandoverPick {
  * Summarizes the registry for a run's plan. Pinned CIDs out of CID order are sorted here, at a cost. With `handover`,
  * the confirmed records are offered to a handover pick as they pass. The pages are read over several turns of the
  * event loop, so a record written meanwhile may or may not be in them, and `pinnedBytes` (read last) may count it:
- * the plan is an estimate, and the run re-reads every record before it changes one (rule 7).
+ * the plan is an estimate, and the run re-reads every record before it changes one (rule 7). The pinned CIDs are
+ * packed on `pages` (the collector's pool: the plan's `retainedCids` is a view of them, released with the report).
  */
-export async function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick } = {}): Promise<GcRecordSummary> {
+export async function summarizeRegistry(reads: GcRegistryReads, options: { handover?: HandoverPick; pages?: PageSource } = {}): Promise<GcRecordSummary> {
   const temporaries: FileRecord[] = [];
   for await (const page of reads.temporaries()) temporaries.push(...page);
-  let pinnedCids = new PackedStrings();
+  let pinnedCids = new PackedStrings(options.pages);
   let lastCid: string | undefined;
   let inOrder = true;
   for await (const page of reads.pinnedCids()) {
@@ -162,7 +163,11 @@ export async function summarizeRegistry(reads: GcRegistryReads, options: { hando
       pinnedCids.push(cid);
     }
   }
-  if (!inOrder) pinnedCids = PackedStrings.from([...pinnedCids].sort(byCid));
+  if (!inOrder) {
+    const unsorted = pinnedCids;
+    pinnedCids = PackedStrings.from([...unsorted].sort(byCid), options.pages);
+    unsorted.release();
+  }
   let picked: ReturnType<HandoverPicker['picked']> = { selection: { candidates: [], next: undefined }, records: [] };
   if (options.handover) {
     const picker = new HandoverPicker(options.handover);
@@ -403,7 +408,10 @@ export interface GcReport {
   readonly estimatedBytesAfter: number;
   /** What was released (a dry run: what would be); not what was planned but skipped (rule 7). */
   readonly releasedCids: readonly string[];
-  /** Packed (src/packed-strings.ts): JSON writes it as an array of strings. */
+  /**
+   * Packed (src/packed-strings.ts): JSON writes it as an array of strings. On the collector's pages: its reader
+   * releases it when done (actors/files/gc.actor.ts).
+   */
   readonly retainedCids: PackedStrings;
   /**
    * Confirmed files handed over to their designated holders (rule 4c; a dry run: what would be): their local pin

@@ -7,6 +7,7 @@ import { jsonByteLength, jsonChunks, streamedJson } from '../../http/json-body.j
 import { HttpServer } from '../../http/server.js';
 import { PackedJsonValues, PackedStrings } from '../../src/packed-strings.js';
 import { captureLogger } from '../support/logger.js';
+import { waitFor } from '../support/wait.js';
 import { prng } from '../support/random.js';
 
 async function text(value: unknown, chunkChars?: number): Promise<{ text: string; chunks: number; bytes: number }> {
@@ -140,6 +141,28 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
     assert.ok(got.chunks >= Math.floor(got.bytes / (64 * 1024)) && got.chunks > 1, `${got.chunks} chunks for ${got.bytes} bytes`);
   });
 
+  it('ended: called once when the body is read whole, when its reader returns early, and when it was never started', async () => {
+    const value = { list: Array.from({ length: 50_000 }, (_, index) => `bafkrei${index}`) };
+    const endedAfter = async (read: (chunks: AsyncIterator<Uint8Array>) => Promise<void>): Promise<number> => {
+      let ended = 0;
+      const reply = await streamedJson(200, value, {}, () => void ended++);
+      const chunks = reply.stream!.chunks[Symbol.asyncIterator]();
+      assert.equal(ended, 0, 'not before the edge reads');
+      await read(chunks);
+      await chunks.return?.();
+      return ended;
+    };
+    assert.equal(
+      await endedAfter(async (chunks) => {
+        while (!(await chunks.next()).done);
+      }),
+      1,
+      'read whole, then returned as the edge does',
+    );
+    assert.equal(await endedAfter(async (chunks) => void (await chunks.next())), 1, 'a client gone after the first chunk');
+    assert.equal(await endedAfter(async () => {}), 1, 'returned before the first chunk');
+  });
+
   it('through the HTTP edge: Content-Length is the count and the body parses to the value', async () => {
     const value = { retainedCids: Array.from({ length: 30_000 }, (_, index) => `bafkrei${index}`), note: 'é€😀' };
     const server = new HttpServer({
@@ -150,13 +173,17 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
       mapError: () => ({ status: 500, body: 'failed' }),
       notFound: () => ({ status: 404, body: 'no' }),
     });
-    server.route('get', '/report', () => streamedJson(200, value, { 'content-type': 'application/json; charset=utf-8' }));
+    let ended = 0;
+    server.route('get', '/report', () => streamedJson(200, value, { 'content-type': 'application/json; charset=utf-8' }, () => void ended++));
     const port = await server.listen();
     try {
       const response = await fetch(`http://127.0.0.1:${port}/report`, { headers: { connection: 'close' } });
       assert.equal(response.status, 200);
       assert.equal(Number(response.headers.get('content-length')), Buffer.byteLength(JSON.stringify(value)));
       assert.deepEqual(await response.json(), value);
+      // The client may hold the last byte before the edge's loop asks the source for more and finds it done.
+      await waitFor(() => ended === 1, { what: 'the edge done with the body once it is sent' });
+      assert.equal(ended, 1, 'once');
     } finally {
       await server.close();
     }

@@ -25,7 +25,7 @@ import type { FileRecord } from '../../../src/files/types.js';
 import { captureLogger } from '../../support/logger.js';
 import { startStore, type TestStore } from '../../support/files-store.js';
 import { waitFor } from '../../support/wait.js';
-import { PackedStrings } from '../../../src/packed-strings.js';
+import { PackedStrings, PAGE_BYTES } from '../../../src/packed-strings.js';
 
 const NO_PRESSURE: GcSettings = { highWatermarkBytes: 1e12, lowWatermarkBytes: 1e11, diskReserveBytes: 0 };
 
@@ -322,6 +322,40 @@ describe('files.gc', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     assert.equal(pagesRead, 1, 'no page read after the stop');
     assert.equal(fake.runs.length, 0, 'a stopped run is not recorded');
+  });
+
+  it("a report given back lends its pages to the next run (no new page); a report still being read keeps its own", async () => {
+    const fake = new FakeNode(directory);
+    const createdAt = Date.now() - 1_000;
+    // Long "CIDs", so a few thousand records fill several pages of the packed list.
+    const cids = Array.from({ length: 3_000 }, (_, i) => `bafkrei${String(i).padStart(5, '0')}${'q'.repeat(1_000)}`);
+    for (const cid of cids) fake.records.set(cid, { cid, ...confirmed(createdAt) });
+    const h = start(fake);
+    const allocate = Buffer.allocUnsafeSlow;
+    let pagesMade = 0;
+    Buffer.allocUnsafeSlow = (size: number) => {
+      if (size >= PAGE_BYTES) pagesMade++;
+      return allocate(size);
+    };
+    try {
+      const first = await h.run(true, false);
+      const perRun = pagesMade;
+      assert.ok(perRun >= 3, `${perRun} pages for a run`);
+      const second = await h.run(true, false);
+      assert.equal(pagesMade, 2 * perRun, 'the first report is still held: the second run makes its own pages');
+      assert.deepEqual([...first.retainedCids], cids, 'the first report is untouched by the second run');
+      first.retainedCids.release();
+      second.retainedCids.release();
+      // The pages come back to the collector as a message.
+      await new Promise((resolve) => setImmediate(resolve));
+      const third = await h.run(true, false);
+      assert.equal(pagesMade, 2 * perRun, 'the third run made no page: it took those given back');
+      assert.deepEqual([...third.retainedCids], cids);
+      assert.throws(() => [...first.retainedCids], /released/, 'a released report cannot be read, rather than read another run\'s pages');
+    } finally {
+      Buffer.allocUnsafeSlow = allocate;
+      h.stop();
+    }
   });
 
   it('one run at a time: a request while a run waits for the lease is refused; the waiting run then completes', async () => {
