@@ -324,6 +324,35 @@ describe('files.gc', () => {
     assert.equal(fake.runs.length, 0, 'a stopped run is not recorded');
   });
 
+  it('a collector stopped while the retained list is counted (after the run machine is done) records nothing', async () => {
+    const fake = new FakeNode(directory);
+    const createdAt = Date.now() - 1_000;
+    // Long "CIDs": the retained list spans several pages, so the count takes several turns.
+    for (let i = 0; i < 3_000; i++) {
+      const cid = `bafkrei${String(i).padStart(5, '0')}${'c'.repeat(1_000)}`;
+      fake.records.set(cid, { cid, ...confirmed(createdAt) });
+    }
+    const h = start(fake);
+    const countInTurns = PackedStrings.prototype.countInTurns;
+    let turns = 0;
+    PackedStrings.prototype.countInTurns = function (this: PackedStrings, turn: () => Promise<unknown>) {
+      return countInTurns.call(this, async () => {
+        // The stop arrives in the count's first turn.
+        if (++turns === 1) h.stop();
+        await turn();
+      });
+    };
+    try {
+      await assert.rejects(h.run(true, false), /garbage collection stopped/);
+    } finally {
+      PackedStrings.prototype.countInTurns = countInTurns;
+    }
+    assert.ok(turns >= 1, 'the stop came during the count');
+    assert.equal(fake.runs.length, 0, 'a run stopped while counting is not recorded');
+    assert.equal(h.status.current().running, false);
+    assert.equal(h.status.current().lastRun, null, 'nor shown as the last run');
+  });
+
   it("a report given back lends its pages to the next run (no new page); a report still being read keeps its own", async () => {
     const fake = new FakeNode(directory);
     const createdAt = Date.now() - 1_000;
