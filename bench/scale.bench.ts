@@ -48,7 +48,8 @@
 //     loaded table by the indexer machine (block receipts), timed until the indexer's cursor reaches the head (the
 //     generated rows sit at blocks 15,000,000 and up, so max_block is past the chain from the start), beside what
 //     anvil itself takes to serve the same calls (blocks with transactions, then their receipts, 10 per request,
-//     one request at a time): rows/s of both and their ratio.
+//     one request at a time): rows/s of both and their ratio, and the CPU per row of anvil (alone, then during the
+//     backfill), PostgreSQL and the indexer (this process), which share the machine's cores.
 //   Goals (issue 30), judged at the largest size: each read's gateway p50 < 1 ms; backfill >= 0.8x anvil's rate.
 
 import { execFileSync } from 'node:child_process';
@@ -875,7 +876,12 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
     // the service picks on anvil), next to what anvil itself takes to serve the same calls. The generated rows sit
     // at blocks 15,000,000 and up, so the run watches the indexer's cursor, not max_block.
     const { anvil, chain } = run;
+    // CPU of each party, so the table shows where a row's time goes: anvil serving alone, then anvil, PostgreSQL and
+    // the indexer (this process) during the backfill, all on the same cores.
+    const cpuNow = () => ({ anvil: cpuSecondsOf(anvil.pid) ?? NaN, pg: serverCpuSeconds(pgc.postmasterPid) ?? NaN, indexer: process.cpuUsage() });
+    const serveCpu = cpuNow();
     const serve = await anvilServeCost(anvil.url, chain.firstBlock, chain.blocks);
+    const backfillCpu = cpuNow();
     const backfill = await runIndexerHarness({
       label: `backfill into ${label} rows`,
       dbUrl,
@@ -889,15 +895,29 @@ async function benchTransfersAt(n: number, column: number, run: TransfersRun): P
     });
     const expected = chain.blocks * BACKFILL_TRANSFERS_PER_BLOCK;
     if (backfill.rows !== expected) throw new Error(`backfill: ${fmtInt(backfill.rows)} rows written for ${fmtInt(backfill.blocks)} blocks, expected ${fmtInt(expected)}`);
+    const afterCpu = cpuNow();
     const indexerRate = (backfill.rows / backfill.ms) * 1000;
     const anvilRate = (serve.txs / serve.ms) * 1000;
     const ratio = indexerRate / anvilRate;
+    const perRow = (seconds: number, rows: number) => (seconds * 1e6) / rows;
+    const cpuPerRow = {
+      anvilAlone: perRow(backfillCpu.anvil - serveCpu.anvil, serve.txs),
+      anvil: perRow(afterCpu.anvil - backfillCpu.anvil, backfill.rows),
+      pg: perRow(afterCpu.pg - backfillCpu.pg, backfill.rows),
+      indexer: perRow((afterCpu.indexer.user - backfillCpu.indexer.user + afterCpu.indexer.system - backfillCpu.indexer.system) / 1e6, backfill.rows),
+    };
+    const us = (value: number) => `${fmtInt(value)} µs`;
     growth.set(`backfill of ${fmtInt(chain.blocks)} blocks: indexer rows/s`, column, indexerRate, fmtInt(indexerRate));
     growth.set('backfill: anvil serving the same calls, rows/s', column, anvilRate, fmtInt(anvilRate));
     growth.set('backfill: indexer / anvil', column, ratio, `${fmt(ratio, 2)}x`);
+    growth.set('backfill CPU per row: anvil serving alone', column, cpuPerRow.anvilAlone, us(cpuPerRow.anvilAlone));
+    growth.set('backfill CPU per row: anvil', column, cpuPerRow.anvil, us(cpuPerRow.anvil));
+    growth.set('backfill CPU per row: PostgreSQL', column, cpuPerRow.pg, us(cpuPerRow.pg));
+    growth.set('backfill CPU per row: indexer', column, cpuPerRow.indexer, us(cpuPerRow.indexer));
     say(
       `   backfill: ${fmtInt(backfill.rows)} rows of ${fmtInt(backfill.blocks)} blocks in ${s(backfill.ms)} (${fmtInt(indexerRate)} rows/s, ${backfill.failures} retried steps); ` +
-        `anvil serves the same calls (blocks with transactions and their receipts, 10 per request, sequential) in ${s(serve.ms)} (${fmtInt(anvilRate)} rows/s): ${fmt(ratio, 2)}x`,
+        `anvil serves the same calls (blocks with transactions and their receipts, 10 per request, sequential) in ${s(serve.ms)} (${fmtInt(anvilRate)} rows/s): ${fmt(ratio, 2)}x; ` +
+        `CPU per row: anvil alone ${us(cpuPerRow.anvilAlone)}; during the backfill anvil ${us(cpuPerRow.anvil)}, PostgreSQL ${us(cpuPerRow.pg)}, indexer ${us(cpuPerRow.indexer)}`,
     );
     if (run.largest) {
       run.goals.judge(`backfill into ${label} rows: indexer rows/s vs anvil serving the same calls`, fmtInt(indexerRate), fmtInt(anvilRate), `${fmt(ratio, 2)}x`, `>= ${GOAL_BACKFILL_RATIO}x`, ratio >= GOAL_BACKFILL_RATIO);

@@ -43,12 +43,7 @@ export class PagePool implements PageSource {
   }
 
   take(bytes: number): Buffer {
-    if (bytes <= PAGE_BYTES) {
-      const page = this.#free.pop();
-      if (page !== undefined) return page;
-    }
-    // allocUnsafeSlow: a page of its own, not a slice of Node's shared pool; every byte of it is written before read.
-    return Buffer.allocUnsafeSlow(Math.max(PAGE_BYTES, bytes));
+    return (bytes <= PAGE_BYTES ? this.#free.pop() : undefined) ?? newPage(bytes);
   }
 
   give(pages: readonly Buffer[]): void {
@@ -58,8 +53,11 @@ export class PagePool implements PageSource {
   }
 }
 
+/** allocUnsafeSlow: a page of its own, not a slice of Node's shared pool; every byte of it is written before read. */
+const newPage = (bytes: number): Buffer => Buffer.allocUnsafeSlow(Math.max(PAGE_BYTES, bytes));
+
 /** Pages of lists that are not given back: made new, freed by V8. */
-const NEW_PAGES: PageSource = { take: (bytes) => Buffer.allocUnsafeSlow(Math.max(PAGE_BYTES, bytes)), give: () => {} };
+const NEW_PAGES: PageSource = { take: newPage, give: () => {} };
 
 /** The pages of a list and of its views (`without`), released together. */
 interface PageSet {
@@ -109,7 +107,8 @@ export class PackedStrings implements Iterable<string> {
   async countInTurns(turn: () => Promise<unknown>): Promise<number> {
     if (this.#length !== undefined) return this.#length;
     let count = 0;
-    for (const page of this.#readablePages()) {
+    // A copy of the page list, as in reading: a release between two pages must throw, not end the count early.
+    for (const page of [...this.#readablePages()]) {
       count += this.#keptOnPage(page);
       await turn();
     }
@@ -180,7 +179,7 @@ export class PackedStrings implements Iterable<string> {
   }
 
   *[Symbol.iterator](): Generator<string> {
-    // A copy of the page list: a release empties it, and the check below must see that rather than a shorter list.
+    // A copy of the page list: a release empties it, and #keptTexts must see that rather than a shorter list.
     for (const page of [...this.#readablePages()]) yield* this.#keptTexts(page);
   }
 

@@ -93,6 +93,12 @@ describe('PackedStrings', () => {
     assert.throws(() => reader.next(), /released while it was read/);
   });
 
+  it('release between two pages of countInTurns: the count throws rather than stop short', async () => {
+    const strings = Array.from({ length: 50_000 }, (_, index) => `bafkrei${String(index).padStart(52, '0')}`);
+    const view = PackedStrings.from(strings, new PagePool()).without(new Set([strings[1]!]));
+    await assert.rejects(view.countInTurns(async () => view.release()), /released while it was read/);
+  });
+
   it('PagePool keeps at most one list\'s worth, and no page larger than a page', () => {
     const pool = new PagePool();
     const text = 'x'.repeat(1_000);

@@ -158,6 +158,8 @@ export function gcLogic(options: GcOptions) {
   const logic = fromCallback<GcEvent>(({ receive, self }) => {
     /** The run in progress: its machine actor and the lease it may hold. */
     let current: { stop(): void } | undefined;
+    let cancelTimer: (() => void) | undefined;
+    let stopped = false;
     /**
      * The pages of the runs' packed CID lists (~54 of 1 MiB at a million files), reused run after run: the pages of a
      * report given back are this collector's again (a message, like any change to its state).
@@ -169,8 +171,6 @@ export function gcLogic(options: GcOptions) {
         if (!stopped) self.send({ type: 'gc.pagesReturned', pages: given });
       },
     };
-    let cancelTimer: (() => void) | undefined;
-    let stopped = false;
     /** Where the next real run's handover candidates start (in memory: a restart begins again at the first CID). */
     let handoverAfter: string | undefined;
     const replication = settings.replication;
