@@ -15,7 +15,7 @@ import {
 } from '../../machines/transfers/indexer-sync.machine.js';
 import type { Logger } from '../../src/logger.js';
 import type { IndexerSettings } from '../../src/transfers/config.js';
-import { transferRows } from '../../src/transfers/rows.js';
+import { ChecksumAddresses, transferRows } from '../../src/transfers/rows.js';
 import { readCursor, recentBlocks, rewindTo, writeBlocks, type IndexedBlock } from '../../storage/transfers/indexer-store.js';
 import type { SqlClient } from '../../storage/transfers/sql-client.js';
 import type { Clock } from '../../src/clock.js';
@@ -66,6 +66,8 @@ export function indexerLogic(options: IndexerActorOptions) {
    * invocation that holds it, so a shutdown cancels it; a failure of it is the next batch's failure.
    */
   let prefetched: { from: number; to: number; controller: AbortController; blocks: Promise<BlockWithReceipts[]> } | undefined;
+  /** The EIP-55 case of the addresses met lately: this indexer's own memo (src/transfers/rows.ts). */
+  const checksums = new ChecksumAddresses();
   const fetchBlocks = (from: number, to: number) => {
     const controller = new AbortController();
     const blocks = eth.blocksWithReceipts(from, to, controller.signal);
@@ -111,7 +113,7 @@ export function indexerLogic(options: IndexerActorOptions) {
               if (blocks.length === 0) return { kind: 'reorg' };
               throw new ChainMovedError(number);
             }
-            blocks.push({ number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase(), rows: transferRows(block, receipts) });
+            blocks.push({ number, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase(), rows: transferRows(block, receipts, checksums) });
             parent = block.hash;
           }
           signal.throwIfAborted();

@@ -10,6 +10,7 @@
 //
 // Requests carry no credentials in error messages: a node URL often embeds an API key, so errors name only the host.
 
+import { isAscii } from 'node:buffer';
 import pLimit from 'p-limit';
 import { AbortedError } from '../../src/errors.js';
 import { deadline, type Clock, type Deadline } from '../../src/clock.js';
@@ -477,7 +478,10 @@ export class EthRpcClient {
       throw failure(error);
     }
     try {
-      return JSON.parse(Buffer.concat(chunks, size).toString('utf8'));
+      const body = Buffer.concat(chunks, size);
+      // A node's answers are ASCII (hex and field names): read as latin1 they are copied, not decoded, which was a
+      // tenth of the indexer's CPU on blocks with their transactions. Anything else is decoded as UTF-8.
+      return JSON.parse(body.toString(isAscii(body) ? 'latin1' : 'utf8'));
     } catch {
       throw new EthInvalidResponseError(`${what}: ${this.host} answered with something that is not JSON`);
     }

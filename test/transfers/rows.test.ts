@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  ChecksumAddresses,
   MissingReceiptError,
   ReceiptBlockMismatchError,
   RpcShapeError,
@@ -13,6 +14,7 @@ import {
   type RpcReceipt,
   type RpcTransaction,
 } from '../../src/transfers/rows.js';
+import { prng } from '../support/random.js';
 
 const SENDER = '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed';
 const SENDER_CHECKSUMMED = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed';
@@ -65,6 +67,16 @@ test('EIP-55 checksums: the EIP test vectors (all caps, all lower, mixed), from 
     assert.equal(toChecksumAddress(vector), vector);
   }
   assert.throws(() => toChecksumAddress('0x1234'), RpcShapeError);
+});
+
+test('ChecksumAddresses: the same answers as toChecksumAddress, remembered up to its limit, a bad address refused every time', () => {
+  const checksums = new ChecksumAddresses(3);
+  const random = prng(55);
+  const addresses = Array.from({ length: 40 }, () => `0x${Array.from({ length: 40 }, () => '0123456789abcdefABCDEF'[Math.floor(random() * 22)]).join('')}`);
+  // Each address three times, interleaved, so some are met again after the memo was cleared.
+  for (let round = 0; round < 3; round++) for (const address of addresses) assert.equal(checksums.of(address), toChecksumAddress(address));
+  assert.throws(() => checksums.of('0x1234'), RpcShapeError);
+  assert.throws(() => checksums.of('0x1234'), RpcShapeError, 'not remembered as an answer');
 });
 
 test('a native transfer: every column, empty contract columns, hash lowercase 0x', () => {

@@ -74,7 +74,8 @@ async function startProxy(target: string): Promise<Proxy> {
           case 'notJson':
             return reply(200, '<html>bad gateway</html>');
           case 'nodeError':
-            return reply(200, JSON.stringify({ jsonrpc: '2.0', id: calls[0]!.id, error: { code: -32000, message: 'header not found' } }));
+            // Not ASCII: the client reads ASCII answers as latin1, anything else as UTF-8.
+            return reply(200, JSON.stringify({ jsonrpc: '2.0', id: calls[0]!.id, error: { code: -32000, message: 'header not found — en-tête introuvable ✗' } }));
           default:
             break;
         }
@@ -291,7 +292,10 @@ describe('EthRpcClient against anvil', () => {
       proxy.behaviour = 'notJson';
       await assert.rejects(client.blockNumber(signal()), EthInvalidResponseError);
       proxy.behaviour = 'nodeError';
-      await assert.rejects(client.blockNumber(signal()), (error: unknown) => error instanceof EthRpcError && error.code === -32000 && error.method === 'eth_blockNumber');
+      await assert.rejects(
+        client.blockNumber(signal()),
+        (error: unknown) => error instanceof EthRpcError && error.code === -32000 && error.method === 'eth_blockNumber' && error.rpcMessage === 'header not found — en-tête introuvable ✗',
+      );
       proxy.behaviour = 'forward';
       const tiny = new EthRpcClient({ url: proxy.url, clock: systemClock, maxResponseBytes: 256 });
       await assert.rejects(tiny.blockWithTransactions(1, signal()), EthResponseTooLargeError);
