@@ -8,6 +8,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { PackedJsonValues, PackedStrings } from '../src/packed-strings.js';
 import type { HttpReply } from './server.js';
+import { endingWith } from './stream-end.js';
 
 /** Characters gathered before a piece is sent (the edge's large-body slices are of this order). */
 const CHUNK_CHARS = 64 * 1024;
@@ -146,39 +147,4 @@ export async function streamedJson(status: number, value: unknown, headers: Read
   const length = await jsonByteLength(value);
   const chunks = jsonChunks(value);
   return { status, headers, stream: { length, chunks: ended === undefined ? chunks : endingWith(chunks, ended) } };
-}
-
-/**
- * `chunks` calling `ended` once, when they are read to the end, fail, or their reader returns early. A generator's
- * own `finally` would not do: `return` on a generator not yet started ends it without running its body.
- */
-function endingWith(chunks: AsyncGenerator<Uint8Array>, ended: () => void): AsyncIterable<Uint8Array> {
-  let open = true;
-  const end = () => {
-    if (open) {
-      open = false;
-      ended();
-    }
-  };
-  const iterator: AsyncIterableIterator<Uint8Array> = {
-    async next() {
-      try {
-        const next = await chunks.next();
-        if (next.done) end();
-        return next;
-      } catch (error) {
-        end();
-        throw error;
-      }
-    },
-    async return() {
-      try {
-        return await chunks.return(undefined);
-      } finally {
-        end();
-      }
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
 }

@@ -10,6 +10,7 @@ import type { AdmissionLimiter, Release } from '../../src/files/admission.js';
 import type { FilesConfig } from '../../src/files/config.js';
 import { storagePolicy } from '../../src/files/policy.js';
 import { CorsPolicy } from '../cors.js';
+import { endingWith } from '../stream-end.js';
 import type { HttpMetrics } from '../metrics.js';
 import { AbortedError } from '../../src/errors.js';
 import type { BodyDeadlines } from '../body.js';
@@ -139,7 +140,8 @@ export function filesServer(runtime: Runtime, options: FilesListenerOptions): Ht
       const etag = `"${opened.cid}"`;
       const cache = { etag, 'cache-control': 'private, max-age=3600, must-revalidate' };
       if (matchesEtag(request.headers['if-none-match'], etag)) return withHeaders({ status: 304, headers: cache }, rate);
-      const chunks = releasedAtEnd(opened.chunks(signal), release);
+      // The admission slot goes back once the body ends: complete, failed, or cut off by the client.
+      const chunks = endingWith(opened.chunks(signal), release);
       streaming = true;
       return {
         status: 200,
@@ -247,37 +249,6 @@ export function uploadDeadlines(config: FilesConfig): BodyDeadlines {
 function refuseUpload(request: HttpRequest, error: unknown): never {
   request.bodyStream?.destroy();
   throw error;
-}
-
-/**
- * The download body, giving the admission slot back once it ends: complete, failed, or cut off by the
- * client (the edge calls `return()` when it stops reading, also for an empty body it never iterates).
- */
-function releasedAtEnd(chunks: AsyncIterable<Uint8Array>, release: Release): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator]() {
-      const source = chunks[Symbol.asyncIterator]();
-      return {
-        async next() {
-          try {
-            const result = await source.next();
-            if (result.done) release();
-            return result;
-          } catch (error) {
-            release();
-            throw error;
-          }
-        },
-        async return(value?: unknown) {
-          try {
-            return (await source.return?.(value)) ?? { done: true, value: undefined };
-          } finally {
-            release();
-          }
-        },
-      };
-    },
-  };
 }
 
 /**
