@@ -66,6 +66,22 @@ export function indexerLogic(options: IndexerActorOptions) {
    * invocation that holds it, so a shutdown cancels it; a failure of it is the next batch's failure.
    */
   let prefetched: { from: number; to: number; controller: AbortController; blocks: Promise<BlockWithReceipts[]> } | undefined;
+  /**
+   * Settles once the newest batch handed to the database has committed or failed, and every batch before it too;
+   * rejects when any of them failed. The next batch writes its rows beside it on a second connection and commits
+   * after it (writeBlocks' `after`): PostgreSQL, the slowest party of a backfill into a large table (index upkeep),
+   * writes the next batch's rows while the one before it is still being written rather than waiting for this
+   * process between batches. A syncBatch returns once the batch before it has committed, with its own write under
+   * way; the last batch before the target returns once it has committed itself, so `idle` is entered with nothing
+   * in flight. A failure of an in-flight batch fails the batch after it (it awaits this), and the machine backs off
+   * and re-reads the cursor.
+   */
+  let inFlight: Promise<void> = Promise.resolve();
+  /** Waits until no write is in flight: a cursor read and a rewind must see settled data. */
+  const settle = async () => {
+    await inFlight.catch(() => undefined);
+    inFlight = Promise.resolve();
+  };
   /** The EIP-55 case of the addresses met lately: this indexer's own memo (src/transfers/rows.ts). */
   const checksums = new ChecksumAddresses();
   const fetchBlocks = (from: number, to: number) => {
@@ -82,7 +98,10 @@ export function indexerLogic(options: IndexerActorOptions) {
 
   return indexerSyncMachine.provide({
     actors: {
-      loadCursor: fromPromise<CursorOutput>(async () => readCursor(writer())),
+      loadCursor: fromPromise<CursorOutput>(async () => {
+        await settle();
+        return readCursor(writer());
+      }),
 
       checkChain: fromPromise<ChainCheckOutput, ChainCheckInput>(async ({ input, signal }) => {
         const head = await eth.blockNumber(signal);
@@ -118,8 +137,22 @@ export function indexerLogic(options: IndexerActorOptions) {
           }
           signal.throwIfAborted();
           if (input.next !== undefined) prefetched = fetchBlocks(input.next.from, input.next.to);
+          const before = inFlight;
+          const commit = writeBlocks(writer(), blocks, KEEP_HASHES, before);
+          // Settles once this batch and every one before it have: a batch that fails early (its rows refused) must
+          // not let a cursor read or a rewind start while the batch before it may still commit. Rejects when any of
+          // them failed, so the batch after this one rolls back.
+          inFlight = Promise.allSettled([before, commit]).then(([earlier, own]) => {
+            if (earlier.status === 'rejected') throw earlier.reason;
+            if (own.status === 'rejected') throw own.reason;
+          });
+          // Observed here: a failure after this returns is the next batch's failure (it awaits `before`).
+          inFlight.catch(() => undefined);
           try {
-            await writeBlocks(writer(), blocks, KEEP_HASHES);
+            // A failure of this write before the batch before it commits is this batch's own failure.
+            await Promise.race([before, commit]);
+            await before;
+            if (input.next === undefined) await commit;
           } catch (error) {
             // Backoff re-reads the cursor: whatever comes next asks for its own range.
             dropPrefetch();
@@ -133,6 +166,7 @@ export function indexerLogic(options: IndexerActorOptions) {
       }),
 
       rewind: fromPromise<RewindOutput, RewindInput>(async ({ input, signal }) => {
+        await settle();
         const db = writer();
         const remembered = await recentBlocks(db, KEEP_HASHES);
         // Every remembered block's header in a few batched requests; the newest that still matches is the ancestor.

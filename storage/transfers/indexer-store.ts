@@ -42,8 +42,13 @@ export async function recentBlocks(db: SqlQuery, limit: number): Promise<StoredB
  * Writes consecutive blocks (ascending) with their rows and moves the cursor to the last one, in one transaction.
  * Rows already present for these blocks are replaced first, so a block is never stored twice. Block hashes older
  * than `keepHashes` blocks below the new cursor are forgotten (reorgs deeper than that are not detected).
+ *
+ * `after`: the commit of the batch before this one, still in flight on another connection. This batch's rows and
+ * hashes are written meanwhile (the costly part: index upkeep), but its cursor moves and it commits only once that
+ * one has committed; when that one fails, this one rolls back with its error. So batches commit in order and the
+ * cursor never passes a block whose rows are missing, while PostgreSQL writes two batches at once.
  */
-export async function writeBlocks(db: SqlClient, blocks: readonly IndexedBlock[], keepHashes: number): Promise<void> {
+export async function writeBlocks(db: SqlClient, blocks: readonly IndexedBlock[], keepHashes: number, after?: Promise<void>): Promise<void> {
   if (blocks.length === 0) return;
   const first = blocks[0]!.number;
   const last = blocks[blocks.length - 1]!.number;
@@ -76,6 +81,8 @@ export async function writeBlocks(db: SqlClient, blocks: readonly IndexedBlock[]
        ON CONFLICT (number) DO UPDATE SET hash = EXCLUDED.hash, parent_hash = EXCLUDED.parent_hash`,
       [blocks.map((block) => block.number), blocks.map((block) => block.hash), blocks.map((block) => block.parentHash)],
     );
+    // The hashes it forgets and the cursor row are also the batch before's: touched only once that one has committed.
+    await after;
     await tx.query('DELETE FROM indexer.blocks WHERE number <= $1', [last - keepHashes]);
     await tx.query('UPDATE indexer.state SET last_block = $1', [last]);
   });
