@@ -4,14 +4,18 @@
 // count its bytes (both engines announce Content-Length), once while it is sent, 64 KiB at a time with the edge's
 // backpressure; both let the event loop turn every few milliseconds. The output is byte for byte what
 // `JSON.stringify(value)` gives for plain data.
+//
+// A packed list (src/packed-strings.ts) is counted and written from its bytes, with no JS string per entry: each CID
+// made into a string, quoted, and gathered into a 64 KiB string (twice, count and write) was the heap's churn that took
+// a GC run's peak at a million files to 322 MiB once in six runs (docs/scale.md).
 
 import { setImmediate } from 'node:timers/promises';
-import { PackedJsonValues, PackedStrings } from '../src/packed-strings.js';
+import { PackedJsonValues, PackedStrings, type ByteSpan } from '../src/packed-strings.js';
 import type { HttpReply } from './server.js';
 import { endingWith } from './stream-end.js';
 
-/** Characters gathered before a piece is sent (the edge's large-body slices are of this order). */
-const CHUNK_CHARS = 64 * 1024;
+/** Bytes gathered before a piece is sent (the edge's large-body slices are of this order). */
+const CHUNK_BYTES = 64 * 1024;
 
 const objectPrototype = Object.prototype;
 
@@ -32,8 +36,14 @@ function walked(value: unknown): value is Record<string, unknown> | unknown[] | 
  */
 const whole = (value: unknown): string | undefined => JSON.stringify(value);
 
-/** The text of `JSON.stringify(value)`, in pieces, in order. */
-function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
+/** A packed list met in the value: its entries are strings to quote, or JSON texts already. */
+interface PackedPiece {
+  readonly list: PackedStrings;
+  readonly quote: boolean;
+}
+
+/** The text of `JSON.stringify(value)`, in pieces, in order; a packed list as itself, for its bytes to be copied. */
+function* jsonPieces(value: unknown, path: Set<object>): Generator<string | PackedPiece> {
   if (!walked(value)) {
     const text = whole(value);
     if (text === undefined) throw new TypeError('jsonPieces: the value has no JSON form');
@@ -41,11 +51,11 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
     return;
   }
   if (value instanceof PackedStrings) {
-    yield* packedArray(value, true);
+    yield { list: value, quote: true };
     return;
   }
   if (value instanceof PackedJsonValues) {
-    yield* packedArray(value.texts, false);
+    yield { list: value.texts, quote: false };
     return;
   }
   // JSON.stringify refuses a cycle; so does this walk (a plain recursion would overflow the stack instead).
@@ -85,33 +95,61 @@ function* jsonPieces(value: unknown, path: Set<object>): Generator<string> {
 }
 
 /**
- * A packed list as a JSON array, an entry at a time (its toJSON would build the whole array): strings `quote`d, or
- * texts that are JSON already.
+ * The bytes of a packed entry's JSON when they are its own bytes, quoted if `quote`: always for a list whose strings
+ * need no escape (`jsonPlain`: CIDs), else when this one has no `"`, `\\` or control character. Undefined otherwise:
+ * such an entry goes through JSON.stringify.
  */
-function* packedArray(texts: Iterable<string>, quote: boolean): Generator<string> {
-  let separator = '[';
-  for (const text of texts) {
-    yield separator + (quote ? JSON.stringify(text) : text);
-    separator = ',';
+function copiedLength(span: Readonly<ByteSpan>, quote: boolean, plain: boolean): number | undefined {
+  const { page, start, end } = span;
+  if (!quote) return end - start;
+  if (!plain) {
+    for (let at = start; at < end; at++) {
+      const byte = page[at]!;
+      if (byte < 0x20 || byte === 0x22 || byte === 0x5c) return undefined;
+    }
   }
-  yield separator === '[' ? '[]' : ']';
+  return end - start + 2;
 }
 
+/** An entry's JSON made the slow way (it has characters to escape). */
+const entryJson = (span: Readonly<ByteSpan>, quote: boolean): string => {
+  const text = span.text ?? span.page.toString('utf8', span.start, span.end);
+  return quote ? JSON.stringify(text) : text;
+};
+
 /**
- * Characters counted or sent between two turns of the event loop (a few ms of work). A GC report at a million files
+ * Bytes counted or sent between two turns of the event loop (a few ms of work). A GC report at a million files
  * takes ~0.7 s to count and as long to send; a client that reads as fast as it is written (loopback) never pushes
  * back, so without these turns either pass held every other request of the node for all that time.
  */
-const TURN_CHARS = 256 * 1024;
+const TURN_BYTES = 256 * 1024;
 
 /** The bytes `JSON.stringify(value)` would take in UTF-8, counted without building it, letting the event loop turn. */
 export async function jsonByteLength(value: unknown): Promise<number> {
   let bytes = 0;
   let sinceTurn = 0;
   for (const piece of jsonPieces(value, new Set())) {
-    bytes += Buffer.byteLength(piece);
-    sinceTurn += piece.length;
-    if (sinceTurn >= TURN_CHARS) {
+    if (typeof piece === 'string') {
+      bytes += Buffer.byteLength(piece);
+      sinceTurn += piece.length;
+    } else {
+      // A packed list: `[` or `,` before each entry, `]` after them all (`[]` for none).
+      const { list, quote } = piece;
+      const plain = list.jsonPlain;
+      let entries = 0;
+      for (const span of list.spans()) {
+        const entry = 1 + (copiedLength(span, quote, plain) ?? Buffer.byteLength(entryJson(span, quote)));
+        entries++;
+        bytes += entry;
+        sinceTurn += entry;
+        if (sinceTurn >= TURN_BYTES) {
+          sinceTurn = 0;
+          await setImmediate();
+        }
+      }
+      bytes += entries === 0 ? 2 : 1;
+    }
+    if (sinceTurn >= TURN_BYTES) {
       sinceTurn = 0;
       await setImmediate();
     }
@@ -119,23 +157,71 @@ export async function jsonByteLength(value: unknown): Promise<number> {
   return bytes;
 }
 
-/** `JSON.stringify(value)` as UTF-8 chunks of about `chunkChars` characters each. */
-export async function* jsonChunks(value: unknown, chunkChars = CHUNK_CHARS): AsyncGenerator<Uint8Array> {
-  let gathered = '';
+/** `JSON.stringify(value)` as UTF-8 chunks of about `chunkBytes` bytes each (a piece larger than that alone). */
+export async function* jsonChunks(value: unknown, chunkBytes = CHUNK_BYTES): AsyncGenerator<Uint8Array> {
+  let chunk = Buffer.allocUnsafe(chunkBytes);
+  let used = 0;
   let sinceTurn = 0;
-  for (const piece of jsonPieces(value, new Set())) {
-    gathered += piece;
-    if (gathered.length >= chunkChars) {
-      sinceTurn += gathered.length;
-      yield Buffer.from(gathered);
-      gathered = '';
-      if (sinceTurn >= TURN_CHARS) {
-        sinceTurn = 0;
-        await setImmediate();
-      }
+  /**
+   * Makes room for `bytes` more: the chunk as it stands goes out (a new one is made, as the edge may hold a chunk
+   * until the client has taken it) when they would not fit, and the event loop gets a turn every TURN_BYTES.
+   */
+  async function* room(bytes: number): AsyncGenerator<Uint8Array> {
+    if (used === 0 || used + bytes <= chunkBytes) return;
+    yield chunk.subarray(0, used);
+    sinceTurn += used;
+    chunk = Buffer.allocUnsafe(chunkBytes);
+    used = 0;
+    if (sinceTurn >= TURN_BYTES) {
+      sinceTurn = 0;
+      await setImmediate();
     }
   }
-  if (gathered.length > 0) yield Buffer.from(gathered);
+  /** `bytes` that do not fit in a chunk at all: out on their own, after the chunk before them. */
+  async function* alone(bytes: Buffer): AsyncGenerator<Uint8Array> {
+    yield* room(chunkBytes + 1);
+    yield bytes;
+    sinceTurn += bytes.length;
+  }
+  async function* text(piece: string): AsyncGenerator<Uint8Array> {
+    const bytes = Buffer.byteLength(piece);
+    if (bytes > chunkBytes) yield* alone(Buffer.from(piece));
+    else {
+      yield* room(bytes);
+      used += chunk.write(piece, used);
+    }
+  }
+  for (const piece of jsonPieces(value, new Set())) {
+    if (typeof piece === 'string') {
+      yield* text(piece);
+      continue;
+    }
+    // A packed list: `[` or `,` and each entry's bytes copied into the chunk, `]` after them all.
+    let separator = 0x5b;
+    const plain = piece.list.jsonPlain;
+    for (const span of piece.list.spans()) {
+      const copied = copiedLength(span, piece.quote, plain);
+      if (copied === undefined) yield* text(String.fromCharCode(separator) + entryJson(span, piece.quote));
+      else if (1 + copied > chunkBytes) yield* alone(Buffer.concat([Buffer.of(separator), quoted(span, piece.quote)]));
+      else {
+        // Only a full chunk costs a step of the generator: an entry that fits is copied in place.
+        if (used + 1 + copied > chunkBytes) yield* room(1 + copied);
+        chunk[used++] = separator;
+        if (piece.quote) chunk[used++] = 0x22;
+        used += span.page.copy(chunk, used, span.start, span.end);
+        if (piece.quote) chunk[used++] = 0x22;
+      }
+      separator = 0x2c;
+    }
+    yield* text(separator === 0x5b ? '[]' : ']');
+  }
+  if (used > 0) yield chunk.subarray(0, used);
+}
+
+/** An entry's bytes, quoted if `quote`, as a Buffer of its own (an entry larger than a chunk). */
+function quoted(span: Readonly<ByteSpan>, quote: boolean): Buffer {
+  const bytes = span.page.subarray(span.start, span.end);
+  return quote ? Buffer.concat([Buffer.of(0x22), bytes, Buffer.of(0x22)]) : Buffer.from(bytes);
 }
 
 /**

@@ -59,6 +59,19 @@ const newPage = (bytes: number): Buffer => Buffer.allocUnsafeSlow(Math.max(PAGE_
 /** Pages of lists that are not given back: made new, freed by V8. */
 const NEW_PAGES: PageSource = { take: newPage, give: () => {} };
 
+/** One string of a list: its UTF-8 bytes are `page[start, end)`; `text` when the walk decoded it anyway. */
+export interface ByteSpan {
+  page: Buffer;
+  start: number;
+  end: number;
+  text: string | undefined;
+}
+
+const EMPTY_PAGE = Buffer.alloc(0);
+
+/** The characters JSON.stringify escapes in a well-formed string. */
+const JSON_ESCAPED = /["\\\u0000-\u001f]/;
+
 /** The pages of a list and of its views (`without`), released together. */
 interface PageSet {
   readonly pages: Buffer[];
@@ -73,6 +86,8 @@ export class PackedStrings implements Iterable<string> {
   #length: number | undefined = 0;
   /** Every string pushed so far is ASCII: read back as latin1, a copy of the bytes (UTF-8 decoding cost ~2x). */
   #ascii = true;
+  /** No string pushed so far has a character JSON escapes (`"`, `\\`, a control character): its JSON is its bytes, quoted. */
+  #jsonPlain = true;
   /** Strings left out when iterating (`without`). */
   #skipped: ReadonlySet<string> | undefined;
   #sealed = false;
@@ -125,6 +140,7 @@ export class PackedStrings implements Iterable<string> {
       if (!(text as string & { isWellFormed(): boolean }).isWellFormed()) throw new TypeError('PackedStrings: a string with a lone surrogate has no UTF-8 form');
       this.#ascii = false;
     }
+    if (this.#jsonPlain && JSON_ESCAPED.test(text)) this.#jsonPlain = false;
     const pages = this.#readablePages();
     let page = pages[pages.length - 1];
     if (page === undefined || this.#used + LENGTH_BYTES + bytes > page.length) {
@@ -149,6 +165,7 @@ export class PackedStrings implements Iterable<string> {
     const view = new PackedStrings();
     view.#set = this.#set;
     view.#ascii = this.#ascii;
+    view.#jsonPlain = this.#jsonPlain;
     view.#sealed = true;
     view.#skipped = new Set([...(this.#skipped ?? []), ...excluded]);
     view.#length = undefined;
@@ -174,33 +191,63 @@ export class PackedStrings implements Iterable<string> {
 
   #keptOnPage(page: Buffer): number {
     let count = 0;
-    for (const _ of this.#keptTexts(page)) count++;
+    for (const _ of this.#keptSpans(page, { page, start: 0, end: 0, text: undefined })) count++;
     return count;
   }
 
   *[Symbol.iterator](): Generator<string> {
-    // A copy of the page list: a release empties it, and #keptTexts must see that rather than a shorter list.
-    for (const page of [...this.#readablePages()]) yield* this.#keptTexts(page);
+    const encoding = this.#ascii ? 'latin1' : 'utf8';
+    for (const span of this.spans()) yield span.text ?? span.page.toString(encoding, span.start, span.end);
   }
 
   /**
-   * The strings of a page that are not skipped, decoded one at a time: each is garbage as soon as its reader is done
-   * with it (a page decoded into an array kept 16k strings alive while a slow reader took them, long enough for V8 to
-   * promote them: during GC runs at a million files the heap grew to 196 MiB instead of ~120).
+   * True when no string of the list has a character JSON escapes: each one's JSON is its UTF-8 bytes between quotes
+   * (JSON.stringify writes every other character as itself; the list holds only well-formed strings).
    */
-  *#keptTexts(page: Buffer): Generator<string> {
+  get jsonPlain(): boolean {
+    return this.#jsonPlain;
+  }
+
+  /**
+   * Where each kept string's UTF-8 bytes lie, in order, without making a string of it: for a writer that copies the
+   * bytes (http/json-body.ts writes a GC report's ~920k CIDs so). A list that skips strings (`without`) must decode
+   * each one to tell; that string is then given as `text`. The same span object moves along: read it before the
+   * next step.
+   */
+  *spans(): Generator<Readonly<ByteSpan>> {
+    const span: ByteSpan = { page: EMPTY_PAGE, start: 0, end: 0, text: undefined };
+    // A copy of the page list: a release empties it, and the walk must see that rather than a shorter list.
+    for (const page of [...this.#readablePages()]) yield* this.#keptSpans(page, span);
+  }
+
+  /**
+   * The kept strings of a page, one at a time: each decoded string (a view's check) is garbage as soon as its
+   * reader is done with it (a page decoded into an array kept 16k strings alive while a slow reader took them, long
+   * enough for V8 to promote them: during GC runs at a million files the heap grew to 196 MiB instead of ~120).
+   */
+  *#keptSpans(page: Buffer, span: ByteSpan): Generator<ByteSpan> {
     const skipped = this.#skipped;
     const encoding = this.#ascii ? 'latin1' : 'utf8';
     const set = this.#set;
+    span.page = page;
     let offset = 0;
     while (offset + LENGTH_BYTES <= page.length) {
       // Released while a reader was between two strings: the page may be another list's by now.
       if (set.released) throw new Error('PackedStrings: the list was released while it was read');
       const bytes = page.readUInt32LE(offset);
       if (bytes === END_OF_PAGE) break;
-      const text = page.toString(encoding, offset + LENGTH_BYTES, offset + LENGTH_BYTES + bytes);
-      offset += LENGTH_BYTES + bytes;
-      if (skipped === undefined || !skipped.has(text)) yield text;
+      span.start = offset + LENGTH_BYTES;
+      span.end = span.start + bytes;
+      offset = span.end;
+      if (skipped === undefined) {
+        span.text = undefined;
+        yield span;
+      } else {
+        const text = page.toString(encoding, span.start, span.end);
+        if (skipped.has(text)) continue;
+        span.text = text;
+        yield span;
+      }
     }
   }
 

@@ -120,6 +120,39 @@ describe('PackedStrings', () => {
     assert.deepEqual([...list], ['a', 'b']);
   });
 
+  it('spans: each kept string\'s UTF-8 bytes where they lie, a view\'s with the text it decoded; jsonPlain until a string needs a JSON escape', () => {
+    const strings = randomStrings(3, 20_000);
+    const list = PackedStrings.from(strings);
+    // The span moves along: each one is read before the next step.
+    const read = (of: PackedStrings) => {
+      const bytes: string[] = [];
+      const texts: Array<string | undefined> = [];
+      for (const span of of.spans()) {
+        bytes.push(span.page.toString('utf8', span.start, span.end));
+        texts.push(span.text);
+      }
+      return { bytes, texts };
+    };
+    const whole = read(list);
+    assert.deepEqual(whole.bytes, strings);
+    assert.ok(whole.texts.every((text) => text === undefined), 'a whole list decodes nothing');
+    const excluded = new Set(strings.filter((_, index) => index % 3 === 0));
+    const kept = strings.filter((text) => !excluded.has(text));
+    const view = read(list.without(excluded));
+    assert.deepEqual(view.bytes, kept);
+    assert.deepEqual(view.texts, kept, 'a view gives the text it decoded to tell');
+    assert.equal(list.jsonPlain, false, 'the random strings hold quotes and control characters');
+    const cids = PackedStrings.from(['bafkreia', 'é€😀 / <tag>', '']);
+    assert.equal(cids.jsonPlain, true);
+    assert.equal(cids.without(new Set([''])).jsonPlain, true);
+    for (const escaped of ['"', '\\', '\n', '\u0000', '\u001f']) {
+      const mixed = PackedStrings.from(['bafkreia']);
+      mixed.push(`a${escaped}b`);
+      assert.equal(mixed.jsonPlain, false, JSON.stringify(escaped));
+    }
+    assert.equal(PackedStrings.from(['\u007f', '\u2028']).jsonPlain, true, 'JSON.stringify writes DEL and U+2028 as themselves');
+  });
+
   it('JSON.stringify writes it as the array', () => {
     const strings = randomStrings(2, 300);
     assert.equal(JSON.stringify({ list: PackedStrings.from(strings) }), JSON.stringify({ list: strings }));

@@ -46,7 +46,14 @@ function randomValue(random: () => number, depth = 0): unknown {
     case 5:
       return `bafkrei${Math.floor(random() * 1e12).toString(32)}`;
     case 6:
-      if (random() < 0.3) return PackedStrings.from(Array.from({ length: Math.floor(random() * 5) }, () => randomString().replace(/\ud800/g, '')));
+      if (random() < 0.3) {
+        // A packed list (its bytes copied, or the slow way for entries to escape), a view that skips some, or JSON texts.
+        const strings = Array.from({ length: Math.floor(random() * 5) }, () => randomString().replace(/\ud800/g, ''));
+        const kind = random();
+        if (kind < 0.5) return PackedStrings.from(strings);
+        if (kind < 0.8) return PackedStrings.from(new Set(strings)).without(new Set(strings.filter(() => random() < 0.4)));
+        return packedValues(strings.map((text) => (random() < 0.5 ? text : { text, n: strings.length })));
+      }
     // falls through: an array
     case 7: {
       const items: unknown[] = [];
@@ -106,6 +113,18 @@ describe('JSON answers in pieces (http/json-body.ts)', () => {
     // The same object twice, not inside itself, is no cycle.
     const shared = { same: true };
     assert.equal(await jsonByteLength([shared, shared]), JSON.stringify([shared, shared]).length);
+  });
+
+  it('a packed entry larger than a chunk goes out whole, between the chunks before and after it', async () => {
+    const big = 'b'.repeat(100_000);
+    const escaped = `"${'\n'.repeat(40_000)}é`;
+    const value = { before: 'x', list: PackedStrings.from(['a', big, 'c', escaped, 'd']), values: packedValues([{ big }, 1]) };
+    const expected = JSON.stringify(value);
+    for (const chunkBytes of [1, 7, 64 * 1024]) {
+      const got = await text(value, chunkBytes);
+      assert.equal(got.text, expected, `in chunks of ${chunkBytes}`);
+      assert.equal(await jsonByteLength(value), got.bytes);
+    }
   });
 
   it('counts and writes a large list in slices, letting the event loop turn between them even for a reader that never waits', async () => {
