@@ -14,6 +14,10 @@
 //   inside the batch, and writes rows + hashes + cursor in one transaction; a first block whose parent is not
 //   our tip answers `reorg` and nothing is written. Its input names the batch after it when that one is due too
 //   (`next`), so the implementation may fetch it during the write (the parent check applies to it all the same).
+//   With a `next`, `written` may come while the batch's transaction is still under way, once the batch before it has
+//   committed: the implementation writes the next batch beside it and commits them in order, a failure of it failing
+//   the next batch (backoff, then the cursor is re-read). The last batch before the target answers once committed,
+//   so `idle` sees everything written.
 // - `rewind` walks back through the remembered hashes to the common ancestor and deletes what lies above it.
 // - Backoff restarts from `loading`: the cursor is re-read, so a failed write leaves nothing half-known.
 //
