@@ -203,9 +203,10 @@ export function gcLogic(options: GcOptions) {
                 temporaries: () => everyRecord(node, signal, 'temporary'),
                 confirmed: () => everyRecord(node, signal, 'confirmed'),
               };
-              if (!handover) return summarizeRegistry(reads, { pages });
+              const onlyExpiredAt = input.underPressure ? undefined : input.now;
+              if (!handover) return summarizeRegistry(reads, { pages, onlyExpiredAt });
               const scope = { self: node.peerId, members: replication.members, tiers: replication.placement, now: input.now };
-              return summarizeRegistry(reads, { pages, handover: { scope, after: handoverAfter } });
+              return summarizeRegistry(reads, { pages, onlyExpiredAt, handover: { scope, after: handoverAfter } });
             }),
             probeHolders: fromPromise<string[], ProbeHoldersInput>(async ({ input, signal }) => {
               const selection = input.records.handover;

@@ -29,6 +29,7 @@ import { PackedStrings } from '../../src/packed-strings.js';
 import {
   gcErrorText,
   planGc,
+  underPressure,
   type GcMeasurement,
   type GcOutcome,
   type GcPlan,
@@ -70,6 +71,11 @@ export interface GcRunContext {
 export interface LoadRecordsInput {
   /** The run's time: handover candidates are picked while the registry is read, and a file's placement depends on its age. */
   readonly now: number;
+  /**
+   * The measurement shows pressure (rule 4b may release unexpired temporaries): every temporary record is needed.
+   * Without it the plan reads only those past their expiry (rule 4a), and the others need not be kept.
+   */
+  readonly underPressure: boolean;
 }
 
 export interface ProbeHoldersInput {
@@ -181,7 +187,7 @@ export const gcRunMachine = setup({
     planning: {
       invoke: {
         src: 'loadRecords',
-        input: ({ context }) => ({ now: context.measurement!.now }),
+        input: ({ context }) => ({ now: context.measurement!.now, underPressure: underPressure(context.measurement!, context.settings) }),
         onDone: { target: 'probingHolders', actions: assign({ records: ({ event }) => event.output }) },
         onError: { target: 'failed', actions: { type: 'recordFailure', params: ({ event }) => ({ stage: 'plan' as const, error: event.error }) } },
       },

@@ -76,6 +76,38 @@ describe('summarizeRegistry: what a plan keeps of the registry', () => {
     assert.deepEqual(calls.sort(), ['pinnedCids', 'temporaries'], 'the confirmed records are not read without a handover pick');
   });
 
+  it('onlyExpiredAt (a run without pressure): only the temporaries past their expiry are kept, and the plan is the same', async () => {
+    const only = await summarizeRegistry(readsOfRecords(records), { onlyExpiredAt: NOW });
+    assert.deepEqual(
+      only.temporaries.map((record) => record.cid),
+      ['t-unpinned'],
+      't-pinned expires after NOW',
+    );
+    // Random registries: with and without the filter, the same plan for every measurement that shows no pressure.
+    let seed = 7;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 200; round++) {
+      const registry: FileRecord[] = [];
+      for (let i = 0; i < 12; i++) {
+        const pick = random();
+        const createdAt = NOW - Math.floor(random() * 100_000);
+        const dagBytes = Math.floor(random() * 5 * MB);
+        if (pick < 0.5) registry.push({ ...temporary(`t${round}-${i}`, createdAt, NOW + Math.floor((random() - 0.5) * 20_000), dagBytes), pinned: random() < 0.8 });
+        else if (pick < 0.8) registry.push(confirmed(`c${round}-${i}`, createdAt, dagBytes));
+        else registry.push(expired(`e${round}-${i}`, createdAt, dagBytes));
+      }
+      const measurement = measured(Math.floor(random() * 100 * MB));
+      const force = random() < 0.3;
+      const plans = await Promise.all(
+        [undefined, NOW].map(async (onlyExpiredAt) => {
+          const plan = planGc(await summarizeRegistry(readsOfRecords(registry), onlyExpiredAt === undefined ? {} : { onlyExpiredAt }), measurement, SETTINGS, force);
+          return { ...plan, retainedCids: [...plan.retainedCids] };
+        }),
+      );
+      assert.deepEqual(plans[1], plans[0], `round ${round}`);
+    }
+  });
+
   it('pinned CIDs out of CID order are sorted', async () => {
     const reads = { ...readsOfRecords([]), pinnedCids: () => [['z', 'b'], ['m', 'a']] };
     assert.deepEqual([...(await summarizeRegistry(reads)).pinnedCids], ['a', 'b', 'm', 'z']);

@@ -106,6 +106,20 @@ async function runOnce(input: { dryRun: boolean; force: boolean }, script: Scrip
 }
 
 describe('gc-run machine', () => {
+  it('the registry is read knowing whether the measurement shows pressure (the high watermark or the disk reserve)', async () => {
+    const cases = [
+      { measurement: { now: NOW, blockstoreBytes: 30 * MB, freeBytes: 1_000 * MB }, pressure: false },
+      { measurement: { now: NOW, blockstoreBytes: 100 * MB, freeBytes: 1_000 * MB }, pressure: false },
+      { measurement: { now: NOW, blockstoreBytes: 100 * MB + 1, freeBytes: 1_000 * MB }, pressure: true },
+    ];
+    for (const { measurement, pressure } of cases) {
+      const { trace } = await runOnce({ dryRun: true, force: true }, { measure: async () => measurement });
+      assert.equal(trace.loadInput?.underPressure, pressure, `${measurement.blockstoreBytes} bytes stored`);
+    }
+    const reserve = await runOnce({ dryRun: true, force: false }, { measure: async () => ({ now: NOW, blockstoreBytes: 30 * MB, freeBytes: 0 }) });
+    assert.equal(reserve.trace.loadInput?.underPressure, false, 'no disk reserve configured here');
+  });
+
   it('a dry run measures and plans, then stops: no lease, no release, no verification, no deletion', async () => {
     const { result, trace } = await runOnce({ dryRun: true, force: true });
     assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders']);
@@ -243,6 +257,7 @@ describe('gc-run machine', () => {
       assert.ok(trace.calls.indexOf('loadRecords') < trace.calls.indexOf('probeHolders'));
       assert.ok(trace.calls.indexOf('probeHolders') < trace.calls.indexOf('acquireLease'));
       assert.equal(trace.loadInput?.now, NOW);
+      assert.equal(trace.loadInput?.underPressure, false, '30 MB stored, the high watermark at 100 MB');
       // The candidates picked while reading are what the probe asks about.
       assert.deepEqual(trace.probeInput?.records.handover.candidates.map((candidate) => candidate.cid), ['c1', 'c-away']);
     });
