@@ -77,7 +77,11 @@ modelTest({
     // Rule 1: a dry run measures, plans and probes, and touches nothing.
     if (ctx.dryRun) assert.deepEqual(invoked.filter((f) => !['measure', 'loadRecords', 'probeHolders'].includes(f.src)), [], 'a dry run takes no lease and changes nothing');
     for (const fake of invoked) {
-      if (fake.src === 'loadRecords') assert.deepEqual(fake.input, { now: ctx.measurement.now }, 'the registry is read at the run’s time (handover candidates are picked in that pass)');
+      if (fake.src === 'loadRecords') {
+        // At the run's time (handover candidates are picked in that pass), knowing whether all temporaries are needed.
+        const pressure = ctx.measurement.blockstoreBytes === PRESSURE.blockstoreBytes;
+        assert.deepEqual(fake.input, { now: ctx.measurement.now, underPressure: pressure }, 'the registry is read at the run’s time, with its pressure');
+      }
       if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: SUMMARY }, 'holders are probed over the loaded records');
       if (fake.src === 'releaseFiles') assert.equal(fake.input.now, ctx.measurement.now, 'expiry is judged at the measured time');
       if (fake.src === 'deleteUnpinned') assert.deepEqual(fake.input, { bytesToFree: ctx.force ? null : ctx.plan.bytesToFree }, 'a forced pass deletes all, a pressured one what the pressure needs');
