@@ -4,7 +4,8 @@
 // a contract creation, empty blocks advancing max_block, a reorg, a restart.
 
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { toChecksumAddress } from '../../../src/transfers/rows.js';
@@ -148,5 +149,32 @@ describe('transfers indexer against anvil and PostgreSQL', { skip }, () => {
     assert.equal(after.length, before.length + 1);
     assert.equal(new Set(after.map((row) => row.txhash)).size, after.length);
     assert.ok(after.some((row) => row.txhash === later));
+  });
+
+  test('several batches in a row (two writes in flight on PostgreSQL, one after the other on the embedded PGlite): every row once, the same rows on both', async () => {
+    // Transfers spread over ~190 blocks: four batches of 50 from the start, so the next batch is written while the
+    // one before it commits.
+    const account = (i: number) => anvil.accounts[i]!;
+    const spread: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      spread.push(await anvil.send({ from: account(alice), to: account(carol), value: 100 + i }));
+      await anvil.mine(60);
+    }
+    node ??= await startTransfersNode(env());
+    const target = await indexedToHead();
+    const dir = mkdtempSync(join(tmpdir(), 'adm-indexer-pglite-'));
+    const embedded = await startTransfersNode({ ETH_URL: anvil.url, DATA_DIR: join(dir, 'pglite'), START_BLOCK: '1', CONFIRMATIONS_BLOCK: '0', PERIOD: '0.05' });
+    try {
+      const read = async (url: string, path: string) => (await (await fetch(`${url}${path}`)).json()) as Row[];
+      await waitFor(async () => (await read(embedded.url, '/max_block'))[0]?.max === target, { timeoutMs: 60_000, intervalMs: 100, what: `the embedded indexer at ${target}` });
+      const rowsOf = (url: string) => read(url, '/ethtxs?select=txhash,block,txfrom,txto,value&order=block.asc,txhash.asc');
+      const [onPostgres, onPglite] = await Promise.all([rowsOf(node.url), rowsOf(embedded.url)]);
+      assert.equal(new Set(onPostgres.map((row) => row.txhash)).size, onPostgres.length, 'no row twice on PostgreSQL');
+      assert.deepEqual(onPglite, onPostgres);
+      for (const hash of spread) assert.ok(onPglite.some((row) => row.txhash === hash), hash);
+    } finally {
+      await embedded.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
