@@ -28,6 +28,7 @@ import { placementOf } from '../../src/files/placement.js';
 import type { FileRecord } from '../../src/files/types.js';
 import { PackedStrings } from '../../src/packed-strings.js';
 import { readsOfRecords, summaryWithEveryHeldCandidate } from '../support/gc-summary.js';
+import { prng } from '../support/random.js';
 
 const NOW = 1_700_000_000_000;
 const MB = 1_000_000;
@@ -84,8 +85,7 @@ describe('summarizeRegistry: what a plan keeps of the registry', () => {
       't-pinned expires after NOW',
     );
     // Random registries: with and without the filter, the same plan for every measurement that shows no pressure.
-    let seed = 7;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = prng(7);
     for (let round = 0; round < 200; round++) {
       const registry: FileRecord[] = [];
       for (let i = 0; i < 12; i++) {
