@@ -143,6 +143,14 @@ export function gcSettings(config: FilesConfig): GcActorSettings {
 
 /** Registry pages while reading it whole (planning, pin verification). */
 const PAGE = 1_000;
+/**
+ * Releases in flight at once. A release is a dozen file-system round trips (the pin's records, the DAG's blocks) and
+ * one registry write, ~7 ms one at a time: a run releasing a day's expiries at a million files (30k) held the
+ * exclusive lease, and so every upload, for minutes (issue 30).
+ */
+export const RELEASES_AT_ONCE = 8;
+/** Root-pin reads in flight at once while verifying pins: one `access` each, ~920k at a million files. */
+export const PIN_CHECKS_AT_ONCE = 8;
 /** How long one run may spend asking holders before it plans (probing runs before the lease is taken). */
 const HANDOVER_PROBE_BUDGET_MS = 60_000;
 /**
@@ -406,67 +414,71 @@ async function probeHolders(
  * Releases the planned files, then demotes the planned handovers, that still match the plan (rule 7), through the
  * lifecycle machine: each is a `store.change` whose decision is made on the record that stands when the owner takes
  * it (a file confirmed or re-pinned since the plan keeps its record). The owner writes the record after its pin is gone.
+ * RELEASES_AT_ONCE changes are in flight at once (the owner runs changes of different CIDs side by side); the lists
+ * keep the plan's order.
  */
 async function releaseFiles(store: StorePort, input: ReleaseFilesInput, signal: AbortSignal): Promise<ReleaseFilesOutput> {
-  const releasedCids: string[] = [];
-  const demotedCids: string[] = [];
-  const keptCids: string[] = [];
   const failures: unknown[] = [];
   /** Applies the event `decide` gives for the record that stands (null: it no longer matches the plan). */
-  const apply = async (cid: string, decide: (current: FileRecord) => FileEvent | null, done: string[]) => {
+  const apply = async (cid: string, decide: (current: FileRecord) => FileEvent | null): Promise<'written' | 'kept' | 'left'> => {
+    signal.throwIfAborted();
     try {
       const { record, written } = await store.ask({ type: 'store.change', cid: CID.parse(cid), decide }, { signal });
-      if (written) done.push(cid);
       // Not released (no longer planned): a record still pinned is retained.
-      else if (record?.pinned) keptCids.push(cid);
+      return written ? 'written' : record?.pinned ? 'kept' : 'left';
     } catch (error) {
       if (signal.aborted) throw error;
       failures.push(error);
-      keptCids.push(cid);
+      return 'kept';
     }
   };
-  for (const entry of input.release) {
-    signal.throwIfAborted();
-    await apply(entry.cid, (current) => (stillMatchesPlan(entry, current, input.now) ? releaseEvent(entry, input.now) : null), releasedCids);
-  }
-  for (const entry of input.demote) {
-    signal.throwIfAborted();
-    await apply(entry.cid, (current) => (stillMatchesDemotion(entry, current) ? demoteEvent(input.now) : null), demotedCids);
-  }
-  return { releasedCids, demotedCids, keptCids, failures };
+  const limit = pLimit(RELEASES_AT_ONCE);
+  const released = await limit.map(input.release, (entry) => apply(entry.cid, (current) => (stillMatchesPlan(entry, current, input.now) ? releaseEvent(entry, input.now) : null)));
+  const demoted = await limit.map(input.demote, (entry) => apply(entry.cid, (current) => (stillMatchesDemotion(entry, current) ? demoteEvent(input.now) : null)));
+  const cidsWhere = (entries: readonly { cid: string }[], outcomes: readonly string[], outcome: string) => entries.filter((_, index) => outcomes[index] === outcome).map((entry) => entry.cid);
+  return {
+    releasedCids: cidsWhere(input.release, released, 'written'),
+    demotedCids: cidsWhere(input.demote, demoted, 'written'),
+    keptCids: [...cidsWhere(input.release, released, 'kept'), ...cidsWhere(input.demote, demoted, 'kept')],
+    failures,
+  };
 }
 
 /**
  * Rule 6: every file that must be pinned is; a lost pin is restored by the owner from local blocks only (offline: a
- * missing block is not fetched), and one that cannot be restored is unprotected. The root pin is checked here first
- * (a read), so only lost pins become messages.
+ * missing block is not fetched), and one that cannot be restored is unprotected. The root pins are checked here first
+ * (reads, PIN_CHECKS_AT_ONCE at a time over a registry page), so only lost pins become messages, in registry order.
  */
 async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal): Promise<VerifyPinsOutput> {
   const repairedPins: string[] = [];
   const unprotected: string[] = [];
   const failures: unknown[] = [];
+  const limit = pLimit(PIN_CHECKS_AT_ONCE);
   for await (const page of everyRecord(node, signal)) {
-    for (const record of page) {
-      if (!mustBePinned(record)) continue;
+    const lost = await limit.map(page.filter(mustBePinned), async (record): Promise<{ cid: CID; text: string } | undefined> => {
       signal.throwIfAborted();
       let cid: CID;
       try {
         cid = CID.parse(record.cid);
       } catch {
         unprotected.push(record.cid);
-        continue;
+        return undefined;
       }
       try {
-        if (await node.pins.has(cid, signal)) continue;
+        return (await node.pins.has(cid, signal)) ? undefined : { cid, text: record.cid };
       } catch (error) {
         if (signal.aborted) throw error;
         failures.push(error);
-        continue;
+        return undefined;
       }
+    });
+    for (const pin of lost) {
+      if (pin === undefined) continue;
+      signal.throwIfAborted();
       try {
-        const outcome = await store.ask({ type: 'store.restorePin', cid }, { signal });
-        if (outcome === 'restored') repairedPins.push(record.cid);
-        else if (outcome === 'unprotected') unprotected.push(record.cid);
+        const outcome = await store.ask({ type: 'store.restorePin', cid: pin.cid }, { signal });
+        if (outcome === 'restored') repairedPins.push(pin.text);
+        else if (outcome === 'unprotected') unprotected.push(pin.text);
       } catch (error) {
         if (signal.aborted) throw error;
         failures.push(error);
@@ -478,38 +490,33 @@ async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal
 
 /**
  * Deletes blocks no pin covers from the file-backed blockstore (see the header for why not `helia.gc()`), until
- * `bytesToFree` bytes are gone or, with null, all of them. The candidates are listed first and deleted after, so
- * the directory walk never races its own deletions. The first failure ends the pass.
+ * `bytesToFree` bytes are gone or, with null, all of them. The blockstore is read a small batch at a time
+ * (`blockBatches`), a batch's unpinned blocks deleted before the next is read, so the walk holds a few hundred CIDs
+ * at any time, however many blocks the store has. A block's bytes are counted from its file's size, never read.
+ * The first failure ends the pass.
  */
 async function deleteUnpinned(node: FilesNode, input: DeleteUnpinnedInput, signal: AbortSignal): Promise<DeleteUnpinnedOutput> {
   const removedCids: string[] = [];
-  const failures: unknown[] = [];
   let freedBytes = 0;
-  if (input.bytesToFree !== null && input.bytesToFree <= 0) return { removedCids, freedBytes, failures };
+  const enough = () => input.bytesToFree !== null && freedBytes >= input.bytesToFree;
+  if (enough()) return { removedCids, freedBytes, failures: [] };
   const blockstore = node.store.blockstore;
-  const candidates: CID[] = [];
   try {
-    for await (const { cid } of blockstore.getAll({ signal })) {
-      if (!(await node.helia.pins.isPinned(cid, { signal }))) candidates.push(cid);
+    for await (const cids of blockstore.blockBatches(signal)) {
+      for (const cid of cids) {
+        if (enough()) return { removedCids, freedBytes, failures: [] };
+        if (await node.helia.pins.isPinned(cid, { signal })) continue;
+        // Gone since its batch was read (nothing else deletes blocks, but a hand-cleaned store might).
+        const size = await blockstore.sizeOf(cid);
+        if (size === undefined) continue;
+        await blockstore.delete(cid, { signal });
+        freedBytes += size;
+        removedCids.push(cid.toString());
+      }
     }
   } catch (error) {
     if (signal.aborted) throw error;
     return { removedCids, freedBytes, failures: [error] };
   }
-  for (const cid of candidates) {
-    if (input.bytesToFree !== null && freedBytes >= input.bytesToFree) break;
-    signal.throwIfAborted();
-    try {
-      let size = 0;
-      for await (const chunk of blockstore.get(cid, { signal })) size += chunk.byteLength;
-      await blockstore.delete(cid, { signal });
-      freedBytes += size;
-      removedCids.push(cid.toString());
-    } catch (error) {
-      if (signal.aborted) throw error;
-      failures.push(error);
-      break;
-    }
-  }
-  return { removedCids, freedBytes, failures };
+  return { removedCids, freedBytes, failures: [] };
 }

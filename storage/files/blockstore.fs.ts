@@ -17,7 +17,8 @@
 // (docs/specs/files-node.md §1, notes B.7): `<store>/blockstore/<last 2 chars>/<base32upper(multihash)>.data`. The
 // sharding object is one NextToLast instance handed to FsBlockstore as well, so reads and writes cannot disagree.
 
-import { access, open, stat } from 'node:fs/promises';
+import { type Dir } from 'node:fs';
+import { access, open, opendir, readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlockstore } from 'blockstore-fs';
 import { NextToLast } from 'blockstore-fs/sharding';
@@ -44,6 +45,8 @@ export const LINKS_ONLY = { linksOnly: true } as const;
 
 /** The raw codec (multicodec 0x55): a leaf of the node's files, bytes without links. */
 const RAW_CODE = 0x55;
+/** Blocks per batch of `blockBatches`, and directory entries per read. */
+const BLOCKS_PER_BATCH = 256;
 const NO_BYTES = new Uint8Array(0);
 
 /**
@@ -93,6 +96,48 @@ export class WholeBlockFsBlockstore extends FsBlockstore {
       return (await stat(this.pathOf(cid))).size;
     } catch {
       return undefined;
+    }
+  }
+
+  /**
+   * Every block held here, in batches of at most BLOCKS_PER_BATCH from one shard folder, each CID as blockstore-fs's
+   * `getAll` names it (the multihash decoded as a CID: CIDv0 for sha2-256). Why not `getAll`: it lists through
+   * fast-glob's stream, which walks on ahead of a slow reader with no limit, and it opens every block for reading. Here
+   * a folder is read a batch at a time (Node's `opendir`), so a walk that checks a pin per block holds one small batch,
+   * short-lived enough for V8 to collect it young. The caller may delete a batch's blocks before asking for the next:
+   * removing a name already read does not change which of the others a directory read returns (POSIX readdir).
+   * Entries that are not block files (steno's `.<name>.tmp` while a block is written, anything foreign) are skipped.
+   */
+  async *blockBatches(signal?: AbortSignal): AsyncGenerator<CID[]> {
+    const extension = this.#sharding.extension;
+    const folders = await readdir(this.path, { withFileTypes: true });
+    for (const folder of folders) {
+      signal?.throwIfAborted();
+      if (!folder.isDirectory()) continue;
+      let entries: Dir;
+      try {
+        entries = await opendir(join(this.path, folder.name), { bufferSize: BLOCKS_PER_BATCH });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw error;
+      }
+      let batch: CID[] = [];
+      // The loop closes the directory when it ends, throws, or the caller stops early.
+      for await (const entry of entries) {
+        if (entry.isDirectory() || !entry.name.endsWith(extension) || entry.name.startsWith('.')) continue;
+        try {
+          batch.push(this.#sharding.decode(entry.name));
+        } catch {
+          continue; // not a block's name: never listed, so never deleted
+        }
+        if (batch.length === BLOCKS_PER_BATCH) {
+          signal?.throwIfAborted();
+          yield batch;
+          batch = [];
+        }
+      }
+      signal?.throwIfAborted();
+      if (batch.length > 0) yield batch;
     }
   }
 

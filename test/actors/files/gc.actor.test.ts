@@ -14,7 +14,7 @@ import { sha256 } from 'multiformats/hashes/sha2';
 import { createActor, SimulatedClock } from 'xstate';
 import { systemClock, type Clock } from '../../../src/clock.js';
 import { requireCron } from '../../../src/cron.js';
-import { gcLogic } from '../../../actors/files/gc.actor.js';
+import { gcLogic, PIN_CHECKS_AT_ONCE, RELEASES_AT_ONCE } from '../../../actors/files/gc.actor.js';
 import { GcStatusBoard } from '../../../actors/files/gc-status.js';
 import { NodeHolder, type FilesNode } from '../../../actors/files/node.js';
 import type { RootPins } from '../../../storage/files/root-pins.js';
@@ -58,14 +58,11 @@ class FakeNode {
       store: {
         directory: this.directory,
         blockstore: {
-          async *getAll() {
-            for (const block of [...self.blocks.values()]) yield { cid: block.cid, bytes: (async function* () { yield block.bytes; })() };
+          // One batch of every block.
+          async *blockBatches() {
+            yield [...self.blocks.values()].map((block) => block.cid);
           },
-          async *get(cid: CID) {
-            const block = self.blocks.get(key(cid));
-            if (!block) throw new Error('not found');
-            yield block.bytes;
-          },
+          sizeOf: async (cid: CID) => self.blocks.get(key(cid))?.bytes.byteLength,
           async delete(cid: CID) {
             self.blocks.delete(key(cid));
           },
@@ -419,6 +416,48 @@ describe('files.gc', () => {
     assert.deepEqual([...report.retainedCids], [cid]);
     assert.equal(fake.records.get(cid)!.state, 'confirmed');
     assert.ok(fake.isPinned(cid));
+    h.stop();
+  });
+
+  it(`releases ${RELEASES_AT_ONCE} files at once and checks ${PIN_CHECKS_AT_ONCE} pins at once, and reports both in order`, async () => {
+    /** The node's pin reads and removals take longer the earlier their file comes, and are counted while in flight. */
+    class SlowPinsNode extends FakeNode {
+      inFlight = { remove: 0, has: 0 };
+      most = { remove: 0, has: 0 };
+      delayOf = new Map<string, number>();
+      override node(): FilesNode {
+        const node = super.node();
+        const slowly = <A extends unknown[], R>(kind: 'remove' | 'has', call: (cid: CID, ...rest: A) => Promise<R>) =>
+          async (cid: CID, ...rest: A): Promise<R> => {
+            this.most[kind] = Math.max(this.most[kind], ++this.inFlight[kind]);
+            try {
+              await new Promise((resolve) => setTimeout(resolve, this.delayOf.get(mh(cid)) ?? 0));
+              return await call(cid, ...rest);
+            } finally {
+              this.inFlight[kind]--;
+            }
+          };
+        Object.assign(node.pins, { remove: slowly('remove', node.pins.remove.bind(node.pins)), has: slowly('has', node.pins.has.bind(node.pins)) });
+        return node;
+      }
+    }
+    const fake = new SlowPinsNode(directory);
+    const now = Date.now();
+    const expired: string[] = [];
+    for (let i = 0; i < 20; i++) expired.push(await fake.add(temporary(now - 9_000, now - 5_000 + i), `expired ${i}`));
+    const kept: string[] = [];
+    for (let i = 0; i < 20; i++) kept.push(await fake.add(confirmed(now - 9_000), `kept ${i}`));
+    const lost = [kept[3]!, kept[11]!, kept[17]!];
+    for (const cid of lost) fake.pinned.delete(mh(cid));
+    for (const [i, cid] of [...expired, ...kept].entries()) fake.delayOf.set(mh(cid), 40 - (i % 20) * 2);
+    const h = start(fake);
+    const report = await h.run(false, false);
+    assert.deepEqual(report.errors, []);
+    assert.deepEqual(report.releasedCids, expired, 'soonest expiry first, as planned');
+    assert.equal(fake.most.remove, RELEASES_AT_ONCE);
+    assert.equal(fake.most.has, PIN_CHECKS_AT_ONCE);
+    assert.deepEqual(report.repairedPins, [...lost].sort(), 'in registry order');
+    for (const cid of lost) assert.ok(fake.isPinned(cid));
     h.stop();
   });
 

@@ -7,11 +7,12 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { getEventListeners } from 'node:events';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { FsBlockstore } from 'blockstore-fs';
 import { CID } from 'multiformats/cid';
 import * as raw from 'multiformats/codecs/raw';
+import { create as createDigest } from 'multiformats/hashes/digest';
 import { sha256 } from 'multiformats/hashes/sha2';
 import { LINKS_ONLY, WholeBlockFsBlockstore } from '../../../storage/files/blockstore.fs.js';
 import { homeWithOriginalStore, originalStoreManifest } from '../../support/fixtures.js';
@@ -103,6 +104,74 @@ test("reads every block of the original node's store as blockstore-fs does, and 
   } finally {
     rmSync(home, { recursive: true, force: true });
   }
+});
+
+test("lists in batches exactly the CIDs blockstore-fs's getAll names, on the original node's store and on a busy one", async () => {
+  const sorted = (cids: CID[]) => cids.map((cid) => cid.toString()).sort();
+  const byFolder = async (whole: WholeBlockFsBlockstore) => {
+    const batches: CID[][] = [];
+    for await (const cids of whole.blockBatches()) batches.push(cids);
+    return batches;
+  };
+  const home = homeWithOriginalStore();
+  try {
+    const dir = join(home, originalStoreManifest().storeFolder, 'blockstore');
+    const listed: CID[] = [];
+    for await (const { cid } of new FsBlockstore(dir).getAll()) listed.push(cid);
+    const batches = await byFolder(new WholeBlockFsBlockstore(dir));
+    assert.deepEqual(sorted(batches.flat()), sorted(listed));
+    for (const batch of batches) {
+      const folders = new Set(batch.map((cid) => dirname(new WholeBlockFsBlockstore(dir).pathOf(cid))));
+      assert.equal(folders.size, 1, 'a batch comes from one shard folder');
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
+  await withStores(async (_plain, whole, dir) => {
+    const cids: CID[] = [];
+    for (let i = 0; i < 300; i++) {
+      const bytes = bytesOf(10 + i, i);
+      cids.push(await rawBlock(bytes));
+      await whole.put(cids[i], bytes);
+    }
+    // 600 blocks in one shard folder (digests ending alike end alike in base32): more than one batch.
+    const crowded: CID[] = [];
+    for (let i = 0; i < 600; i++) {
+      const digest = new Uint8Array(32);
+      digest.set(bytesOf(30, 1_000 + i).map((byte, index) => byte ^ (index === 0 ? i & 0xff : index === 1 ? i >> 8 : 0)));
+      digest.set([0xab, 0xcd], 30);
+      crowded.push(CID.createV1(raw.code, createDigest(sha256.code, digest)));
+      await whole.put(crowded[i]!, bytesOf(5, i));
+    }
+    assert.equal(new Set(crowded.map((cid) => dirname(whole.pathOf(cid)))).size, 1, 'the crowded blocks share a folder');
+    cids.push(...crowded);
+    // What must never be listed: steno's temporary file beside a block being written, a foreign file, a file at the top.
+    const folder = dirname(whole.pathOf(cids[0]));
+    writeFileSync(join(folder, `.${basename(whole.pathOf(cids[1]))}.tmp`), 'half');
+    writeFileSync(join(folder, 'NOT-BASE32!.data'), 'x');
+    writeFileSync(join(dir, 'stray.data'), 'x');
+    const batches = await byFolder(whole);
+    assert.equal(batches.flat().length, 900);
+    assert.deepEqual(sorted(batches.flat()), sorted(cids.map((cid) => CID.decode(cid.multihash.bytes))), 'CIDv0 of each multihash');
+    const crowdedFolder = dirname(whole.pathOf(crowded[0]!));
+    const crowdedBatches = batches.filter((batch) => dirname(whole.pathOf(batch[0]!)) === crowdedFolder);
+    assert.ok(crowdedBatches.length >= 3, `600 blocks come in batches of at most 256 (${crowdedBatches.map((batch) => batch.length)})`);
+    assert.ok(Math.max(...batches.map((batch) => batch.length)) <= 256);
+    for (const batch of batches) assert.equal(new Set(batch.map((cid) => dirname(whole.pathOf(cid)))).size, 1, 'a batch comes from one shard folder');
+    const aborted = new AbortController();
+    aborted.abort(new Error('stop'));
+    await assert.rejects(async () => {
+      for await (const batch of whole.blockBatches(aborted.signal)) void batch;
+    }, /stop/);
+    // Deleting a batch's blocks while walking does not disturb the walk.
+    let seen = 0;
+    for await (const batch of whole.blockBatches()) {
+      for (const cid of batch) await whole.delete(cid);
+      seen += batch.length;
+    }
+    assert.equal(seen, 900, 'each block seen once');
+    assert.deepEqual(await byFolder(whole), []);
+  });
 });
 
 test('a missing block fails with NotFoundError, as blockstore-fs does', async () => {
