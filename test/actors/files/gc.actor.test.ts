@@ -451,7 +451,8 @@ describe('files.gc', () => {
     for (const cid of lost) fake.pinned.delete(mh(cid));
     for (const [i, cid] of [...expired, ...kept].entries()) fake.delayOf.set(mh(cid), 40 - (i % 20) * 2);
     const h = start(fake);
-    const report = await h.run(false, false);
+    // Forced: pins are verified only by a run that goes on to delete (rule 6).
+    const report = await h.run(false, true);
     assert.deepEqual(report.errors, []);
     assert.deepEqual(report.releasedCids, expired, 'soonest expiry first, as planned');
     assert.equal(fake.most.remove, RELEASES_AT_ONCE);

@@ -132,9 +132,9 @@ describe('gc-run machine', () => {
     assert.equal(result.removedBlocks, 0);
   });
 
-  it('without a trigger the run releases expired files and verifies pins under the lease, but deletes nothing', async () => {
+  it('without a trigger the run releases expired files under the lease, and neither verifies pins nor deletes (rule 6: before deleting)', async () => {
     const { result, trace } = await runOnce({ dryRun: false, force: false });
-    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
+    assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'releaseLease']);
     assert.deepEqual(trace.releaseInput?.release.map((entry) => entry.cid), ['t-expired']);
     assert.equal(trace.releaseInput?.now, NOW, 'expiry is judged at the measured time');
     assert.equal(result.outcome, 'released');
@@ -278,7 +278,7 @@ describe('gc-run machine', () => {
 
     it('a real run without a trigger demotes under the lease with the releases, and reports what it demoted', async () => {
       const { result, trace } = await runOnce({ dryRun: false, force: false }, { records: HANDOVER, probe });
-      assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'releaseLease']);
+      assert.deepEqual(trace.calls, ['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'releaseLease']);
       assert.deepEqual(trace.releaseInput?.demote, [{ cid: 'c-away', createdAt: NOW - 6_000, dagBytes: 4 * MB }]);
       assert.equal(result.outcome, 'released');
       assert.equal(result.trigger, 'none');

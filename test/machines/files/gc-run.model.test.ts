@@ -64,10 +64,11 @@ modelTest({
     probeHolders: [['c1']],
     acquireLease: [undefined],
     releaseFiles: (s) => (varied(s) ? [released, releaseFailed] : [released]),
-    verifyPins: (s) => (varied(s) ? [verified, pinLost, verifyFailed] : [verified]),
+    // Pins are verified only by a run that will delete: under pressure here (a calm run ends after releasing).
+    verifyPins: (s) => (s.context.force ? [verified] : [verified, pinLost, verifyFailed]),
     deleteUnpinned: (s) => (s.context.force ? [deleted] : [deleted, deleteFailed]),
   },
-  errors: Object.fromEntries(['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'deleteUnpinned'].map((src) => [src, (s: AnyMachineSnapshot) => (varied(s) || src === 'deleteUnpinned' ? [new Error(`${src} broke`)] : [])])),
+  errors: Object.fromEntries(['measure', 'loadRecords', 'probeHolders', 'acquireLease', 'releaseFiles', 'verifyPins', 'deleteUnpinned'].map((src) => [src, (s: AnyMachineSnapshot) => (varied(s) || src === 'deleteUnpinned' || (src === 'verifyPins' && !s.context.force) ? [new Error(`${src} broke`)] : [])])),
   describe: (event) => SAMPLE_NAMES.get(event.output),
   effect: ({ event, before, after, actions, invoked }) => {
     const ctx = after.context;
@@ -84,6 +85,7 @@ modelTest({
       }
       if (fake.src === 'probeHolders') assert.deepEqual(fake.input, { records: SUMMARY }, 'holders are probed over the loaded records');
       if (fake.src === 'releaseFiles') assert.equal(fake.input.now, ctx.measurement.now, 'expiry is judged at the measured time');
+      if (fake.src === 'verifyPins') assert.notEqual(ctx.plan.trigger, 'none', 'rule 6: pins are verified before deleting, by a run that deletes');
       if (fake.src === 'deleteUnpinned') assert.deepEqual(fake.input, { bytesToFree: ctx.force ? null : ctx.plan.bytesToFree }, 'a forced pass deletes all, a pressured one what the pressure needs');
       if (fake.src === 'deleteUnpinned' && !ctx.force) assert.ok(ctx.plan.bytesToFree > 0);
     }
