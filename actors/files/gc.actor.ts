@@ -149,7 +149,10 @@ const PAGE = 1_000;
  * exclusive lease, and so every upload, for minutes (issue 30).
  */
 export const RELEASES_AT_ONCE = 8;
-/** Root-pin reads in flight at once while verifying pins: one `access` each, ~920k at a million files. */
+/**
+ * Pin reads in flight at once: the verification's root pins (~920k at a million files) and the deletion pass's
+ * block pins (one per block file), one `access` each.
+ */
 export const PIN_CHECKS_AT_ONCE = 8;
 /** How long one run may spend asking holders before it plans (probing runs before the lease is taken). */
 const HANDOVER_PROBE_BUDGET_MS = 60_000;
@@ -491,8 +494,9 @@ async function verifyPins(node: FilesNode, store: StorePort, signal: AbortSignal
 /**
  * Deletes blocks no pin covers from the file-backed blockstore (see the header for why not `helia.gc()`), until
  * `bytesToFree` bytes are gone or, with null, all of them. The blockstore is read a small batch at a time
- * (`blockBatches`), a batch's unpinned blocks deleted before the next is read, so the walk holds a few hundred CIDs
- * at any time, however many blocks the store has. A block's bytes are counted from its file's size, never read.
+ * (`blockBatches`), the batch's pins read PIN_CHECKS_AT_ONCE at a time, and its unpinned blocks deleted before the
+ * next is read, so the walk holds a few hundred CIDs at any time, however many blocks the store has. A block's bytes
+ * are counted from its file's size, never read.
  * The first failure ends the pass.
  */
 async function deleteUnpinned(node: FilesNode, input: DeleteUnpinnedInput, signal: AbortSignal): Promise<DeleteUnpinnedOutput> {
@@ -501,11 +505,13 @@ async function deleteUnpinned(node: FilesNode, input: DeleteUnpinnedInput, signa
   const enough = () => input.bytesToFree !== null && freedBytes >= input.bytesToFree;
   if (enough()) return { removedCids, freedBytes, failures: [] };
   const blockstore = node.store.blockstore;
+  const limit = pLimit(PIN_CHECKS_AT_ONCE);
   try {
     for await (const cids of blockstore.blockBatches(signal)) {
-      for (const cid of cids) {
+      const pinned = await limit.map(cids, (cid) => node.helia.pins.isPinned(cid, { signal }));
+      for (const [index, cid] of cids.entries()) {
         if (enough()) return { removedCids, freedBytes, failures: [] };
-        if (await node.helia.pins.isPinned(cid, { signal })) continue;
+        if (pinned[index]) continue;
         // Gone since its batch was read (nothing else deletes blocks, but a hand-cleaned store might).
         const size = await blockstore.sizeOf(cid);
         if (size === undefined) continue;

@@ -419,15 +419,15 @@ describe('files.gc', () => {
     h.stop();
   });
 
-  it(`releases ${RELEASES_AT_ONCE} files at once and checks ${PIN_CHECKS_AT_ONCE} pins at once, and reports both in order`, async () => {
+  it(`releases ${RELEASES_AT_ONCE} files at once and reads ${PIN_CHECKS_AT_ONCE} pins at once (verification, deletion pass), and reports in order`, async () => {
     /** The node's pin reads and removals take longer the earlier their file comes, and are counted while in flight. */
     class SlowPinsNode extends FakeNode {
-      inFlight = { remove: 0, has: 0 };
-      most = { remove: 0, has: 0 };
+      inFlight = { remove: 0, has: 0, isPinned: 0 };
+      most = { remove: 0, has: 0, isPinned: 0 };
       delayOf = new Map<string, number>();
       override node(): FilesNode {
         const node = super.node();
-        const slowly = <A extends unknown[], R>(kind: 'remove' | 'has', call: (cid: CID, ...rest: A) => Promise<R>) =>
+        const slowly = <A extends unknown[], R>(kind: 'remove' | 'has' | 'isPinned', call: (cid: CID, ...rest: A) => Promise<R>) =>
           async (cid: CID, ...rest: A): Promise<R> => {
             this.most[kind] = Math.max(this.most[kind], ++this.inFlight[kind]);
             try {
@@ -438,6 +438,7 @@ describe('files.gc', () => {
             }
           };
         Object.assign(node.pins, { remove: slowly('remove', node.pins.remove.bind(node.pins)), has: slowly('has', node.pins.has.bind(node.pins)) });
+        Object.assign(node.helia.pins, { isPinned: slowly('isPinned', node.helia.pins.isPinned.bind(node.helia.pins)) });
         return node;
       }
     }
@@ -457,6 +458,8 @@ describe('files.gc', () => {
     assert.deepEqual(report.releasedCids, expired, 'soonest expiry first, as planned');
     assert.equal(fake.most.remove, RELEASES_AT_ONCE);
     assert.equal(fake.most.has, PIN_CHECKS_AT_ONCE);
+    assert.equal(fake.most.isPinned, PIN_CHECKS_AT_ONCE, 'the deletion pass reads block pins as many at once too');
+    assert.deepEqual([...report.removedCids].sort(), expired.map((cid) => v0(CID.parse(cid)).toString()).sort(), 'the blocks of the released files, and no other');
     assert.deepEqual(report.repairedPins, [...lost].sort(), 'in registry order');
     for (const cid of lost) assert.ok(fake.isPinned(cid));
     h.stop();
