@@ -115,3 +115,36 @@ export function settledByAbort<T>(work: Promise<T>, signal: AbortSignal): Promis
     );
   });
 }
+
+/** A signal that aborts when any of its sources does, for work that ends: `release` stops listening to the sources. */
+export interface LinkedSignal {
+  readonly signal: AbortSignal;
+  release(): void;
+}
+
+/**
+ * `AbortSignal.any(sources)` for work under a long-lived signal (an owner's lifetime). Why not AbortSignal.any: Node
+ * keeps a combined signal that has an 'abort' listener reachable from its sources for as long as they live, so one
+ * per request under a lifetime signal never went away. 100,000 of them held ~120 MiB after full collections on Node
+ * 20.20, 22.23 and 24.21 alike (measured; 1.2 KB a request for the files store's owner, its replication protocol and
+ * the chain client). Here the link is one listener per source, removed by `release` once the work has settled; the
+ * caller must release (in a `finally`).
+ */
+export function linkSignals(sources: readonly AbortSignal[]): LinkedSignal {
+  const controller = new AbortController();
+  const fired = sources.find((source) => source.aborted);
+  if (fired) {
+    controller.abort(fired.reason);
+    return { signal: controller.signal, release: () => {} };
+  }
+  const listeners = sources.map((source) => {
+    const listener = () => {
+      controller.abort(source.reason);
+      release();
+    };
+    source.addEventListener('abort', listener, { once: true });
+    return listener;
+  });
+  const release = () => sources.forEach((source, index) => source.removeEventListener('abort', listeners[index]!));
+  return { signal: controller.signal, release };
+}

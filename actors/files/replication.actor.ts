@@ -45,6 +45,7 @@ import {
 } from '../../src/files/wire.js';
 import type { Logger } from '../../src/logger.js';
 import type { Clock } from '../../src/clock.js';
+import { linkSignals } from '../../src/cancellation.js';
 import type { FilesNode, NodeHolder } from './node.js';
 import type { StorePort } from './store.actor.js';
 import { blockServer, pullBlocks } from '../../storage/files/block-pull.libp2p.js';
@@ -405,7 +406,18 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
     const libp2p = node.libp2p;
     // Work in flight ends with the actor: a copy finishing after the stop would pin for nobody.
     const lifetime = new AbortController();
-    const bounded = (raw: unknown, remotePeer: string, signal: AbortSignal) => answer(raw, remotePeer, AbortSignal.any([signal, lifetime.signal]));
+    // The request's signal and the actor's lifetime, linked for the answer only (`linkSignals`: AbortSignal.any leaks).
+    const underLifetime =
+      <T>(work: (raw: unknown, remotePeer: string, signal: AbortSignal) => Promise<T>) =>
+      async (raw: unknown, remotePeer: string, signal: AbortSignal): Promise<T> => {
+        const linked = linkSignals([signal, lifetime.signal]);
+        try {
+          return await work(raw, remotePeer, linked.signal);
+        } finally {
+          linked.release();
+        }
+      };
+    const bounded = underLifetime(answer);
     const handler = frameHandler(REPLICATION_MAX_FRAME_BYTES, options.requestTimeoutMs, clock, bounded, (error) =>
       logger.debug({ kind: (error as Error | undefined)?.name }, 'replication stream failed'),
     );
@@ -416,7 +428,7 @@ export function replicationResponderLogic(options: ReplicationResponderOptions) 
       HOLDINGS_MAX_FRAME_BYTES,
       options.requestTimeoutMs,
       clock,
-      (raw, remotePeer, signal) => answerHoldings(raw, remotePeer, AbortSignal.any([signal, lifetime.signal])),
+      underLifetime(answerHoldings),
       (error) => logger.debug({ kind: (error as Error | undefined)?.name }, 'holdings stream failed'),
     );
     changeProtocols(libp2p, () =>

@@ -26,6 +26,7 @@ import { CID } from 'multiformats/cid';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { deadline, type Clock } from '../../src/clock.js';
+import { linkSignals, type LinkedSignal } from '../../src/cancellation.js';
 import { FileTimeoutError } from '../../src/files/errors.js';
 import { StorageLease, type LeaseMode, type LeaseRelease, type LeaseState } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
@@ -165,7 +166,8 @@ export function storeLogic(options: StoreOptions) {
     const busy = new Set<string>();
     const running = new Map<number, Operation>();
 
-    const signalOf = (reply?: Reply<unknown>) => (reply ? AbortSignal.any([reply.signal, lifetime.signal]) : lifetime.signal);
+    /** The asker's signal and the owner's lifetime, linked until the work settles (`linkSignals`: not AbortSignal.any, which leaks). */
+    const signalOf = (reply?: Reply<unknown>): LinkedSignal => (reply ? linkSignals([reply.signal, lifetime.signal]) : { signal: lifetime.signal, release: () => {} });
 
     /** Starts every waiting operation whose CIDs are free and not claimed by an earlier waiting one (arrival order). */
     const pump = () => {
@@ -184,17 +186,21 @@ export function storeLogic(options: StoreOptions) {
 
     const start = (op: Operation) => {
       let result: unknown;
+      let linked: LinkedSignal | undefined;
       try {
         if (lifetime.signal.aborted) throw new StoreStoppedError();
         // The asker gave up while the operation waited for its CIDs: nothing is done for it.
         op.reply?.signal.throwIfAborted();
-        result = op.work(holder.get(), signalOf(op.reply));
+        linked = signalOf(op.reply);
+        result = op.work(holder.get(), linked.signal);
       } catch (error) {
+        linked?.release();
         op.after?.();
         op.reply?.reject(error as Error);
         return;
       }
       if (!(result instanceof Promise)) {
+        linked.release();
         op.after?.();
         op.reply?.resolve(result);
         return;
@@ -204,7 +210,10 @@ export function storeLogic(options: StoreOptions) {
       result.then(
         (value) => op.reply?.resolve(value),
         (error: unknown) => op.reply?.reject(failure(error)),
-      ).finally(() => self.send({ type: 'store.settled', op: op.id }));
+      ).finally(() => {
+        linked.release();
+        self.send({ type: 'store.settled', op: op.id });
+      });
     };
 
     const enqueue = (keys: readonly string[], reply: Reply<unknown> | undefined, work: Operation['work'], after?: () => void) => {
@@ -220,11 +229,14 @@ export function storeLogic(options: StoreOptions) {
      * or the owner stopped is given straight back.
      */
     const hold = (mode: LeaseMode, reply: Reply<never>, granted: (release: LeaseRelease) => void) => {
-      const acquiring = mode === 'shared' ? lease.acquireShared(signalOf(reply)) : lease.acquireExclusive(signalOf(reply));
-      acquiring.then(
-        (release) => (lifetime.signal.aborted || reply.signal.aborted ? release() : granted(release)),
-        (error: unknown) => reply.reject(failure(error)),
-      );
+      const linked = signalOf(reply);
+      const acquiring = mode === 'shared' ? lease.acquireShared(linked.signal) : lease.acquireExclusive(linked.signal);
+      acquiring
+        .then(
+          (release) => (lifetime.signal.aborted || reply.signal.aborted ? release() : granted(release)),
+          (error: unknown) => reply.reject(failure(error)),
+        )
+        .finally(linked.release);
     };
 
     /**

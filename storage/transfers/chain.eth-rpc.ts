@@ -13,6 +13,7 @@
 import { isAscii } from 'node:buffer';
 import pLimit from 'p-limit';
 import { AbortedError } from '../../src/errors.js';
+import { linkSignals } from '../../src/cancellation.js';
 import { deadline, type Clock, type Deadline } from '../../src/clock.js';
 import { isRecord } from '../../src/is-record.js';
 import { MissingReceiptError, isTransfer, type RpcBlock, type RpcBlockHeader, type RpcReceipt } from '../../src/transfers/rows.js';
@@ -378,16 +379,19 @@ export class EthRpcClient {
     if (groups.length <= 1) return groups.length === 0 ? [] : this.send(groups[0]!, signal);
     // The first failure cancels the batches still in flight.
     const sibling = new AbortController();
-    const combined = AbortSignal.any([signal, sibling.signal]);
+    // Not AbortSignal.any: under a long-lived `signal` (the indexer's), each call's combined signal would stay (linkSignals).
+    const combined = linkSignals([signal, sibling.signal]);
     const limit = pLimit(this.concurrency);
     try {
-      return (await limit.map(groups, (group) => this.send(group, combined))).flat();
+      return (await limit.map(groups, (group) => this.send(group, combined.signal))).flat();
     } catch (error) {
       // The map rejects with the first failure: the batches not started are dropped, and those in flight are
       // cancelled (they settle as AbortedError, observed by the map).
       limit.clearQueue();
       sibling.abort();
       throw error;
+    } finally {
+      combined.release();
     }
   }
 
