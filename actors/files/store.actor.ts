@@ -26,7 +26,7 @@ import { CID } from 'multiformats/cid';
 import { fromCallback } from 'xstate';
 import { applyFileEvent } from '../../machines/files/file-lifecycle.machine.js';
 import { deadline, type Clock } from '../../src/clock.js';
-import { linkSignals, type LinkedSignal } from '../../src/cancellation.js';
+import { linkSignals, onAbort, type LinkedSignal } from '../../src/cancellation.js';
 import { FileTimeoutError } from '../../src/files/errors.js';
 import { StorageLease, type LeaseMode, type LeaseRelease, type LeaseState } from '../../src/files/storage-lease.js';
 import type { FileEvent, FileRecord } from '../../src/files/types.js';
@@ -456,11 +456,15 @@ export function storePortOf(send: (event: StoreEvent) => void): StorePort {
         const controller = new AbortController();
         const outer = askOptions.signal;
         if (outer?.aborted) return reject(outer.reason);
-        outer?.addEventListener('abort', () => {
-          controller.abort(outer.reason);
-          reject(outer.reason);
-        }, { once: true });
-        send({ ...message, reply: { resolve, reject, signal: controller.signal } } as unknown as StoreEvent);
+        // Waits on the asker's signal only until the answer (onAbort: one listener however many asks share it).
+        const stopWaiting = outer
+          ? onAbort(outer, () => {
+              controller.abort(outer.reason);
+              reject(outer.reason);
+            })
+          : () => {};
+        const answered = { resolve: (value: never) => (stopWaiting(), resolve(value)), reject: (error: Error) => (stopWaiting(), reject(error)) };
+        send({ ...message, reply: { ...answered, signal: controller.signal } } as unknown as StoreEvent);
       })) as StorePort['ask'],
     tell: (notice) => send(notice),
   };

@@ -19,8 +19,9 @@
 // `releaseFiles` re-reads each planned record and applies the release or the demotion (handover) only when it still
 // matches the plan (rule 7); in a run that will delete (it has a trigger), `verifyPins` then checks that every file
 // that must be pinned is, restoring lost pins from local blocks (rule 6; a demoted file is no longer held, so its
-// dropped pin is not restored); a pin it cannot restore abandons the run before a single block is deleted. `deleteUnpinned` deletes unpinned blocks,
-// as many as the pressure asks for (all of them when forced), and only when the run has a trigger (spec §4.3).
+// dropped pin is not restored); a pin it cannot restore abandons the run before a single block is deleted.
+// `deleteUnpinned` deletes unpinned blocks, as many as the pressure asks for (all of them when forced), and only when
+// the run has a trigger (spec §4.3).
 // A failed stage keeps what earlier stages did (records already released stay released) and reports the error
 // text; `collected` is true only for a deletion pass that ran to its end.
 
